@@ -1,0 +1,31 @@
+package org.pyjms.shim;
+
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.QueueBrowser;
+import java.util.Enumeration;
+
+/** A QueueBrowser read in packed batches. */
+public final class Browser implements AutoCloseable {
+    private final QueueBrowser browser;
+    private Enumeration<?> cursor;
+
+    Browser(QueueBrowser browser) { this.browser = browser; }
+
+    /** Up to max further messages (int count, then records); count 0 means the end. */
+    public byte[] next(int max) throws JMSException {
+        if (cursor == null) cursor = browser.getEnumeration();
+        Codec.Out out = new Codec.Out(8192);
+        int countAt = out.reserveInt();
+        int n = 0;
+        while (n < max && cursor.hasMoreElements()) {
+            Codec.encode((Message) cursor.nextElement(), out);
+            n++;
+        }
+        out.patchInt(countAt, n);
+        return out.toByteArray();
+    }
+
+    @Override
+    public void close() throws JMSException { browser.close(); }
+}

@@ -1,0 +1,320 @@
+package org.pyjms.shim;
+
+import jakarta.jms.Connection;
+import jakarta.jms.ConnectionFactory;
+import jakarta.jms.Destination;
+import jakarta.jms.IllegalStateException;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageConsumer;
+import jakarta.jms.MessageProducer;
+import jakarta.jms.Queue;
+import jakarta.jms.QueueBrowser;
+import jakarta.jms.Session;
+import jakarta.jms.TemporaryQueue;
+import jakarta.jms.TemporaryTopic;
+import jakarta.jms.Topic;
+import java.nio.ByteBuffer;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One JMS session on a (possibly shared) connection: what a Python JMSContext stands on.
+ *
+ * <p>AUTO_ACKNOWLEDGE and DUPS_OK_ACKNOWLEDGE contexts run on a CLIENT_ACKNOWLEDGE session and
+ * acknowledge inside the shim, right after a receive returns or after a listener succeeded.
+ * That lets receive_body leave a message it cannot convert unacknowledged, and lets a failing
+ * listener have its message redelivered, as JMS 2.0 requires.
+ */
+public final class Channel implements AutoCloseable {
+    /** A connection shared by sibling channels (JMSContext.createContext). */
+    private static final class Shared {
+        final Connection connection;
+        final AtomicInteger users = new AtomicInteger(1);
+        volatile boolean started;
+        Shared(Connection c) { connection = c; }
+    }
+
+    private final Provider provider;
+    private final Shared shared;
+    private final Session session;
+    private final int sessionMode;
+    final boolean ackInShim;
+    private final MessageProducer producer;
+    final Destinations destinations;
+    private final SynchronousQueue<Object[]> listened = new SynchronousQueue<>();
+    private final SynchronousQueue<Boolean> verdicts = new SynchronousQueue<>();
+    private volatile boolean closed;
+    private int nextReceiverId;
+    /** The newest message consumed: acknowledging it acknowledges the whole session (JMS 2.0). */
+    volatile Message lastConsumed;
+
+    private Channel(Provider provider, Shared shared, int sessionMode) throws JMSException {
+        this.provider = provider;
+        this.shared = shared;
+        this.sessionMode = sessionMode;
+        boolean transacted = sessionMode == Session.SESSION_TRANSACTED;
+        this.ackInShim = sessionMode == Session.AUTO_ACKNOWLEDGE || sessionMode == Session.DUPS_OK_ACKNOWLEDGE;
+        int underlying = transacted ? Session.SESSION_TRANSACTED
+                : ackInShim ? Session.CLIENT_ACKNOWLEDGE : sessionMode;
+        this.session = shared.connection.createSession(transacted, underlying);
+        this.producer = session.createProducer(null);
+        this.destinations = new Destinations(session, provider);
+    }
+
+    public static Channel open(Provider provider, ConnectionFactory factory, String user, String password,
+                               String clientId, int sessionMode) throws JMSException {
+        Connection c = user == null ? factory.createConnection() : factory.createConnection(user, password);
+        try {
+            if (clientId != null) c.setClientID(clientId);
+            return new Channel(provider, new Shared(c), sessionMode);
+        } catch (JMSException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
+    }
+
+    /** A new session on the same connection (JMSContext.createContext). */
+    public Channel sibling(int sessionMode) throws JMSException {
+        checkOpen();
+        shared.users.incrementAndGet();
+        try {
+            return new Channel(provider, shared, sessionMode);
+        } catch (JMSException | RuntimeException e) {
+            shared.users.decrementAndGet();
+            throw e;
+        }
+    }
+
+    public String providerName() { return provider.name(); }
+
+    public Provider provider() { return provider; }
+
+    public Connection connection() { return shared.connection; }
+
+    public Session session() { return session; }
+
+    public int sessionMode() { return sessionMode; }
+
+    public String clientId() throws JMSException { return shared.connection.getClientID(); }
+
+    public void setClientId(String id) throws JMSException { shared.connection.setClientID(id); }
+
+    /** JMS 2.0 autostart: the connection starts when the first consumer is created. */
+    public void start() throws JMSException {
+        if (!shared.started) {
+            shared.connection.start();
+            shared.started = true;
+        }
+    }
+
+    public void stop() throws JMSException {
+        shared.connection.stop();
+        shared.started = false;
+    }
+
+    void checkOpen() throws IllegalStateException {
+        if (closed) throw new IllegalStateException("the context is closed");
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    private void configure(int flags) throws JMSException {
+        boolean noId = (flags & 1) != 0, noTimestamp = (flags & 2) != 0;
+        if (producer.getDisableMessageID() != noId) producer.setDisableMessageID(noId);
+        if (producer.getDisableMessageTimestamp() != noTimestamp) producer.setDisableMessageTimestamp(noTimestamp);
+    }
+
+    /** Sends one record; the Python side applied every rule before this call. */
+    public void send(String destination, byte[] record, int deliveryMode, int priority, long ttl, int flags)
+            throws JMSException {
+        checkOpen();
+        configure(flags);
+        Message m = Codec.decode(ByteBuffer.wrap(record), session, destinations);
+        producer.send(destinations.resolve(destination), m, deliveryMode, priority, ttl);
+    }
+
+    /** Sends one record and returns the header block the provider assigned (id, timestamp...). */
+    public byte[] sendDescribed(String destination, byte[] record, int deliveryMode, int priority, long ttl,
+                                int flags) throws JMSException {
+        checkOpen();
+        configure(flags);
+        Message m = Codec.decode(ByteBuffer.wrap(record), session, destinations);
+        producer.send(destinations.resolve(destination), m, deliveryMode, priority, ttl);
+        Codec.Out out = new Codec.Out(128);
+        Codec.encodeHeaders(m, out);
+        return out.toByteArray();
+    }
+
+    /** Sends a packed batch (int count, then records) to one destination; returns the count. */
+    public int sendBatch(String destination, byte[] batch, int deliveryMode, int priority, long ttl, int flags)
+            throws JMSException {
+        checkOpen();
+        configure(flags);
+        Destination d = destinations.resolve(destination);
+        ByteBuffer in = ByteBuffer.wrap(batch);
+        int n = in.getInt();
+        for (int i = 0; i < n; i++) {
+            producer.send(d, Codec.decode(in, session, destinations), deliveryMode, priority, ttl);
+        }
+        return n;
+    }
+
+    /**
+     * Sends a batch whose records each name their own destination and send options:
+     * per record: destination key, int deliveryMode, int priority, long ttl, then the record.
+     */
+    public int sendRouted(byte[] batch, int flags) throws JMSException {
+        checkOpen();
+        configure(flags);
+        ByteBuffer in = ByteBuffer.wrap(batch);
+        int n = in.getInt();
+        for (int i = 0; i < n; i++) {
+            Destination d = destinations.resolve(Codec.readString(in));
+            int mode = in.getInt(), priority = in.getInt();
+            long ttl = in.getLong();
+            producer.send(d, Codec.decode(in, session, destinations), mode, priority, ttl);
+        }
+        return n;
+    }
+
+    // ------------------------------------------------------------------ consuming
+
+    public Receiver consumer(String destination, String selector, boolean noLocal) throws JMSException {
+        checkOpen();
+        MessageConsumer c = session.createConsumer(destinations.resolve(destination), selector, noLocal);
+        start();
+        return new Receiver(this, c, nextReceiverId++, null);
+    }
+
+    public Receiver durableConsumer(String topic, String name, String selector, boolean noLocal)
+            throws JMSException {
+        checkOpen();
+        if (shared.connection.getClientID() == null) {
+            throw new IllegalStateException("a durable subscription needs a client id: set client_id on the factory or context");
+        }
+        MessageConsumer c = session.createDurableSubscriber((Topic) destinations.resolve(topic), name, selector, noLocal);
+        start();
+        return new Receiver(this, c, nextReceiverId++, null);
+    }
+
+    /**
+     * JMS 2.0 shared subscriptions where the client lacks them: consumers of one subscription
+     * share a queue that the broker feeds from the topic (see SharedSubscriptions).
+     */
+    public Receiver sharedConsumer(String topic, String name, String selector, boolean durable) throws JMSException {
+        checkOpen();
+        Topic t = (Topic) destinations.resolve(topic);
+        try {
+            MessageConsumer c = durable ? session.createSharedDurableConsumer(t, name, selector)
+                    : session.createSharedConsumer(t, name, selector);
+            start();
+            return new Receiver(this, c, nextReceiverId++, null);
+        } catch (UnsupportedOperationException | JMSException native_) {
+            // fall through to the emulation below
+        }
+        Queue q = SharedSubscriptions.queueFor(this, t, name);
+        MessageConsumer c = session.createConsumer(q, selector);
+        start();
+        return new Receiver(this, c, nextReceiverId++, durable ? null : q);
+    }
+
+    public void unsubscribe(String name) throws JMSException {
+        checkOpen();
+        session.unsubscribe(name);
+    }
+
+    public Browser browser(String queue, String selector) throws JMSException {
+        checkOpen();
+        QueueBrowser b = session.createBrowser((Queue) destinations.resolve(queue), selector);
+        start();
+        return new Browser(b);
+    }
+
+    public String createTemporaryQueue() throws JMSException {
+        checkOpen();
+        TemporaryQueue q = session.createTemporaryQueue();
+        return Destinations.key(q);
+    }
+
+    public String createTemporaryTopic() throws JMSException {
+        checkOpen();
+        TemporaryTopic t = session.createTemporaryTopic();
+        return Destinations.key(t);
+    }
+
+    public void deleteTemporary(String key) throws JMSException {
+        Destination d = destinations.resolve(key);
+        if (d instanceof TemporaryQueue q) q.delete();
+        else if (d instanceof TemporaryTopic t) t.delete();
+        Destinations.forget(d);
+    }
+
+    // ------------------------------------------------------------------ listeners
+
+    /** Called on the provider's session thread: hand the message to Python and wait for its verdict. */
+    void deliver(int receiverId, Message m) {
+        try {
+            Codec.Out out = new Codec.Out(256);
+            out.putInt(receiverId);
+            Codec.encode(m, out);
+            byte[] record = out.toByteArray();
+            while (!closed) {
+                if (listened.offer(new Object[] {record}, 100, TimeUnit.MILLISECONDS)) break;
+            }
+            Boolean ok = null;
+            while (!closed && ok == null) ok = verdicts.poll(100, TimeUnit.MILLISECONDS);
+            if (closed) return;
+            lastConsumed = m;
+            if (ok) {
+                if (ackInShim) m.acknowledge();
+            } else if (sessionMode != Session.SESSION_TRANSACTED) {
+                session.recover();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (JMSException e) {
+            // the provider redelivers an unacknowledged message; nothing is lost
+        }
+    }
+
+    /** The next message for a listener (int receiver id, then the record), or null after the timeout. */
+    public byte[] nextListened(long timeoutMs) throws InterruptedException {
+        Object[] item = listened.poll(timeoutMs, TimeUnit.MILLISECONDS);
+        return item == null ? null : (byte[]) item[0];
+    }
+
+    /** Python's verdict on the last listened message: true = processed, false = listener failed. */
+    public void listenedDone(boolean ok) throws InterruptedException {
+        verdicts.offer(ok, 5, TimeUnit.SECONDS);
+    }
+
+    // ------------------------------------------------------------------ session control
+
+    public void commit() throws JMSException { checkOpen(); session.commit(); }
+
+    public void rollback() throws JMSException { checkOpen(); session.rollback(); }
+
+    public void recover() throws JMSException { checkOpen(); session.recover(); }
+
+    /** CLIENT_ACKNOWLEDGE: acknowledges every message the session consumed. */
+    public void acknowledge() throws JMSException {
+        checkOpen();
+        Message m = lastConsumed;
+        if (sessionMode == Session.CLIENT_ACKNOWLEDGE && m != null) m.acknowledge();
+    }
+
+    @Override
+    public void close() throws JMSException {
+        if (closed) return;
+        closed = true;
+        try {
+            session.close();
+        } finally {
+            if (shared.users.decrementAndGet() == 0) shared.connection.close();
+        }
+    }
+
+    public boolean isClosed() { return closed; }
+}

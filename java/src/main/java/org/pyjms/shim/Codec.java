@@ -1,0 +1,283 @@
+package org.pyjms.shim;
+
+import jakarta.jms.BytesMessage;
+import jakarta.jms.Destination;
+import jakarta.jms.JMSException;
+import jakarta.jms.MapMessage;
+import jakarta.jms.Message;
+import jakarta.jms.ObjectMessage;
+import jakarta.jms.Session;
+import jakarta.jms.StreamMessage;
+import jakarta.jms.TextMessage;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Enumeration;
+
+/**
+ * The one binary record format shared with Python (pyjms/bridge/codec.py documents it).
+ *
+ * <p>Python crosses the JVM boundary once per batch: a batch is an int count followed by
+ * records. An outgoing record (Python to JMS) is: kind, flags, optional header block
+ * (correlation id, type, reply-to), optional property block, body. An incoming record (JMS to
+ * Python) is: int record length, kind, flags, int body offset, the full header block, the
+ * property block, body; the length and offset let Python decode lazily. Numbers are
+ * big-endian; strings are an int byte length (-1 for null) then UTF-8. The shim never
+ * deserializes ObjectMessage bodies.
+ */
+public final class Codec {
+    public static final byte KIND_MESSAGE = 0, KIND_TEXT = 1, KIND_BYTES = 2, KIND_MAP = 3,
+            KIND_OBJECT = 4, KIND_STREAM = 5;
+    public static final byte FLAG_HEADERS = 1, FLAG_PROPERTIES = 2;
+    static final byte T_BOOL = 1, T_BYTE = 2, T_SHORT = 3, T_INT = 4, T_LONG = 5, T_FLOAT = 6,
+            T_DOUBLE = 7, T_STRING = 8, T_BYTES = 9, T_CHAR = 10;
+
+    private Codec() {}
+
+    // ---------------------------------------------------------------- decode (Python -> JMS)
+
+    /** Builds a provider message from the record at the buffer's position. */
+    static Message decode(ByteBuffer in, Session session, Destinations dests) throws JMSException {
+        byte kind = in.get();
+        byte flags = in.get();
+        String correlationId = null, type = null, replyTo = null;
+        if ((flags & FLAG_HEADERS) != 0) {
+            correlationId = readString(in);
+            type = readString(in);
+            replyTo = readString(in);
+        }
+        Message m;
+        int propsStart = in.position();
+        if ((flags & FLAG_PROPERTIES) != 0) skipProperties(in);
+        switch (kind) {
+            case KIND_TEXT -> m = session.createTextMessage(readString(in));
+            case KIND_BYTES -> {
+                BytesMessage b = session.createBytesMessage();
+                int n = in.getInt();
+                if (n > 0) {
+                    byte[] body = new byte[n];
+                    in.get(body);
+                    b.writeBytes(body);
+                }
+                m = b;
+            }
+            case KIND_MAP -> {
+                MapMessage mm = session.createMapMessage();
+                int n = in.getInt();
+                for (int i = 0; i < n; i++) {
+                    String name = readString(in);
+                    mm.setObject(name, readValue(in));
+                }
+                m = mm;
+            }
+            case KIND_MESSAGE -> m = session.createMessage();
+            default -> throw new IllegalArgumentException("cannot send a message of kind " + kind);
+        }
+        if (correlationId != null) m.setJMSCorrelationID(correlationId);
+        if (type != null) m.setJMSType(type);
+        if (replyTo != null) m.setJMSReplyTo(dests.resolve(replyTo));
+        if ((flags & FLAG_PROPERTIES) != 0) {
+            int end = in.position();
+            in.position(propsStart);
+            int n = in.getInt();
+            for (int i = 0; i < n; i++) {
+                String name = readString(in);
+                m.setObjectProperty(name, readValue(in));
+            }
+            in.position(end);
+        }
+        return m;
+    }
+
+    private static void skipProperties(ByteBuffer in) {
+        int n = in.getInt();
+        for (int i = 0; i < n; i++) {
+            skipString(in);
+            readValue(in);
+        }
+    }
+
+    static Object readValue(ByteBuffer in) {
+        byte tag = in.get();
+        return switch (tag) {
+            case T_BOOL -> in.get() != 0;
+            case T_BYTE -> in.get();
+            case T_SHORT -> in.getShort();
+            case T_INT -> in.getInt();
+            case T_LONG -> in.getLong();
+            case T_FLOAT -> in.getFloat();
+            case T_DOUBLE -> in.getDouble();
+            case T_STRING -> readString(in);
+            case T_CHAR -> in.getChar();
+            case T_BYTES -> {
+                byte[] b = new byte[in.getInt()];
+                in.get(b);
+                yield b;
+            }
+            default -> throw new IllegalArgumentException("unknown value tag " + tag);
+        };
+    }
+
+    static String readString(ByteBuffer in) {
+        int n = in.getInt();
+        if (n < 0) return null;
+        String s = new String(in.array(), in.arrayOffset() + in.position(), n, StandardCharsets.UTF_8);
+        in.position(in.position() + n);
+        return s;
+    }
+
+    private static void skipString(ByteBuffer in) {
+        int n = in.getInt();
+        if (n > 0) in.position(in.position() + n);
+    }
+
+    // ---------------------------------------------------------------- encode (JMS -> Python)
+
+    /** Appends a received message as a full record (headers, properties, body). */
+    static void encode(Message m, Out out) throws JMSException {
+        byte kind = kindOf(m);
+        int start = out.reserveInt();          // record length, patched below
+        out.put(kind);
+        out.put((byte) (FLAG_HEADERS | FLAG_PROPERTIES));
+        int bodyAt = out.reserveInt();         // body offset from the record start, patched below
+        encodeHeaders(m, out);
+        encodeProperties(m, out);
+        out.patchInt(bodyAt, out.length() - start);
+        switch (kind) {
+            case KIND_TEXT -> out.putString(((TextMessage) m).getText());
+            case KIND_BYTES -> {
+                BytesMessage b = (BytesMessage) m;
+                b.reset();
+                int n = (int) b.getBodyLength();
+                byte[] body = new byte[n];
+                if (n > 0) b.readBytes(body);
+                out.putBytes(body);
+            }
+            case KIND_MAP -> {
+                MapMessage mm = (MapMessage) m;
+                int countAt = out.reserveInt();
+                int count = 0;
+                for (Enumeration<?> e = mm.getMapNames(); e.hasMoreElements(); count++) {
+                    String name = (String) e.nextElement();
+                    out.putString(name);
+                    putValue(out, mm.getObject(name));
+                }
+                out.patchInt(countAt, count);
+            }
+            default -> { /* no body crosses: object bodies are never deserialized */ }
+        }
+        out.patchInt(start, out.length() - start);
+    }
+
+    /** The header block alone: what a sender learns about the message it sent. */
+    public static void encodeHeaders(Message m, Out out) throws JMSException {
+        out.putString(m.getJMSMessageID());
+        out.putLong(m.getJMSTimestamp());
+        String corr = m.getJMSCorrelationID();
+        out.putString(corr);
+        out.putString(Destinations.key(m.getJMSReplyTo()));
+        out.putString(Destinations.key(m.getJMSDestination()));
+        out.put((byte) m.getJMSDeliveryMode());
+        out.put((byte) (m.getJMSRedelivered() ? 1 : 0));
+        out.putString(m.getJMSType());
+        out.putLong(m.getJMSExpiration());
+        long deliveryTime = 0;
+        try {
+            deliveryTime = m.getJMSDeliveryTime();
+        } catch (Throwable unsupported) {
+            // JMS 1.1 providers: Python derives it from the timestamp
+        }
+        out.putLong(deliveryTime);
+        out.put((byte) m.getJMSPriority());
+        int deliveryCount = 0;
+        try {
+            if (m.propertyExists("JMSXDeliveryCount")) deliveryCount = m.getIntProperty("JMSXDeliveryCount");
+        } catch (Throwable ignored) {
+            // not every provider exposes it
+        }
+        out.putInt(deliveryCount);
+    }
+
+    private static void encodeProperties(Message m, Out out) throws JMSException {
+        int countAt = out.reserveInt();
+        int count = 0;
+        for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
+            String name = (String) e.nextElement();
+            if ("JMSXDeliveryCount".equals(name)) continue; // carried in the header block
+            Object v = m.getObjectProperty(name);
+            if (v == null) continue;
+            out.putString(name);
+            putValue(out, v);
+            count++;
+        }
+        out.patchInt(countAt, count);
+    }
+
+    static void putValue(Out out, Object v) {
+        if (v instanceof String s) { out.put(T_STRING); out.putString(s); }
+        else if (v instanceof Integer i) { out.put(T_INT); out.putInt(i); }
+        else if (v instanceof Long l) { out.put(T_LONG); out.putLong(l); }
+        else if (v instanceof Boolean b) { out.put(T_BOOL); out.put((byte) (b ? 1 : 0)); }
+        else if (v instanceof Double d) { out.put(T_DOUBLE); out.putLong(Double.doubleToRawLongBits(d)); }
+        else if (v instanceof Float f) { out.put(T_FLOAT); out.putInt(Float.floatToRawIntBits(f)); }
+        else if (v instanceof Short s) { out.put(T_SHORT); out.putShort(s); }
+        else if (v instanceof Byte b) { out.put(T_BYTE); out.put(b); }
+        else if (v instanceof Character c) { out.put(T_CHAR); out.putShort((short) c.charValue()); }
+        else if (v instanceof byte[] b) { out.put(T_BYTES); out.putBytes(b); }
+        else { out.put(T_STRING); out.putString(String.valueOf(v)); }
+    }
+
+    static byte kindOf(Message m) {
+        if (m instanceof TextMessage) return KIND_TEXT;
+        if (m instanceof BytesMessage) return KIND_BYTES;
+        if (m instanceof MapMessage) return KIND_MAP;
+        if (m instanceof ObjectMessage) return KIND_OBJECT;
+        if (m instanceof StreamMessage) return KIND_STREAM;
+        return KIND_MESSAGE;
+    }
+
+    /** A growable big-endian output buffer (cheaper than DataOutputStream for small writes). */
+    public static final class Out {
+        private byte[] buf;
+        private int len;
+
+        public Out(int capacity) { buf = new byte[Math.max(64, capacity)]; }
+
+        private void ensure(int extra) {
+            if (len + extra > buf.length) {
+                byte[] bigger = new byte[Math.max(buf.length * 2, len + extra)];
+                System.arraycopy(buf, 0, bigger, 0, len);
+                buf = bigger;
+            }
+        }
+
+        void put(byte b) { ensure(1); buf[len++] = b; }
+
+        void putShort(short v) { ensure(2); buf[len++] = (byte) (v >> 8); buf[len++] = (byte) v; }
+
+        void putInt(int v) {
+            ensure(4);
+            buf[len++] = (byte) (v >> 24); buf[len++] = (byte) (v >> 16);
+            buf[len++] = (byte) (v >> 8); buf[len++] = (byte) v;
+        }
+
+        void putLong(long v) { putInt((int) (v >> 32)); putInt((int) v); }
+
+        void putBytes(byte[] b) { putInt(b.length); ensure(b.length); System.arraycopy(b, 0, buf, len, b.length); len += b.length; }
+
+        void putString(String s) {
+            if (s == null) { putInt(-1); return; }
+            putBytes(s.getBytes(StandardCharsets.UTF_8));
+        }
+
+        int length() { return len; }
+
+        int reserveInt() { int at = len; putInt(0); return at; }
+
+        void patchInt(int at, int v) {
+            buf[at] = (byte) (v >> 24); buf[at + 1] = (byte) (v >> 16);
+            buf[at + 2] = (byte) (v >> 8); buf[at + 3] = (byte) v;
+        }
+
+        public byte[] toByteArray() { return java.util.Arrays.copyOf(buf, len); }
+    }
+}

@@ -1,0 +1,25 @@
+package org.pyjms.shim;
+
+import jakarta.jms.Connection;
+import jakarta.jms.ConnectionFactory;
+import jakarta.jms.Destination;
+import jakarta.jms.JMSException;
+import jakarta.jms.Queue;
+import java.util.Map;
+
+/** What the shim needs from a provider beyond the Jakarta Messaging API. */
+public interface Provider {
+    /** A short name used in error messages, e.g. "ActiveMQ Classic 6.1.7". */
+    String name();
+
+    ConnectionFactory factory(String url, Map<String, String> properties) throws Exception;
+
+    /** A temporary destination from its key, or null when the provider cannot tell. */
+    default Destination temporary(String key) { return null; }
+
+    /** Whether shared subscriptions can be emulated on this connection (see SharedSubscriptions). */
+    default boolean virtualizesTopic(Connection c, String topic) { return false; }
+
+    /** Deletes a queue if nobody consumes from it; false when not possible. */
+    default boolean deleteIfUnused(Connection c, Queue q) throws JMSException { return false; }
+}

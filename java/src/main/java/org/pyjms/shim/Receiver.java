@@ -1,0 +1,87 @@
+package org.pyjms.shim;
+
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageConsumer;
+import jakarta.jms.Queue;
+
+/** A consumer whose messages cross to Python as encoded records. */
+public final class Receiver implements AutoCloseable {
+    private final Channel channel;
+    private final MessageConsumer consumer;
+    private final int id;
+    private final Queue emulatedSubscription; // shared non-durable: removed when its last consumer goes
+
+    Receiver(Channel channel, MessageConsumer consumer, int id, Queue emulatedSubscription) {
+        this.channel = channel;
+        this.consumer = consumer;
+        this.id = id;
+        this.emulatedSubscription = emulatedSubscription;
+    }
+
+    public int id() { return id; }
+
+    private Message next(long timeoutMs) throws JMSException {
+        return timeoutMs > 0 ? consumer.receive(timeoutMs) : consumer.receiveNoWait();
+    }
+
+    /**
+     * One message as a record, or null. timeoutMs <= 0 does not wait. With ack false an
+     * auto-acknowledge context leaves the message unacknowledged (see ackLast / Channel.recover).
+     */
+    public byte[] receive(long timeoutMs, boolean ack) throws JMSException {
+        channel.checkOpen();
+        Message m = next(timeoutMs);
+        if (m == null) return null;
+        channel.lastConsumed = m;
+        Codec.Out out = new Codec.Out(256);
+        Codec.encode(m, out);
+        if (ack && channel.ackInShim) m.acknowledge();
+        return out.toByteArray();
+    }
+
+    /** Acknowledges what an auto-acknowledge context received with ack = false. */
+    public void ackLast() throws JMSException {
+        Message m = channel.lastConsumed;
+        if (channel.ackInShim && m != null) m.acknowledge();
+    }
+
+    /**
+     * Up to max messages as one packed batch (int count, then records): waits up to timeoutMs
+     * for the first, then takes only what is already available.
+     */
+    public byte[] receiveBatch(int max, long timeoutMs) throws JMSException {
+        channel.checkOpen();
+        Codec.Out out = new Codec.Out(8192);
+        int countAt = out.reserveInt();
+        int n = 0;
+        Message last = null;
+        Message m = next(timeoutMs);
+        while (m != null) {
+            Codec.encode(m, out);
+            last = m;
+            if (++n >= max) break;
+            m = consumer.receiveNoWait();
+        }
+        out.patchInt(countAt, n);
+        if (last != null) {
+            channel.lastConsumed = last;
+            if (channel.ackInShim) last.acknowledge();
+        }
+        return out.toByteArray();
+    }
+
+    /** Delivers asynchronously through Channel.nextListened / listenedDone. */
+    public void listen() throws JMSException {
+        channel.checkOpen();
+        consumer.setMessageListener(m -> channel.deliver(id, m));
+    }
+
+    @Override
+    public void close() throws JMSException {
+        consumer.close();
+        if (emulatedSubscription != null) {
+            channel.provider().deleteIfUnused(channel.connection(), emulatedSubscription);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package org.pyjms.shim.activemq;
+
+import jakarta.jms.Connection;
+import jakarta.jms.ConnectionFactory;
+import jakarta.jms.Destination;
+import jakarta.jms.JMSException;
+import jakarta.jms.Queue;
+import java.util.Map;
+import org.apache.activemq.ActiveMQConnection;
+import org.apache.activemq.ActiveMQConnectionFactory;
+import org.apache.activemq.command.ActiveMQDestination;
+import org.apache.activemq.command.ActiveMQQueue;
+import org.apache.activemq.command.ActiveMQTempQueue;
+import org.apache.activemq.command.ActiveMQTempTopic;
+import org.pyjms.shim.Provider;
+
+/** ActiveMQ Classic: URL schemes, temporary destinations, virtual-topic shared subscriptions. */
+public final class ActiveMQProvider implements Provider {
+    @Override
+    public String name() { return "ActiveMQ Classic " + ActiveMQConnection.class.getPackage().getImplementationVersion(); }
+
+    @Override
+    public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
+        ActiveMQConnectionFactory f = new ActiveMQConnectionFactory(url);
+        // No ObjectMessage body is ever deserialized by pyjms; trust no package either.
+        f.setTrustAllPackages(false);
+        f.setTrustedPackages(java.util.List.of());
+        for (Map.Entry<String, String> e : properties.entrySet()) {
+            org.apache.activemq.util.IntrospectionSupport.setProperty(f, e.getKey(), e.getValue());
+        }
+        return f;
+    }
+
+    @Override
+    public Destination temporary(String key) {
+        if (key.startsWith("temp-queue://")) return new ActiveMQTempQueue(key.substring(13));
+        if (key.startsWith("temp-topic://")) return new ActiveMQTempTopic(key.substring(13));
+        return null;
+    }
+
+    /** pyjms brokers virtualize every topic; stock brokers only VirtualTopic.* ones. */
+    @Override
+    public boolean virtualizesTopic(Connection c, String topic) {
+        if (topic.startsWith("VirtualTopic.")) return true;
+        try {
+            String broker = ((ActiveMQConnection) c).getBrokerName();
+            return broker != null && broker.startsWith(EmbeddedBroker.NAME_PREFIX);
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    @Override
+    public boolean deleteIfUnused(Connection c, Queue q) {
+        try {
+            ((ActiveMQConnection) c).destroyDestination((ActiveMQDestination) q);
+            return true;
+        } catch (JMSException stillInUse) {
+            return false;
+        }
+    }
+
+    public static ActiveMQQueue queue(String name) { return new ActiveMQQueue(name); }
+}

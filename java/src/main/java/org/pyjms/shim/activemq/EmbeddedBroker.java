@@ -1,0 +1,80 @@
+package org.pyjms.shim.activemq;
+
+import java.io.File;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.activemq.broker.BrokerService;
+import org.apache.activemq.broker.TransportConnector;
+import org.apache.activemq.broker.region.DestinationInterceptor;
+import org.apache.activemq.broker.region.virtual.VirtualDestination;
+import org.apache.activemq.broker.region.virtual.VirtualDestinationInterceptor;
+import org.apache.activemq.broker.region.virtual.VirtualTopic;
+
+/**
+ * A real ActiveMQ BrokerService in this JVM: non-persistent unless given a data directory,
+ * scheduler support on, every connector bound to 127.0.0.1, every topic virtualized so that
+ * shared subscriptions work (queue Consumer.SUB.TOPIC).
+ */
+public final class EmbeddedBroker {
+    public static final String NAME_PREFIX = "pyjms";
+
+    private final BrokerService broker;
+
+    private EmbeddedBroker(BrokerService broker) { this.broker = broker; }
+
+    /**
+     * @param name broker name (must start with "pyjms"); clients reach it as vm://NAME?create=false
+     * @param dataDir KahaDB directory, or null for a non-persistent broker
+     * @param connectors URIs such as tcp://127.0.0.1:0 or stomp://127.0.0.1:61613
+     */
+    public static EmbeddedBroker start(String name, String dataDir, String[] connectors) throws Exception {
+        if (!name.startsWith(NAME_PREFIX)) throw new IllegalArgumentException("broker name must start with " + NAME_PREFIX);
+        BrokerService b = new BrokerService();
+        b.setBrokerName(name);
+        b.setUseJmx(false);
+        b.setUseShutdownHook(false);
+        b.setSchedulerSupport(true);
+        if (dataDir == null) {
+            b.setPersistent(false);
+        } else {
+            b.setPersistent(true);
+            b.setDataDirectoryFile(new File(dataDir));
+            b.setSchedulerDirectoryFile(new File(dataDir, "scheduler"));
+        }
+        VirtualTopic everyTopic = new VirtualTopic();
+        everyTopic.setName(">");
+        everyTopic.setPrefix("Consumer.*.");
+        everyTopic.setSelectorAware(false);
+        VirtualDestinationInterceptor virtual = new VirtualDestinationInterceptor();
+        virtual.setVirtualDestinations(new VirtualDestination[] {everyTopic});
+        b.setDestinationInterceptors(new DestinationInterceptor[] {virtual});
+        for (String c : connectors) {
+            URI uri = new URI(c);
+            String host = uri.getHost();
+            if (!"127.0.0.1".equals(host) && !"localhost".equals(host)) {
+                throw new IllegalArgumentException("connector " + c + " must bind to 127.0.0.1");
+            }
+            b.addConnector(c);
+        }
+        b.start();
+        if (!b.waitUntilStarted(30_000)) throw new IllegalStateException("broker " + name + " did not start");
+        return new EmbeddedBroker(b);
+    }
+
+    public String name() { return broker.getBrokerName(); }
+
+    /** Addresses the connectors actually bound (port 0 resolved). */
+    public String[] connectUris() throws Exception {
+        List<String> uris = new ArrayList<>();
+        for (TransportConnector c : broker.getTransportConnectors()) uris.add(c.getPublishableConnectString());
+        return uris.toArray(new String[0]);
+    }
+
+    public BrokerService service() { return broker; }
+
+    public void stop() throws Exception {
+        broker.stop();
+        broker.waitUntilStopped();
+    }
+}

@@ -1,0 +1,43 @@
+"""pyjms: JMS 2.0 from Python, with IBM MQ's delivery-delay and expiry rules, on any provider.
+
+Names follow Jakarta Messaging one to one in snake_case::
+
+    import pyjms
+    with pyjms.ConnectionFactory().create_context() as ctx:
+        q = ctx.create_queue("ORDERS")
+        ctx.create_producer().set_priority(7).send(q, "hello")
+        print(ctx.create_consumer(q).receive(1000).get_text())
+"""
+
+from pyjms.api.constants import (
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DEFAULT_DELIVERY_DELAY,
+    DEFAULT_DELIVERY_MODE,
+    DEFAULT_PRIORITY,
+    DEFAULT_TIME_TO_LIVE,
+    DUPS_OK_ACKNOWLEDGE,
+    NON_PERSISTENT,
+    PERSISTENT,
+    SESSION_TRANSACTED,
+)
+from pyjms.api.consumer import JMSConsumer, QueueBrowser
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from pyjms.api.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from pyjms.api.producer import CompletionListener, JMSProducer
+from pyjms.errors import *  # noqa: F403 - the error tree is part of the top-level API
+from pyjms.errors import __all__ as _errors_all
+from pyjms.rules.reasons import MQEI_UNLIMITED, MQRC
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AUTO_ACKNOWLEDGE", "CLIENT_ACKNOWLEDGE", "DUPS_OK_ACKNOWLEDGE", "SESSION_TRANSACTED",
+    "PERSISTENT", "NON_PERSISTENT", "DEFAULT_DELIVERY_MODE", "DEFAULT_PRIORITY",
+    "DEFAULT_TIME_TO_LIVE", "DEFAULT_DELIVERY_DELAY",
+    "ConnectionFactory", "JMSContext", "JMSProducer", "JMSConsumer", "QueueBrowser", "CompletionListener",
+    "Destination", "Queue", "Topic", "TemporaryQueue", "TemporaryTopic",
+    "Message", "TextMessage", "BytesMessage", "MapMessage", "ObjectMessage", "StreamMessage",
+    "MQRC", "MQEI_UNLIMITED", *_errors_all,
+]

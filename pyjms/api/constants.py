@@ -1,0 +1,25 @@
+"""Jakarta Messaging constants, with their JMS values."""
+
+from __future__ import annotations
+
+# session modes (jakarta.jms.JMSContext / Session)
+SESSION_TRANSACTED = 0
+AUTO_ACKNOWLEDGE = 1
+CLIENT_ACKNOWLEDGE = 2
+DUPS_OK_ACKNOWLEDGE = 3
+SESSION_MODES = {
+    SESSION_TRANSACTED: "SESSION_TRANSACTED",
+    AUTO_ACKNOWLEDGE: "AUTO_ACKNOWLEDGE",
+    CLIENT_ACKNOWLEDGE: "CLIENT_ACKNOWLEDGE",
+    DUPS_OK_ACKNOWLEDGE: "DUPS_OK_ACKNOWLEDGE",
+}
+
+# delivery modes (jakarta.jms.DeliveryMode)
+NON_PERSISTENT = 1
+PERSISTENT = 2
+
+# jakarta.jms.Message defaults
+DEFAULT_DELIVERY_MODE = PERSISTENT
+DEFAULT_PRIORITY = 4
+DEFAULT_TIME_TO_LIVE = 0
+DEFAULT_DELIVERY_DELAY = 0

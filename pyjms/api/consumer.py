@@ -1,0 +1,224 @@
+"""JMSConsumer and QueueBrowser: messages arrive as records and decode lazily."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from pyjms.api.constants import AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
+from pyjms.api.destination import Destination
+from pyjms.api.message import Message
+from pyjms.bridge import codec as C
+from pyjms.bridge.errors import translate
+from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, MessageFormatRuntimeException
+from pyjms.rules.delivery import to_ms
+
+if TYPE_CHECKING:
+    from pyjms.api.context import JMSContext
+
+_log = logging.getLogger("pyjms")
+# a wait "forever" is made of slices so that Ctrl-C and close() are noticed
+_SLICE_MS = 500
+
+
+def _timeout(timeout_ms: int | timedelta | None) -> int | None:
+    """None or 0 wait forever (as JMS receive(0) does); otherwise milliseconds, > 0."""
+    if timeout_ms is None:
+        return None
+    ms = to_ms(timeout_ms, "timeout_ms")
+    if ms < 0:
+        raise InvalidArgumentRuntimeException(f"timeout_ms {ms} is negative", values={"timeout_ms": ms})
+    return ms or None
+
+
+class JMSConsumer:
+    """jakarta.jms.JMSConsumer, plus receive_batch and iteration."""
+
+    def __init__(self, ctx: JMSContext, receiver: Any, destination: Destination, selector: str | None) -> None:
+        self._ctx = ctx
+        self._r = receiver
+        self._id = int(receiver.id())
+        self._destination = destination
+        self._selector = selector
+        self._closed = False
+        self._listener: Callable[[Message], None] | None = None
+        self._ack = ctx._acker()
+
+    def __repr__(self) -> str:
+        return f"<JMSConsumer {self._destination} selector={self._selector!r}>"
+
+    def get_message_selector(self) -> str | None:
+        return self._selector
+
+    def _check(self) -> None:
+        if self._closed:
+            raise IllegalStateRuntimeException("the consumer is closed")
+        self._ctx._check_open()
+        self._ctx._check_no_listener()
+
+    def _one(self, wait_ms: int, ack: bool = True) -> Message | None:
+        ctx = self._ctx
+        try:
+            raw = self._r.receive(wait_ms, ack)
+        except ctx._s.JException as e:
+            raise translate(e, f"receive from {self._destination}") from None
+        if raw is None:
+            return None
+        return Message._received(C.IncomingRecord(bytes(raw), 0), self._ack)
+
+    def _wait(self, timeout_ms: int | None, ack: bool = True) -> Message | None:
+        if timeout_ms is not None:
+            return self._one(timeout_ms, ack)
+        while True:  # forever, in slices
+            m = self._one(_SLICE_MS, ack)
+            if m is not None:
+                return m
+            self._check()
+
+    def receive(self, timeout_ms: int | timedelta | None = None) -> Message | None:
+        """The next message; waits up to timeout_ms (None or 0: until one arrives)."""
+        self._check()
+        return self._wait(_timeout(timeout_ms))
+
+    def receive_no_wait(self) -> Message | None:
+        self._check()
+        return self._one(0)
+
+    def receive_body(self, body_type: type, timeout_ms: int | timedelta | None = None) -> Any:
+        """The next message's body as body_type (str, bytes, dict), or None if none came.
+
+        If the body cannot be returned as body_type, MessageFormatRuntimeException is raised
+        and, in AUTO/DUPS_OK modes, the message stays unacknowledged and is redelivered.
+        """
+        self._check()
+        auto = self._ctx.get_session_mode() in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
+        m = self._wait(_timeout(timeout_ms), ack=not auto)
+        if m is None:
+            return None
+        if not m.is_body_assignable_to(body_type):
+            if auto:
+                self._ctx._call(self._ctx._ch.recover, "recover")
+            raise MessageFormatRuntimeException(
+                f"the body of {type(m).__name__} {m.get_jms_message_id()} cannot be returned as {body_type.__name__}"
+            )
+        if auto:
+            self._ctx._call(self._r.ackLast, "acknowledge")
+        return m.get_body(body_type)
+
+    def receive_batch(self, max_messages: int, timeout_ms: int | timedelta = 1000) -> list[Message]:
+        """Up to max_messages with one JVM crossing: waits up to timeout_ms for the first,
+        then takes what is already there."""
+        self._check()
+        if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
+            raise InvalidArgumentRuntimeException(f"max_messages must be a positive int, got {max_messages!r}")
+        wait = _timeout(timeout_ms) or 0
+        ctx = self._ctx
+        try:
+            raw = self._r.receiveBatch(max_messages, wait)
+        except ctx._s.JException as e:
+            raise translate(e, f"receive_batch from {self._destination}") from None
+        ack = self._ack
+        received = Message._received
+        return [received(rec, ack) for rec in C.iter_batch(bytes(raw))]
+
+    def messages(self, idle_timeout_ms: int | timedelta = 1000) -> Iterator[Message]:
+        """Messages until none arrives for idle_timeout_ms."""
+        wait = _timeout(idle_timeout_ms)
+        while True:
+            self._check()
+            m = self._wait(wait)
+            if m is None:
+                return
+            yield m
+
+    def __iter__(self) -> Iterator[Message]:
+        """Messages as they arrive, until the consumer or its context is closed."""
+        while not self._closed and not self._ctx._closed:
+            m = self._one(_SLICE_MS)
+            if m is not None:
+                yield m
+
+    def set_message_listener(self, listener: Callable[[Message], None] | None) -> None:
+        """Delivers messages to listener(message) on the context's dispatch thread.
+
+        In AUTO/DUPS_OK modes a message is acknowledged when the listener returns; if it
+        raises, the message is redelivered. None stops asynchronous delivery.
+        """
+        if self._closed:
+            raise IllegalStateRuntimeException("the consumer is closed")
+        self._ctx._check_open()
+        if listener is not None and not callable(listener):
+            raise InvalidArgumentRuntimeException(f"a message listener must be callable, got {listener!r}")
+        if listener is not None and self._listener is None:
+            self._ctx._call(self._r.listen, "set_message_listener")
+        self._listener = listener
+        self._ctx._set_listener(self, listener is not None)
+
+    def get_message_listener(self) -> Callable[[Message], None] | None:
+        return self._listener
+
+    def _listener_error(self, error: BaseException) -> None:
+        _log.error("message listener on %s failed; the message will be redelivered: %r", self._destination, error)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._ctx._set_listener(self, False)
+        if not self._ctx._closed:
+            self._ctx._call(self._r.close, f"close consumer on {self._destination}")
+
+    def __enter__(self) -> JMSConsumer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class QueueBrowser:
+    """jakarta.jms.QueueBrowser: iterate to look at a queue without consuming."""
+
+    _BATCH = 500
+
+    def __init__(self, ctx: JMSContext, browser: Any, queue: Destination, selector: str | None) -> None:
+        self._ctx = ctx
+        self._b = browser
+        self._queue = queue
+        self._selector = selector
+        self._closed = False
+
+    def get_queue(self) -> Destination:
+        return self._queue
+
+    def get_message_selector(self) -> str | None:
+        return self._selector
+
+    def get_enumeration(self) -> Iterator[Message]:
+        return iter(self)
+
+    def __iter__(self) -> Iterator[Message]:
+        ctx = self._ctx
+        while True:
+            if self._closed:
+                raise IllegalStateRuntimeException("the browser is closed")
+            try:
+                raw = self._b.next(self._BATCH)
+            except ctx._s.JException as e:
+                raise translate(e, f"browse {self._queue}") from None
+            records = list(C.iter_batch(bytes(raw)))
+            if not records:
+                return
+            for rec in records:
+                yield Message._received(rec, None)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._ctx._call(self._b.close, f"close browser on {self._queue}")
+
+    def __enter__(self) -> QueueBrowser:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,471 @@
+"""ConnectionFactory and JMSContext: the JMS 2.0 simplified API.
+
+A JMSContext is one connection and one session (contexts made with create_context share the
+connection). Everything a context does on the wire goes through its shim Channel; every rule
+is checked in Python before the call.
+"""
+
+from __future__ import annotations
+
+import os
+import queue as _queue
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, SESSION_MODES, SESSION_TRANSACTED
+from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
+from pyjms.bridge import jvm
+from pyjms.bridge.errors import translate
+from pyjms.errors import (
+    IllegalStateRuntimeException,
+    InvalidArgumentRuntimeException,
+    InvalidDestinationRuntimeException,
+    JMSRuntimeException,
+)
+
+if TYPE_CHECKING:
+    from pyjms.api.consumer import JMSConsumer, QueueBrowser
+    from pyjms.api.producer import JMSProducer
+
+
+def _url_from_environment() -> str:
+    url = os.environ.get("PYJMS_URL")
+    if url:
+        return url
+    from pyjms.broker import embedded
+
+    return embedded.default_broker().vm_url
+
+
+class ConnectionFactory:
+    """Connects to a provider by URL (ActiveMQ: vm://, tcp://, failover:(...)) or factory class.
+
+    With no URL it uses ``PYJMS_URL``, or else starts an embedded broker in this process.
+    Any other Jakarta Messaging provider works through ``factory_class`` (its jars on
+    ``classpath`` or ``PYJMS_CLASSPATH``) with bean ``properties``.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        *,
+        client_id: str | None = None,
+        factory_class: str | None = None,
+        properties: Mapping[str, Any] | None = None,
+        classpath: Sequence[str] = (),
+    ) -> None:
+        if url is not None and not isinstance(url, str):
+            raise InvalidArgumentRuntimeException(f"url must be a str, got {url!r}")
+        self._url = url
+        self.user = user
+        self.password = password
+        self.client_id = client_id
+        self.factory_class = factory_class
+        self.properties = {k: str(v) for k, v in (properties or {}).items()}
+        self.classpath = tuple(classpath)
+        self._provider: Any = None
+        self._jfactory: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        if self._url is None and self.factory_class is None:
+            self._url = _url_from_environment()
+        return self._url or ""
+
+    def _java(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._jfactory is None:
+                s = jvm.start(self.classpath)
+                props = s.HashMap()
+                for k, v in self.properties.items():
+                    props.put(k, v)
+                try:
+                    if self.factory_class:
+                        provider = s.Providers.forFactoryClass(self.factory_class)
+                    else:
+                        provider = s.Providers.forUrl(self.url)
+                    self._jfactory = provider.factory(self.url, props)
+                    self._provider = provider
+                except s.JException as e:
+                    raise translate(e, f"cannot make a connection factory for {self.url or self.factory_class!r}") from None
+            return self._provider, self._jfactory
+
+    def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
+        """A new connection with one session (JMSContext)."""
+        return JMSContext._open(self, session_mode)
+
+    def __repr__(self) -> str:
+        return f"ConnectionFactory({self._url or self.factory_class!r})"
+
+
+class JMSContext:
+    """jakarta.jms.JMSContext: a connection and a session, used from one thread.
+
+    Listeners run on one pyjms dispatch thread per context and async sends on one sender
+    thread, as JMS requires (a session delivers serially). Use it as a context manager.
+    """
+
+    def __init__(self) -> None:  # use ConnectionFactory.create_context
+        raise TypeError("use ConnectionFactory.create_context() or JMSContext.create_context()")
+
+    @classmethod
+    def _open(cls, factory: ConnectionFactory, session_mode: int, parent: JMSContext | None = None) -> JMSContext:
+        if session_mode not in SESSION_MODES or isinstance(session_mode, bool):
+            raise InvalidArgumentRuntimeException(
+                f"session mode {session_mode!r} is not one of {', '.join(f'{v} ({k})' for k, v in SESSION_MODES.items())}"
+            )
+        self = object.__new__(cls)
+        self._factory = factory
+        self._mode = session_mode
+        self._closed = False
+        self._lock = threading.RLock()
+        self._consumers: list[JMSConsumer] = []
+        self._listeners: dict[int, JMSConsumer] = {}
+        self._dispatcher: threading.Thread | None = None
+        self._async: _AsyncSender | None = None
+        self._auto_start = True
+        provider, jfactory = factory._java()
+        s = jvm.shim()
+        self._s = s
+        try:
+            if parent is None:
+                self._ch = s.Channel.open(provider, jfactory, factory.user, factory.password, factory.client_id, session_mode)
+            else:
+                self._ch = parent._ch.sibling(session_mode)
+        except s.JException as e:
+            raise translate(e, f"cannot connect to {factory.url or factory.factory_class!r}") from None
+        self._provider_name = str(self._ch.providerName())
+        jvm.on_shutdown(self, self.close)
+        return self
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> JMSContext:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateRuntimeException("the JMSContext is closed")
+
+    def close(self) -> None:
+        """Closes the session (and the connection when no sibling context uses it).
+
+        A transacted context's uncommitted work is rolled back, as JMS requires.
+        """
+        if self._closed:
+            return
+        if self._async is not None:
+            self._async.stop()
+        self._closed = True
+        if self._dispatcher is not None and self._dispatcher is not threading.current_thread():
+            self._dispatcher.join(timeout=5)
+        try:
+            self._ch.close()
+        except self._s.JException as e:
+            raise translate(e, "close") from None
+        finally:
+            jvm.forget(self)
+
+    def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
+        """Another session on this context's connection."""
+        self._check_open()
+        return JMSContext._open(self._factory, session_mode, parent=self)
+
+    def get_session_mode(self) -> int:
+        return self._mode
+
+    def get_transacted(self) -> bool:
+        return self._mode == SESSION_TRANSACTED
+
+    def get_client_id(self) -> str | None:
+        self._check_open()
+        cid = self._ch.clientId()
+        return None if cid is None else str(cid)
+
+    def set_client_id(self, client_id: str) -> None:
+        self._check_open()
+        self._call(lambda: self._ch.setClientId(client_id), "set_client_id")
+
+    def get_auto_start(self) -> bool:
+        return self._auto_start
+
+    def set_auto_start(self, auto_start: bool) -> None:
+        self._auto_start = bool(auto_start)
+
+    def start(self) -> None:
+        self._check_open()
+        self._call(self._ch.start, "start")
+
+    def stop(self) -> None:
+        self._check_open()
+        self._call(self._ch.stop, "stop")
+
+    @property
+    def provider_name(self) -> str:
+        return self._provider_name
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _call(self, fn: Callable[[], Any], what: str) -> Any:
+        try:
+            return fn()
+        except self._s.JException as e:
+            raise translate(e, what) from None
+
+    def _jkey(self, destination: Any) -> Any:
+        if not isinstance(destination, Destination):
+            raise InvalidDestinationRuntimeException(
+                f"destination must be a Queue or Topic from this API, got {destination!r}"
+            )
+        k = destination._jkey
+        if k is None:
+            k = destination._jkey = self._s.String(destination.key)
+        return k
+
+    def _drain_async(self) -> None:
+        """JMS keeps a session's sends in order: a synchronous call waits for async sends."""
+        if self._async is not None:
+            self._async.drain()
+
+    def _async_sender(self) -> _AsyncSender:
+        if self._async is None:
+            self._async = _AsyncSender(self)
+        return self._async
+
+    # ------------------------------------------------------------------ destinations
+
+    def create_queue(self, name: str) -> Queue:
+        self._check_open()
+        return Queue(name)
+
+    def create_topic(self, name: str) -> Topic:
+        self._check_open()
+        return Topic(name)
+
+    def create_temporary_queue(self) -> TemporaryQueue:
+        self._check_open()
+        key = str(self._call(self._ch.createTemporaryQueue, "create_temporary_queue"))
+        q = TemporaryQueue(key.partition("://")[2])
+        q._delete = self._delete_temporary
+        return q
+
+    def create_temporary_topic(self) -> TemporaryTopic:
+        self._check_open()
+        key = str(self._call(self._ch.createTemporaryTopic, "create_temporary_topic"))
+        t = TemporaryTopic(key.partition("://")[2])
+        t._delete = self._delete_temporary
+        return t
+
+    def _delete_temporary(self, d: Destination) -> None:
+        self._check_open()
+        self._call(lambda: self._ch.deleteTemporary(self._jkey(d)), f"delete {d}")
+
+    # ------------------------------------------------------------------ messages
+
+    def create_message(self) -> Message:
+        return Message()
+
+    def create_text_message(self, text: str | None = None) -> TextMessage:
+        return TextMessage(text)
+
+    def create_bytes_message(self) -> BytesMessage:
+        return BytesMessage()
+
+    def create_map_message(self) -> MapMessage:
+        return MapMessage()
+
+    # ------------------------------------------------------------------ producers and consumers
+
+    def create_producer(self) -> JMSProducer:
+        from pyjms.api.producer import JMSProducer
+
+        self._check_open()
+        return JMSProducer(self)
+
+    def _register(self, consumer: JMSConsumer) -> JMSConsumer:
+        self._consumers.append(consumer)
+        return consumer
+
+    def create_consumer(
+        self, destination: Destination, message_selector: str | None = None, no_local: bool = False
+    ) -> JMSConsumer:
+        from pyjms.api.consumer import JMSConsumer
+
+        self._check_open()
+        key = self._jkey(destination)
+        r = self._call(lambda: self._ch.consumer(key, message_selector, bool(no_local)),
+                       f"create_consumer({destination}, selector={message_selector!r})")
+        return self._register(JMSConsumer(self, r, destination, message_selector))
+
+    def create_durable_consumer(
+        self, topic: Topic, name: str, message_selector: str | None = None, no_local: bool = False
+    ) -> JMSConsumer:
+        from pyjms.api.consumer import JMSConsumer
+
+        self._check_open()
+        self._check_topic(topic, "create_durable_consumer")
+        key = self._jkey(topic)
+        r = self._call(lambda: self._ch.durableConsumer(key, name, message_selector, bool(no_local)),
+                       f"create_durable_consumer({topic}, {name!r})")
+        return self._register(JMSConsumer(self, r, topic, message_selector))
+
+    def create_shared_consumer(self, topic: Topic, name: str, message_selector: str | None = None) -> JMSConsumer:
+        return self._shared(topic, name, message_selector, durable=False)
+
+    def create_shared_durable_consumer(
+        self, topic: Topic, name: str, message_selector: str | None = None
+    ) -> JMSConsumer:
+        return self._shared(topic, name, message_selector, durable=True)
+
+    def _shared(self, topic: Topic, name: str, selector: str | None, durable: bool) -> JMSConsumer:
+        from pyjms.api.consumer import JMSConsumer
+
+        self._check_open()
+        what = "create_shared_durable_consumer" if durable else "create_shared_consumer"
+        self._check_topic(topic, what)
+        key = self._jkey(topic)
+        r = self._call(lambda: self._ch.sharedConsumer(key, name, selector, durable), f"{what}({topic}, {name!r})")
+        return self._register(JMSConsumer(self, r, topic, selector))
+
+    @staticmethod
+    def _check_topic(topic: Any, what: str) -> None:
+        if not isinstance(topic, Topic):
+            raise InvalidDestinationRuntimeException(f"{what} needs a Topic, got {topic!r}")
+
+    def unsubscribe(self, name: str) -> None:
+        self._check_open()
+        self._call(lambda: self._ch.unsubscribe(name), f"unsubscribe({name!r})")
+
+    def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
+        from pyjms.api.consumer import QueueBrowser
+
+        self._check_open()
+        if not isinstance(queue, Queue):
+            raise InvalidDestinationRuntimeException(f"create_browser needs a Queue, got {queue!r}")
+        key = self._jkey(queue)
+        b = self._call(lambda: self._ch.browser(key, message_selector), f"create_browser({queue})")
+        return QueueBrowser(self, b, queue, message_selector)
+
+    # ------------------------------------------------------------------ transactions and acks
+
+    def commit(self) -> None:
+        self._check_open()
+        if self._mode != SESSION_TRANSACTED:
+            raise IllegalStateRuntimeException("commit() needs a SESSION_TRANSACTED context")
+        self._drain_async()
+        self._call(self._ch.commit, "commit")
+
+    def rollback(self) -> None:
+        self._check_open()
+        if self._mode != SESSION_TRANSACTED:
+            raise IllegalStateRuntimeException("rollback() needs a SESSION_TRANSACTED context")
+        self._drain_async()
+        self._call(self._ch.rollback, "rollback")
+
+    def recover(self) -> None:
+        """Redelivers every unacknowledged message (not for transacted contexts)."""
+        self._check_open()
+        if self._mode == SESSION_TRANSACTED:
+            raise IllegalStateRuntimeException("recover() is not allowed on a SESSION_TRANSACTED context")
+        self._call(self._ch.recover, "recover")
+
+    def acknowledge(self) -> None:
+        """CLIENT_ACKNOWLEDGE: acknowledges all messages consumed; ignored in other modes."""
+        self._check_open()
+        if self._mode == CLIENT_ACKNOWLEDGE:
+            self._call(self._ch.acknowledge, "acknowledge")
+
+    # ------------------------------------------------------------------ listeners
+
+    def _check_no_listener(self) -> None:
+        if self._listeners:
+            raise IllegalStateRuntimeException(
+                "this context has a message listener: synchronous receive is not allowed on it (JMS 2.0)"
+            )
+
+    def _set_listener(self, consumer: JMSConsumer, has_listener: bool) -> None:
+        with self._lock:
+            if has_listener:
+                self._listeners[consumer._id] = consumer
+                if self._dispatcher is None:
+                    self._dispatcher = threading.Thread(
+                        target=self._dispatch, name=f"pyjms-dispatch-{id(self):x}", daemon=True
+                    )
+                    self._dispatcher.start()
+            else:
+                self._listeners.pop(consumer._id, None)
+
+    def _dispatch(self) -> None:
+        """The context's one listener thread: takes each message from the shim, runs the
+        listener, and returns a verdict (a failed listener gets the message redelivered)."""
+        from pyjms.bridge import codec
+
+        with jvm.java_thread():
+            while not self._closed:
+                try:
+                    raw = self._ch.nextListened(200)
+                except Exception:
+                    if self._closed:
+                        return
+                    raise
+                if raw is None:
+                    continue
+                buf = bytes(raw)
+                (receiver_id,) = codec._I32.unpack_from(buf, 0)
+                consumer = self._listeners.get(receiver_id)
+                ok = False
+                try:
+                    if consumer is not None and consumer._listener is not None:
+                        rec = codec.IncomingRecord(buf, 4)
+                        consumer._listener(Message._received(rec, self._acker()))
+                        ok = True
+                except Exception as e:  # a failing listener must not kill the dispatcher
+                    consumer._listener_error(e)
+                try:
+                    self._ch.listenedDone(ok)
+                except Exception:
+                    if self._closed:
+                        return
+
+    def _acker(self) -> Callable[[], None] | None:
+        return self.acknowledge if self._mode == CLIENT_ACKNOWLEDGE else None
+
+
+class _AsyncSender:
+    """JMS 2.0 async send: one thread per context sends in order and calls the listeners."""
+
+    def __init__(self, ctx: JMSContext) -> None:
+        self._ctx = ctx
+        self._q: _queue.Queue[Any] = _queue.Queue()
+        self._thread = threading.Thread(target=self._run, name=f"pyjms-async-{id(ctx):x}", daemon=True)
+        self._thread.start()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._q.put(job)
+
+    def drain(self) -> None:
+        if threading.current_thread() is not self._thread:
+            self._q.join()
+
+    def stop(self) -> None:
+        self.drain()
+        self._q.put(None)
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        with jvm.java_thread():
+            while True:
+                job = self._q.get()
+                try:
+                    if job is None:
+                        return
+                    job()
+                finally:
+                    self._q.task_done()

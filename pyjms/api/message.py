@@ -1,0 +1,655 @@
+"""JMS messages as pure Python objects (a facade over the shim's records).
+
+A received message keeps the record it came in and decodes headers and properties only when
+asked, so a batch of 100,000 messages costs little more than the bytes. Property and map
+values carry their JMS type, and the typed getters follow the Jakarta Messaging conversion
+table. ObjectMessage bodies are never deserialized.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+
+from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
+from pyjms.api.destination import Destination, from_key
+from pyjms.bridge import codec as C
+from pyjms.errors import (
+    InvalidArgumentRuntimeException,
+    MessageFormatRuntimeException,
+    MessageNotWriteableRuntimeException,
+)
+from pyjms.rules.expiry import remaining_expiry
+
+if TYPE_CHECKING:
+    from pyjms.bridge.codec import IncomingRecord
+
+#: JMS property carrying the delivery time where the transport drops JMSDeliveryTime
+DELIVERY_TIME_PROPERTY = "JMS_PYJMS_DeliveryTime"
+
+_INT_RANGES = {
+    C.T_BYTE: (-(2**7), 2**7 - 1),
+    C.T_SHORT: (-(2**15), 2**15 - 1),
+    C.T_INT: (-(2**31), 2**31 - 1),
+    C.T_LONG: (-(2**63), 2**63 - 1),
+}
+_TYPE_NAMES = {
+    C.T_BOOL: "boolean", C.T_BYTE: "byte", C.T_SHORT: "short", C.T_INT: "int",
+    C.T_LONG: "long", C.T_FLOAT: "float", C.T_DOUBLE: "double", C.T_STRING: "String",
+    C.T_BYTES: "byte[]", C.T_CHAR: "char",
+}
+# JMS conversion table: which stored types each typed getter accepts (strings are parsed)
+_READABLE_AS = {
+    C.T_BOOL: {C.T_BOOL, C.T_STRING},
+    C.T_BYTE: {C.T_BYTE, C.T_STRING},
+    C.T_SHORT: {C.T_BYTE, C.T_SHORT, C.T_STRING},
+    C.T_INT: {C.T_BYTE, C.T_SHORT, C.T_INT, C.T_STRING},
+    C.T_LONG: {C.T_BYTE, C.T_SHORT, C.T_INT, C.T_LONG, C.T_STRING},
+    C.T_FLOAT: {C.T_FLOAT, C.T_STRING},
+    C.T_DOUBLE: {C.T_FLOAT, C.T_DOUBLE, C.T_STRING},
+    C.T_CHAR: {C.T_CHAR},
+    C.T_BYTES: {C.T_BYTES},
+}
+_RESERVED = {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE"}
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+
+
+def check_property_name(name: Any) -> str:
+    """JMS property names are selector identifiers, not reserved words, not JMS headers."""
+    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+        raise InvalidArgumentRuntimeException(
+            f"property name {name!r} is not a valid identifier (letters, digits, _ or $, not starting with a digit)"
+        )
+    if name.upper() in _RESERVED:
+        raise InvalidArgumentRuntimeException(f"property name {name!r} is a reserved selector word")
+    if name.startswith("JMS") and not name.startswith(("JMSX", "JMS_")):
+        raise InvalidArgumentRuntimeException(
+            f"property name {name!r} is reserved: only JMSX* and JMS_<vendor>_* may start with JMS"
+        )
+    return name
+
+
+def tag_for(value: Any, *, allow_bytes: bool = False, what: str = "value") -> int:
+    """The JMS type a Python value is stored as (int picks int or long by size)."""
+    if isinstance(value, bool):
+        return C.T_BOOL
+    if isinstance(value, int):
+        if _INT_RANGES[C.T_INT][0] <= value <= _INT_RANGES[C.T_INT][1]:
+            return C.T_INT
+        if _INT_RANGES[C.T_LONG][0] <= value <= _INT_RANGES[C.T_LONG][1]:
+            return C.T_LONG
+        raise InvalidArgumentRuntimeException(f"{what} {value} does not fit a JMS long (64 bits)")
+    if isinstance(value, float):
+        return C.T_DOUBLE
+    if isinstance(value, str):
+        return C.T_STRING
+    if allow_bytes and isinstance(value, (bytes, bytearray, memoryview)):
+        return C.T_BYTES
+    allowed = "bool, int, float, str" + (", bytes" if allow_bytes else "")
+    raise MessageFormatRuntimeException(
+        f"{what} {value!r} has type {type(value).__name__}; JMS allows {allowed}"
+    )
+
+
+def checked_value(tag: int, value: Any, what: str) -> Any:
+    """Validates a value for an explicit JMS type (set_byte_property(…, 300) is an error)."""
+    if tag in _INT_RANGES:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise MessageFormatRuntimeException(f"{what} must be an int for a JMS {_TYPE_NAMES[tag]}, got {value!r}")
+        lo, hi = _INT_RANGES[tag]
+        if not lo <= value <= hi:
+            raise InvalidArgumentRuntimeException(
+                f"{what} {value} is outside the JMS {_TYPE_NAMES[tag]} range {lo}..{hi}"
+            )
+        return value
+    if tag in (C.T_FLOAT, C.T_DOUBLE):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise MessageFormatRuntimeException(f"{what} must be a float, got {value!r}")
+        return float(value)
+    if tag == C.T_BOOL:
+        if not isinstance(value, bool):
+            raise MessageFormatRuntimeException(f"{what} must be a bool, got {value!r}")
+        return value
+    if tag == C.T_STRING:
+        if not isinstance(value, str):
+            raise MessageFormatRuntimeException(f"{what} must be a str, got {value!r}")
+        return value
+    if tag == C.T_BYTES:
+        return bytes(value)
+    return value
+
+
+def convert(entry: tuple[int, Any] | None, want: int, what: str) -> Any:
+    """Reads a stored (tag, value) as JMS type ``want``, per the JMS conversion table."""
+    if entry is None:
+        if want == C.T_BOOL:
+            return False  # Boolean.valueOf(null)
+        if want == C.T_STRING:
+            return None
+        raise MessageFormatRuntimeException(f"{what} is not set, so it has no {_TYPE_NAMES[want]} value")
+    tag, value = entry
+    if want == C.T_STRING:
+        if tag == C.T_BOOL:
+            return "true" if value else "false"
+        if tag == C.T_BYTES:
+            raise MessageFormatRuntimeException(f"{what} is a byte[] and cannot be read as a String")
+        return value if tag == C.T_STRING else str(value)
+    if tag not in _READABLE_AS[want]:
+        raise MessageFormatRuntimeException(
+            f"{what} holds a JMS {_TYPE_NAMES[tag]} ({value!r}), which cannot be read as a {_TYPE_NAMES[want]}"
+        )
+    if tag != C.T_STRING:
+        return value
+    try:  # JMS parses strings for the typed getters
+        if want == C.T_BOOL:
+            return value.lower() == "true"
+        if want in _INT_RANGES:
+            return checked_value(want, int(value), what)
+        return float(value)
+    except (ValueError, InvalidArgumentRuntimeException):
+        raise MessageFormatRuntimeException(
+            f"{what} holds the String {value!r}, which is not a valid {_TYPE_NAMES[want]}"
+        ) from None
+
+
+class Message:
+    """jakarta.jms.Message: headers, typed properties, no body."""
+
+    _kind = C.KIND_MESSAGE
+    __slots__ = ("_rec", "_h", "_props", "_body", "_props_ro", "_body_ro", "_ack")
+
+    def __init__(self) -> None:
+        self._rec: IncomingRecord | None = None
+        self._h: dict[str, Any] | None = None
+        self._props: dict[str, tuple[int, Any]] | None = None
+        self._body: Any = None
+        self._props_ro = False
+        self._body_ro = False
+        self._ack: Callable[[], None] | None = None
+
+    # ------------------------------------------------------------------ decoding
+
+    @classmethod
+    def _received(cls, rec: IncomingRecord, ack: Callable[[], None] | None) -> Message:
+        m = _BY_KIND.get(rec.kind, Message).__new__(_BY_KIND.get(rec.kind, Message))
+        m._rec = rec
+        m._h = None
+        m._props = None
+        m._body = _UNDECODED
+        m._props_ro = True
+        m._body_ro = True
+        m._ack = ack
+        return m
+
+    def _headers(self) -> dict[str, Any]:
+        if self._h is None:
+            if self._rec is not None:
+                self._h, self._props = self._rec.headers_and_properties()
+            else:
+                self._h = {}
+        return self._h
+
+    def _properties(self) -> dict[str, tuple[int, Any]]:
+        if self._props is None:
+            if self._rec is not None:
+                self._h, self._props = self._rec.headers_and_properties()
+            else:
+                self._props = {}
+        return self._props
+
+    def _decoded_body(self) -> Any:
+        if self._body is _UNDECODED:
+            self._body = self._rec.body() if self._rec is not None else None
+        return self._body
+
+    def _apply_sent_headers(self, headers: Mapping[str, Any]) -> None:
+        """After a send: the provider's id, timestamp, expiration... (JMS sets them on the sent message)."""
+        h = self._headers()
+        for k in ("message_id", "timestamp", "destination", "delivery_mode", "expiration", "priority", "delivery_time"):
+            h[k] = headers.get(k)
+
+    # ------------------------------------------------------------------ headers
+
+    def get_jms_message_id(self) -> str | None:
+        return self._headers().get("message_id")
+
+    def set_jms_message_id(self, value: str | None) -> None:
+        self._headers()["message_id"] = value
+
+    def get_jms_timestamp(self) -> int:
+        return self._headers().get("timestamp") or 0
+
+    def set_jms_timestamp(self, value: int) -> None:
+        self._headers()["timestamp"] = int(value)
+
+    def get_jms_correlation_id(self) -> str | None:
+        return self._headers().get("correlation_id")
+
+    def set_jms_correlation_id(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise MessageFormatRuntimeException(f"a correlation id must be a str, got {value!r}")
+        self._headers()["correlation_id"] = value
+
+    def get_jms_reply_to(self) -> Destination | None:
+        v = self._headers().get("reply_to")
+        return from_key(v) if isinstance(v, str) else v
+
+    def set_jms_reply_to(self, value: Destination | None) -> None:
+        if value is not None and not isinstance(value, Destination):
+            raise MessageFormatRuntimeException(f"reply-to must be a Queue or Topic, got {value!r}")
+        self._headers()["reply_to"] = value
+
+    def get_jms_destination(self) -> Destination | None:
+        v = self._headers().get("destination")
+        return from_key(v) if isinstance(v, str) else v
+
+    def set_jms_destination(self, value: Destination | None) -> None:
+        self._headers()["destination"] = value
+
+    def get_jms_delivery_mode(self) -> int:
+        return self._headers().get("delivery_mode") or PERSISTENT
+
+    def set_jms_delivery_mode(self, value: int) -> None:
+        self._headers()["delivery_mode"] = value
+
+    def get_jms_redelivered(self) -> bool:
+        return bool(self._headers().get("redelivered"))
+
+    def set_jms_redelivered(self, value: bool) -> None:
+        self._headers()["redelivered"] = bool(value)
+
+    def get_jms_type(self) -> str | None:
+        return self._headers().get("type")
+
+    def set_jms_type(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise MessageFormatRuntimeException(f"a JMS type must be a str, got {value!r}")
+        self._headers()["type"] = value
+
+    def get_jms_expiration(self) -> int:
+        return self._headers().get("expiration") or 0
+
+    def set_jms_expiration(self, value: int) -> None:
+        self._headers()["expiration"] = int(value)
+
+    def get_jms_delivery_time(self) -> int:
+        """Send time plus delivery delay; carried as a property where the wire drops it."""
+        h = self._headers()
+        carried = self._properties().get(DELIVERY_TIME_PROPERTY)
+        if carried is not None:
+            return int(carried[1])
+        return h.get("delivery_time") or h.get("timestamp") or 0
+
+    def set_jms_delivery_time(self, value: int) -> None:
+        self._headers()["delivery_time"] = int(value)
+
+    def get_jms_priority(self) -> int:
+        p = self._headers().get("priority")
+        return DEFAULT_PRIORITY if p is None else p
+
+    def set_jms_priority(self, value: int) -> None:
+        self._headers()["priority"] = value
+
+    def get_delivery_count(self) -> int:
+        """JMSXDeliveryCount: 1 on first delivery."""
+        return self._headers().get("delivery_count") or 1
+
+    def get_remaining_expiry(self) -> int:
+        """The remaining lifetime in tenths of a second (MQMD Expiry), or MQEI_UNLIMITED."""
+        return remaining_expiry(self.get_jms_expiration())
+
+    # ------------------------------------------------------------------ properties
+
+    def _get(self, name: str) -> tuple[int, Any] | None:
+        if name == "JMSXDeliveryCount" and self._rec is not None:
+            return (C.T_INT, self.get_delivery_count())
+        return self._properties().get(name)
+
+    def _set(self, name: str, tag: int, value: Any) -> None:
+        if self._props_ro:
+            raise MessageNotWriteableRuntimeException(
+                f"cannot set property {name!r}: a received message's properties are read-only until clear_properties()"
+            )
+        check_property_name(name)
+        self._properties()[name] = (tag, checked_value(tag, value, f"property {name!r}"))
+
+    def property_exists(self, name: str) -> bool:
+        return self._get(name) is not None
+
+    def get_property_names(self) -> list[str]:
+        return list(self._properties())
+
+    def clear_properties(self) -> None:
+        self._properties().clear()
+        self._props_ro = False
+
+    def get_boolean_property(self, name: str) -> bool:
+        return convert(self._get(name), C.T_BOOL, f"property {name!r}")
+
+    def get_byte_property(self, name: str) -> int:
+        return convert(self._get(name), C.T_BYTE, f"property {name!r}")
+
+    def get_short_property(self, name: str) -> int:
+        return convert(self._get(name), C.T_SHORT, f"property {name!r}")
+
+    def get_int_property(self, name: str) -> int:
+        return convert(self._get(name), C.T_INT, f"property {name!r}")
+
+    def get_long_property(self, name: str) -> int:
+        return convert(self._get(name), C.T_LONG, f"property {name!r}")
+
+    def get_float_property(self, name: str) -> float:
+        return convert(self._get(name), C.T_FLOAT, f"property {name!r}")
+
+    def get_double_property(self, name: str) -> float:
+        return convert(self._get(name), C.T_DOUBLE, f"property {name!r}")
+
+    def get_string_property(self, name: str) -> str | None:
+        return convert(self._get(name), C.T_STRING, f"property {name!r}")
+
+    def get_object_property(self, name: str) -> Any:
+        e = self._get(name)
+        return None if e is None else e[1]
+
+    def set_boolean_property(self, name: str, value: bool) -> None:
+        self._set(name, C.T_BOOL, value)
+
+    def set_byte_property(self, name: str, value: int) -> None:
+        self._set(name, C.T_BYTE, value)
+
+    def set_short_property(self, name: str, value: int) -> None:
+        self._set(name, C.T_SHORT, value)
+
+    def set_int_property(self, name: str, value: int) -> None:
+        self._set(name, C.T_INT, value)
+
+    def set_long_property(self, name: str, value: int) -> None:
+        self._set(name, C.T_LONG, value)
+
+    def set_float_property(self, name: str, value: float) -> None:
+        self._set(name, C.T_FLOAT, value)
+
+    def set_double_property(self, name: str, value: float) -> None:
+        self._set(name, C.T_DOUBLE, value)
+
+    def set_string_property(self, name: str, value: str) -> None:
+        self._set(name, C.T_STRING, value)
+
+    def set_object_property(self, name: str, value: bool | int | float | str) -> None:
+        self._set(name, tag_for(value, what=f"property {name!r}"), value)
+
+    #: Pythonic alias: the JMS type follows the Python type
+    set_property = set_object_property
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        """A copy of the properties as plain Python values."""
+        return {k: v for k, (_, v) in self._properties().items()}
+
+    # ------------------------------------------------------------------ body
+
+    def clear_body(self) -> None:
+        self._body = None
+        self._body_ro = False
+
+    def _check_body_writable(self) -> None:
+        if self._body_ro:
+            raise MessageNotWriteableRuntimeException(
+                "a received message's body is read-only until clear_body()"
+            )
+
+    def get_body(self, as_type: type | None = None) -> Any:
+        """The body as ``as_type`` (str, bytes, dict), or None for a body-less message."""
+        body = self._decoded_body()
+        if as_type is not None and body is not None and not self.is_body_assignable_to(as_type):
+            raise MessageFormatRuntimeException(
+                f"the body of this {type(self).__name__} cannot be returned as {as_type.__name__}"
+            )
+        return self._plain_body(body)
+
+    def _plain_body(self, body: Any) -> Any:
+        return body
+
+    def is_body_assignable_to(self, as_type: type) -> bool:
+        return self._decoded_body() is None
+
+    def acknowledge(self) -> None:
+        """CLIENT_ACKNOWLEDGE: acknowledges every message the context has consumed."""
+        if self._ack is not None:
+            self._ack()
+
+    # ------------------------------------------------------------------ encoding
+
+    def _body_for_send(self) -> Any:
+        return None
+
+    def _pack(
+        self,
+        header_overrides: Mapping[str, Any] | None = None,
+        extra_properties: Mapping[str, tuple[int, Any]] | None = None,
+    ) -> bytes:
+        """The outgoing record; a JMSProducer's headers and properties override the message's."""
+        h = self._headers()
+        if header_overrides:
+            h = {**h, **{k: v for k, v in header_overrides.items() if v is not None}}
+        reply_to = h.get("reply_to")
+        if isinstance(reply_to, Destination):
+            reply_to = reply_to.key
+        corr, jtype = h.get("correlation_id"), h.get("type")
+        headers = C.pack_headers(corr, jtype, reply_to) if (corr or jtype or reply_to) else b""
+        props = self._properties()
+        if extra_properties:
+            props = {**props, **extra_properties}
+        return C.pack_record(self._kind, self._body_for_send(), headers, C.pack_properties(props) if props else b"")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} id={self.get_jms_message_id()!r}>"
+
+
+_UNDECODED = object()
+
+
+class TextMessage(Message):
+    """jakarta.jms.TextMessage."""
+
+    _kind = C.KIND_TEXT
+    __slots__ = ()
+
+    def __init__(self, text: str | None = None) -> None:
+        super().__init__()
+        if text is not None:
+            self.set_text(text)
+
+    def get_text(self) -> str | None:
+        return self._decoded_body()
+
+    def set_text(self, text: str | None) -> None:
+        self._check_body_writable()
+        if text is not None and not isinstance(text, str):
+            raise MessageFormatRuntimeException(f"a TextMessage body must be a str, got {type(text).__name__}")
+        self._body = text
+
+    def is_body_assignable_to(self, as_type: type) -> bool:
+        return self._decoded_body() is None or as_type in (str, object)
+
+    def _body_for_send(self) -> Any:
+        return self._decoded_body()
+
+    def __repr__(self) -> str:
+        text = self.get_text() or ""
+        return f"<TextMessage id={self.get_jms_message_id()!r} text={text[:40]!r}>"
+
+
+class BytesMessage(Message):
+    """jakarta.jms.BytesMessage, with the body as one bytes value (write_bytes appends)."""
+
+    _kind = C.KIND_BYTES
+    __slots__ = ()
+
+    def __init__(self, data: bytes | None = None) -> None:
+        super().__init__()
+        self._body = b""
+        if data is not None:
+            self.write_bytes(data)
+
+    def write_bytes(self, data: bytes | bytearray | memoryview) -> None:
+        self._check_body_writable()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise MessageFormatRuntimeException(f"write_bytes takes bytes, got {type(data).__name__}")
+        self._body = (self._body or b"") + bytes(data)
+
+    def get_body_length(self) -> int:
+        return len(self._decoded_body() or b"")
+
+    def read_bytes(self) -> bytes:
+        return bytes(self._decoded_body() or b"")
+
+    def is_body_assignable_to(self, as_type: type) -> bool:
+        return as_type in (bytes, bytearray, object)
+
+    def _plain_body(self, body: Any) -> Any:
+        return bytes(body) if body is not None else b""
+
+    def _body_for_send(self) -> Any:
+        return self._decoded_body() or b""
+
+
+class MapMessage(Message):
+    """jakarta.jms.MapMessage: name/value pairs with JMS types."""
+
+    _kind = C.KIND_MAP
+    __slots__ = ()
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        self._body = {}
+        for k, v in (values or {}).items():
+            self.set_object(k, v)
+
+    def _map(self) -> dict[str, tuple[int, Any]]:
+        m = self._decoded_body()
+        if m is None:
+            m = self._body = {}
+        return m
+
+    def _put(self, name: str, tag: int, value: Any) -> None:
+        self._check_body_writable()
+        if not isinstance(name, str) or not name:
+            raise InvalidArgumentRuntimeException(f"a map entry name must be a non-empty str, got {name!r}")
+        self._map()[name] = (tag, checked_value(tag, value, f"map entry {name!r}"))
+
+    def set_object(self, name: str, value: Any) -> None:
+        self._put(name, tag_for(value, allow_bytes=True, what=f"map entry {name!r}"), value)
+
+    def set_string(self, name: str, value: str) -> None:
+        self._put(name, C.T_STRING, value)
+
+    def set_int(self, name: str, value: int) -> None:
+        self._put(name, C.T_INT, value)
+
+    def set_long(self, name: str, value: int) -> None:
+        self._put(name, C.T_LONG, value)
+
+    def set_double(self, name: str, value: float) -> None:
+        self._put(name, C.T_DOUBLE, value)
+
+    def set_boolean(self, name: str, value: bool) -> None:
+        self._put(name, C.T_BOOL, value)
+
+    def set_bytes(self, name: str, value: bytes) -> None:
+        self._put(name, C.T_BYTES, value)
+
+    def get_object(self, name: str) -> Any:
+        e = self._map().get(name)
+        return None if e is None else e[1]
+
+    def get_string(self, name: str) -> str | None:
+        return convert(self._map().get(name), C.T_STRING, f"map entry {name!r}")
+
+    def get_int(self, name: str) -> int:
+        return convert(self._map().get(name), C.T_INT, f"map entry {name!r}")
+
+    def get_long(self, name: str) -> int:
+        return convert(self._map().get(name), C.T_LONG, f"map entry {name!r}")
+
+    def get_double(self, name: str) -> float:
+        return convert(self._map().get(name), C.T_DOUBLE, f"map entry {name!r}")
+
+    def get_boolean(self, name: str) -> bool:
+        return convert(self._map().get(name), C.T_BOOL, f"map entry {name!r}")
+
+    def get_bytes(self, name: str) -> bytes:
+        return convert(self._map().get(name), C.T_BYTES, f"map entry {name!r}")
+
+    def get_map_names(self) -> list[str]:
+        return list(self._map())
+
+    def item_exists(self, name: str) -> bool:
+        return name in self._map()
+
+    def is_body_assignable_to(self, as_type: type) -> bool:
+        return as_type in (dict, Mapping, object)
+
+    def _plain_body(self, body: Any) -> Any:
+        return {k: v for k, (_, v) in (body or {}).items()}
+
+    def _body_for_send(self) -> Any:
+        return self._map()
+
+
+class ObjectMessage(Message):
+    """A received jakarta.jms.ObjectMessage. pyjms never deserializes Java objects."""
+
+    _kind = C.KIND_OBJECT
+    __slots__ = ()
+
+    def get_object(self) -> Any:
+        raise MessageFormatRuntimeException(
+            "pyjms does not deserialize ObjectMessage bodies (Java deserialization of untrusted data is unsafe)"
+        )
+
+    def is_body_assignable_to(self, as_type: type) -> bool:
+        return False
+
+    def get_body(self, as_type: type | None = None) -> Any:
+        return self.get_object()
+
+
+class StreamMessage(Message):
+    """A received jakarta.jms.StreamMessage: headers and properties only."""
+
+    _kind = C.KIND_STREAM
+    __slots__ = ()
+
+    def is_body_assignable_to(self, as_type: type) -> bool:
+        return False
+
+    def get_body(self, as_type: type | None = None) -> Any:
+        raise MessageFormatRuntimeException("pyjms does not decode StreamMessage bodies")
+
+
+_BY_KIND: dict[int, type[Message]] = {
+    C.KIND_MESSAGE: Message,
+    C.KIND_TEXT: TextMessage,
+    C.KIND_BYTES: BytesMessage,
+    C.KIND_MAP: MapMessage,
+    C.KIND_OBJECT: ObjectMessage,
+    C.KIND_STREAM: StreamMessage,
+}
+
+
+def message_for_body(body: Any) -> Message:
+    """The message a JMSProducer.send body becomes: str, bytes, dict or a Message."""
+    if isinstance(body, Message):
+        return body
+    if isinstance(body, str):
+        return TextMessage(body)
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return BytesMessage(bytes(body))
+    if isinstance(body, Mapping):
+        return MapMessage(body)
+    if body is None:
+        return Message()
+    raise MessageFormatRuntimeException(
+        f"cannot send a body of type {type(body).__name__}: use str, bytes, dict, None or a Message"
+    )

@@ -1,0 +1,311 @@
+"""JMSProducer: fluent send options, one JVM crossing per send or per batch."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
+
+from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
+from pyjms.api.destination import Destination
+from pyjms.api.message import Message, check_property_name, checked_value, convert, message_for_body, tag_for
+from pyjms.bridge import codec as C
+from pyjms.bridge.errors import translate
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, MessageFormatRuntimeException
+from pyjms.rules import delivery as rules
+
+if TYPE_CHECKING:
+    from pyjms.api.context import JMSContext
+
+
+class CompletionListener(Protocol):
+    """jakarta.jms.CompletionListener (a plain callable taking (message, exception) also works)."""
+
+    def on_completion(self, message: Message) -> None: ...
+
+    def on_exception(self, message: Message, exception: JMSRuntimeException) -> None: ...
+
+
+class JMSProducer:
+    """jakarta.jms.JMSProducer. Setters return the producer, so calls chain."""
+
+    def __init__(self, ctx: JMSContext) -> None:
+        self._ctx = ctx
+        self._mode = PERSISTENT
+        self._priority = DEFAULT_PRIORITY
+        self._ttl = 0
+        self._delay = 0
+        self._disable_id = False
+        self._disable_ts = False
+        self._correlation_id: str | None = None
+        self._type: str | None = None
+        self._reply_to: Destination | None = None
+        self._props: dict[str, tuple[int, Any]] = {}
+        self._listener: Any = None
+        self._blocks: tuple[bytes, bytes] | None = None  # packed (headers, properties), cached
+
+    # ------------------------------------------------------------------ options
+
+    def set_delivery_mode(self, delivery_mode: int) -> JMSProducer:
+        self._mode = rules.check_delivery_mode(delivery_mode)
+        return self
+
+    def get_delivery_mode(self) -> int:
+        return self._mode
+
+    def set_priority(self, priority: int) -> JMSProducer:
+        self._priority = rules.check_priority(priority)
+        return self
+
+    def get_priority(self) -> int:
+        return self._priority
+
+    def set_time_to_live(self, time_to_live: int | timedelta) -> JMSProducer:
+        ttl = rules.check_time_to_live(time_to_live)
+        rules.check_delay_within_ttl(self._delay, ttl)
+        self._ttl = ttl
+        return self
+
+    def get_time_to_live(self) -> int:
+        return self._ttl
+
+    def set_delivery_delay(self, delivery_delay: int | timedelta) -> JMSProducer:
+        delay = rules.check_delivery_delay(delivery_delay)
+        rules.check_delay_within_ttl(delay, self._ttl)
+        if delay:
+            # Delivery delay has its own mechanism (staging queue, scheduler); until it is
+            # chosen for this provider, a nonzero delay is refused rather than ignored.
+            raise rules.delay_not_supported(delay, self._ctx.provider_name)
+        self._delay = delay
+        return self
+
+    def get_delivery_delay(self) -> int:
+        return self._delay
+
+    def set_disable_message_id(self, value: bool) -> JMSProducer:
+        self._disable_id = bool(value)
+        return self
+
+    def get_disable_message_id(self) -> bool:
+        return self._disable_id
+
+    def set_disable_message_timestamp(self, value: bool) -> JMSProducer:
+        self._disable_ts = bool(value)
+        return self
+
+    def get_disable_message_timestamp(self) -> bool:
+        return self._disable_ts
+
+    def set_jms_correlation_id(self, correlation_id: str | None) -> JMSProducer:
+        if correlation_id is not None and not isinstance(correlation_id, str):
+            raise MessageFormatRuntimeException(f"a correlation id must be a str, got {correlation_id!r}")
+        self._correlation_id = correlation_id
+        self._blocks = None
+        return self
+
+    def get_jms_correlation_id(self) -> str | None:
+        return self._correlation_id
+
+    def set_jms_type(self, jms_type: str | None) -> JMSProducer:
+        if jms_type is not None and not isinstance(jms_type, str):
+            raise MessageFormatRuntimeException(f"a JMS type must be a str, got {jms_type!r}")
+        self._type = jms_type
+        self._blocks = None
+        return self
+
+    def get_jms_type(self) -> str | None:
+        return self._type
+
+    def set_jms_reply_to(self, reply_to: Destination | None) -> JMSProducer:
+        if reply_to is not None and not isinstance(reply_to, Destination):
+            raise MessageFormatRuntimeException(f"reply-to must be a Queue or Topic, got {reply_to!r}")
+        self._reply_to = reply_to
+        self._blocks = None
+        return self
+
+    def get_jms_reply_to(self) -> Destination | None:
+        return self._reply_to
+
+    def set_property(self, name: str, value: bool | int | float | str) -> JMSProducer:
+        """Sets a property on every message this producer sends (JMS type from the Python type)."""
+        check_property_name(name)
+        tag = tag_for(value, what=f"property {name!r}")
+        self._props[name] = (tag, checked_value(tag, value, f"property {name!r}"))
+        self._blocks = None
+        return self
+
+    def _set_typed(self, name: str, tag: int, value: Any) -> JMSProducer:
+        check_property_name(name)
+        self._props[name] = (tag, checked_value(tag, value, f"property {name!r}"))
+        self._blocks = None
+        return self
+
+    def set_boolean_property(self, name: str, value: bool) -> JMSProducer:
+        return self._set_typed(name, C.T_BOOL, value)
+
+    def set_int_property(self, name: str, value: int) -> JMSProducer:
+        return self._set_typed(name, C.T_INT, value)
+
+    def set_long_property(self, name: str, value: int) -> JMSProducer:
+        return self._set_typed(name, C.T_LONG, value)
+
+    def set_double_property(self, name: str, value: float) -> JMSProducer:
+        return self._set_typed(name, C.T_DOUBLE, value)
+
+    def set_string_property(self, name: str, value: str) -> JMSProducer:
+        return self._set_typed(name, C.T_STRING, value)
+
+    def clear_properties(self) -> JMSProducer:
+        self._props.clear()
+        self._blocks = None
+        return self
+
+    def property_exists(self, name: str) -> bool:
+        return name in self._props
+
+    def get_property_names(self) -> set[str]:
+        return set(self._props)
+
+    def get_object_property(self, name: str) -> Any:
+        e = self._props.get(name)
+        return None if e is None else e[1]
+
+    def get_string_property(self, name: str) -> str | None:
+        return convert(self._props.get(name), C.T_STRING, f"property {name!r}")
+
+    def get_int_property(self, name: str) -> int:
+        return convert(self._props.get(name), C.T_INT, f"property {name!r}")
+
+    def get_long_property(self, name: str) -> int:
+        return convert(self._props.get(name), C.T_LONG, f"property {name!r}")
+
+    def get_boolean_property(self, name: str) -> bool:
+        return convert(self._props.get(name), C.T_BOOL, f"property {name!r}")
+
+    def get_double_property(self, name: str) -> float:
+        return convert(self._props.get(name), C.T_DOUBLE, f"property {name!r}")
+
+    def set_async(self, completion_listener: CompletionListener | Callable[..., None] | None) -> JMSProducer:
+        """Sends return at once; the listener hears of each completion in send order.
+
+        It may be an object with on_completion/on_exception, or a callable
+        ``fn(message, exception_or_None)``. None makes sends synchronous again.
+        """
+        if completion_listener is not None and not (
+            callable(completion_listener) or hasattr(completion_listener, "on_completion")
+        ):
+            raise InvalidArgumentRuntimeException(
+                f"a completion listener needs on_completion/on_exception or to be callable, got {completion_listener!r}"
+            )
+        self._listener = completion_listener
+        return self
+
+    def get_async(self) -> Any:
+        return self._listener
+
+    # ------------------------------------------------------------------ sending
+
+    def _flags(self) -> int:
+        return (1 if self._disable_id else 0) | (2 if self._disable_ts else 0)
+
+    def _packed_blocks(self) -> tuple[bytes, bytes]:
+        if self._blocks is None:
+            reply = self._reply_to.key if self._reply_to is not None else None
+            headers = (
+                C.pack_headers(self._correlation_id, self._type, reply)
+                if (self._correlation_id or self._type or reply)
+                else b""
+            )
+            self._blocks = (headers, C.pack_properties(self._props) if self._props else b"")
+        return self._blocks
+
+    def send(self, destination: Destination, body: Any) -> JMSProducer:
+        """Sends a str (TextMessage), bytes (BytesMessage), dict (MapMessage), None or a Message."""
+        ctx = self._ctx
+        ctx._check_open()
+        key = ctx._jkey(destination)
+        if isinstance(body, (str, bytes)) and self._listener is None:
+            # the fast path: no Message object, one JVM call
+            headers, props = self._packed_blocks()
+            record = C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
+            if ctx._async is not None:
+                ctx._drain_async()
+            try:
+                ctx._ch.send(key, record, self._mode, self._priority, self._ttl, self._flags())
+            except ctx._s.JException as e:
+                raise translate(e, f"send to {destination}") from None
+            return self
+        message = message_for_body(body)
+        record = message._pack(
+            {"correlation_id": self._correlation_id, "type": self._type, "reply_to": self._reply_to}, self._props
+        )
+        args = (key, record, self._mode, self._priority, self._ttl, self._flags())
+        if self._listener is not None:
+            ctx._async_sender().submit(lambda: self._send_async(destination, message, args, self._listener))
+            return self
+        ctx._drain_async()
+        self._send_described(destination, message, args)
+        return self
+
+    def _send_described(self, destination: Destination, message: Message, args: tuple[Any, ...]) -> None:
+        ctx = self._ctx
+        try:
+            raw = ctx._ch.sendDescribed(*args)
+        except ctx._s.JException as e:
+            raise translate(e, f"send to {destination}") from None
+        headers, _ = C.read_headers(bytes(raw), 0)
+        message._apply_sent_headers(headers)
+
+    def _send_async(self, destination: Destination, message: Message, args: tuple[Any, ...], listener: Any) -> None:
+        try:
+            self._send_described(destination, message, args)
+        except JMSRuntimeException as e:
+            _notify(listener, message, e)
+        else:
+            _notify(listener, message, None)
+
+    def send_batch(self, destination: Destination, bodies: Iterable[str | bytes]) -> int:
+        """Sends many str/bytes bodies with one JVM crossing; returns how many were sent.
+
+        Every message gets this producer's options and properties. In a transacted context
+        they commit together with the context.
+        """
+        ctx = self._ctx
+        ctx._check_open()
+        key = ctx._jkey(destination)
+        headers, props = self._packed_blocks()
+        text, binary = C.KIND_TEXT, C.KIND_BYTES
+        pack = C.pack_record
+        records = []
+        for body in bodies:
+            if isinstance(body, str):
+                records.append(pack(text, body, headers, props))
+            elif isinstance(body, (bytes, bytearray, memoryview)):
+                records.append(pack(binary, body, headers, props))
+            else:
+                raise MessageFormatRuntimeException(
+                    f"send_batch takes str or bytes bodies; body #{len(records)} is {type(body).__name__}"
+                )
+        if not records:
+            return 0
+        ctx._drain_async()
+        try:
+            return int(
+                ctx._ch.sendBatch(key, C.pack_batch(records, len(records)), self._mode, self._priority, self._ttl, self._flags())
+            )
+        except ctx._s.JException as e:
+            raise translate(e, f"send_batch of {len(records)} messages to {destination}") from None
+
+
+def _notify(listener: Any, message: Message, error: JMSRuntimeException | None) -> None:
+    try:
+        if hasattr(listener, "on_completion"):
+            if error is None:
+                listener.on_completion(message)
+            else:
+                listener.on_exception(message, error)
+        else:
+            listener(message, error)
+    except Exception:  # a failing listener must not stop later completions
+        import logging
+
+        logging.getLogger("pyjms").exception("completion listener failed")

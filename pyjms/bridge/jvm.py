@@ -1,0 +1,129 @@
+"""One JVM per process, started on first use, shut down cleanly.
+
+Everything that touches Java goes through here: the classpath (bridge.classpath), the shim
+jar (bridge.shim), the thread rules and the shutdown order. pyjms never calls Python from a
+Java thread: listeners and async sends run on Python threads that attach to the JVM as
+daemons and detach when they end, so a long run does not leak attachments and a JVM shutdown
+never waits on them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import threading
+import weakref
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from pyjms.bridge import classpath as _classpath
+from pyjms.bridge.shim import shim_jar
+from pyjms.errors import SetupError
+
+_lock = threading.RLock()
+_started = False
+_closers: "weakref.WeakKeyDictionary[Any, Callable[[], None]]" = weakref.WeakKeyDictionary()
+_LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
+
+
+class _Shim:
+    """The shim's Java classes, looked up once."""
+
+    def __init__(self) -> None:
+        import jpype
+
+        j = jpype.JClass
+        self.Channel = j("org.pyjms.shim.Channel")
+        self.Providers = j("org.pyjms.shim.Providers")
+        self.Codec = j("org.pyjms.shim.Codec")
+        self.HashMap = j("java.util.HashMap")
+        self.String = j("java.lang.String")
+        self.Thread = j("java.lang.Thread")
+        self.JException = jpype.JException
+
+    def embedded_broker(self) -> Any:
+        import jpype
+
+        return jpype.JClass("org.pyjms.shim.activemq.EmbeddedBroker")
+
+    def jclass(self, name: str) -> Any:
+        import jpype
+
+        return jpype.JClass(name)
+
+
+_shim: _Shim | None = None
+
+
+def start(extra_classpath: Sequence[str] = (), jvm_options: Sequence[str] = ()) -> _Shim:
+    """Starts the JVM if it is not running; later calls return the running one's shim."""
+    global _started, _shim
+    with _lock:
+        if _shim is not None:
+            return _shim
+        try:
+            import jpype
+        except ImportError:  # pragma: no cover - jpype1 is a hard dependency
+            raise SetupError("JPype is missing: pip install jpype1") from None
+        provider = _classpath.resolve(extra_classpath)
+        cp = [shim_jar(provider), *provider]
+        if jpype.isJVMStarted():
+            raise SetupError("a JVM was started outside pyjms; start it through pyjms.bridge.jvm.start()")
+        try:
+            jvm_path = jpype.getDefaultJVMPath()
+        except Exception as e:  # JVMNotFoundException and friends
+            raise SetupError(
+                f"no Java runtime found ({e}): install a JDK 17 (Debian: apt-get install "
+                "openjdk-17-jdk-headless) or set JAVA_HOME"
+            ) from None
+        options = [
+            f"-Dlog4j2.configurationFile={_LOG_CONFIG}",
+            "-Dorg.apache.activemq.SERIALIZABLE_PACKAGES=",  # never deserialize object bodies
+            "-Xshare:auto",
+            *jvm_options,
+            *filter(None, os.environ.get("PYJMS_JVM_OPTIONS", "").split()),
+        ]
+        jpype.startJVM(jvm_path, *options, classpath=cp, convertStrings=False)
+        _started = True
+        _shim = _Shim()
+        # atexit runs last-registered first: ours closes contexts and brokers before
+        # JPype's own hook shuts the JVM down.
+        atexit.register(_shutdown)
+        return _shim
+
+
+def shim() -> _Shim:
+    return _shim if _shim is not None else start()
+
+
+def is_started() -> bool:
+    return _shim is not None
+
+
+def on_shutdown(owner: Any, close: Callable[[], None]) -> None:
+    """Runs close() before the JVM stops, unless owner was collected first."""
+    _closers[owner] = close
+
+
+def forget(owner: Any) -> None:
+    _closers.pop(owner, None)
+
+
+def _shutdown() -> None:
+    for owner, close in list(_closers.items()):
+        with contextlib.suppress(Exception):
+            close()
+    _closers.clear()
+
+
+@contextlib.contextmanager
+def java_thread() -> Iterator[None]:
+    """For pyjms-owned Python threads that call Java: attach as daemon, always detach."""
+    s = shim()
+    s.Thread.attachAsDaemon()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            s.Thread.detach()

@@ -1,0 +1,41 @@
+"""Finds the shim jar: the one ``pip install`` built, or one built from a source checkout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Sequence
+
+from pyjms.bridge import shimbuild
+from pyjms.errors import SetupError
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+PACKAGED_JAR = PACKAGE_DIR / "_shim" / shimbuild.JAR_NAME
+SOURCE_DIR = PACKAGE_DIR.parent / "java"  # present in a source checkout / editable install
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("PYJMS_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pyjms"
+    )
+    return Path(base)
+
+
+def shim_jar(provider_classpath: Sequence[str]) -> str:
+    """The shim jar to put on the classpath, building it from sources when needed."""
+    try:
+        if SOURCE_DIR.is_dir() and shimbuild.sources(SOURCE_DIR):
+            # a checkout: the sources are the truth, so a stale packaged jar is never used
+            digest = shimbuild.source_hash(SOURCE_DIR, provider_classpath)
+            jar = cache_dir() / f"pyjms-shim-{digest}.jar"
+            if not jar.exists():
+                shimbuild.build(SOURCE_DIR, provider_classpath, jar)
+            return str(jar)
+        if PACKAGED_JAR.exists():
+            return str(PACKAGED_JAR)
+    except shimbuild.ShimBuildError as e:
+        raise SetupError(str(e)) from None
+    raise SetupError(
+        f"the pyjms shim jar is missing ({PACKAGED_JAR}) and no Java sources are at hand: "
+        "reinstall pyjms with a JDK 17 on the PATH so that pip builds it"
+    )

@@ -1,0 +1,101 @@
+"""A real ActiveMQ broker inside this process's JVM (or as a standalone process, see cli).
+
+Non-persistent by default, KahaDB when given a data directory, scheduler support on, every
+connector bound to 127.0.0.1, every topic virtualized for shared subscriptions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from pyjms.bridge import jvm
+from pyjms.bridge.errors import translate
+from pyjms.errors import InvalidArgumentRuntimeException
+
+_counter = itertools.count(1)
+_default: EmbeddedBroker | None = None
+_default_lock = threading.Lock()
+
+
+class EmbeddedBroker:
+    """An ActiveMQ BrokerService in this JVM. Clients in this process use ``vm_url``."""
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        stomp_port: int | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        for label, p in (("port", port), ("stomp_port", stomp_port)):
+            if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535):
+                raise InvalidArgumentRuntimeException(f"{label} {p!r} is not a TCP port (0..65535)")
+        self.name = name or f"pyjms-{os.getpid()}-{next(_counter)}"
+        self.data_dir = str(Path(data_dir).resolve()) if data_dir is not None else None
+        connectors = []
+        if port is not None:
+            connectors.append(f"tcp://127.0.0.1:{port}")
+        if stomp_port is not None:
+            connectors.append(f"stomp://127.0.0.1:{stomp_port}")
+        s = jvm.start()
+        Broker = s.embedded_broker()
+        try:
+            self._broker = Broker.start(self.name, self.data_dir, connectors)
+        except s.JException as e:
+            raise translate(e, f"cannot start broker {self.name}") from None
+        self._stopped = False
+        self.connect_uris: list[str] = [str(u) for u in self._broker.connectUris()]
+        jvm.on_shutdown(self, self.stop)
+
+    @property
+    def vm_url(self) -> str:
+        """In-process URL; create=false so a stopped broker is an error, not a new broker."""
+        return f"vm://{self.name}?create=false"
+
+    @property
+    def tcp_url(self) -> str | None:
+        for u in self.connect_uris:
+            if u.startswith("tcp://"):
+                return u
+        return None
+
+    @property
+    def stomp_url(self) -> str | None:
+        for u in self.connect_uris:
+            if u.startswith("stomp://"):
+                return u
+        return None
+
+    def service(self) -> Any:
+        """The Java BrokerService, for pyjms components that administer the broker."""
+        return self._broker.service()
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        jvm.forget(self)
+        try:
+            self._broker.stop()
+        except Exception:  # stopping is best effort at shutdown
+            pass
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def default_broker() -> EmbeddedBroker:
+    """The process-wide embedded broker behind ConnectionFactory() with no URL."""
+    global _default
+    with _default_lock:
+        if _default is None or _default._stopped:
+            _default = EmbeddedBroker()
+        return _default

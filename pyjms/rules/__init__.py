@@ -1,0 +1,1 @@
+"""IBM MQ and JMS rules, each implemented once and used by every pyjms entry point."""

@@ -1,0 +1,86 @@
+"""Send-time rules for priority, delivery mode, time-to-live and delivery delay.
+
+Each rule lives here once and is used by the JMSProducer, the Spark sink and the CLI alike.
+Errors name the values that broke the rule and, where IBM MQ defines one, its reason code
+(spec 002 for delivery delay, spec 000 for expiry).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, mq_error
+from pyjms.rules.reasons import MQRC
+
+PRIORITY_RANGE = range(0, 10)
+DELIVERY_MODES = {1: "NON_PERSISTENT", 2: "PERSISTENT"}
+
+
+def to_ms(value: Any, what: str) -> int:
+    """Milliseconds from an int or a timedelta (wherever JMS takes milliseconds)."""
+    if isinstance(value, timedelta):
+        return int(value.total_seconds() * 1000)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentRuntimeException(
+            f"{what} must be an int of milliseconds or a timedelta, got {value!r}", values={what: value}
+        )
+    return value
+
+
+def check_priority(priority: Any) -> int:
+    if isinstance(priority, bool) or not isinstance(priority, int) or priority not in PRIORITY_RANGE:
+        raise InvalidArgumentRuntimeException(
+            f"priority {priority!r} is outside the JMS range 0..9", values={"priority": priority}
+        )
+    return priority
+
+
+def check_delivery_mode(mode: Any) -> int:
+    if mode not in DELIVERY_MODES or isinstance(mode, bool):
+        raise InvalidArgumentRuntimeException(
+            f"delivery mode {mode!r} is not PERSISTENT (2) or NON_PERSISTENT (1)",
+            values={"delivery_mode": mode},
+        )
+    return mode
+
+
+def check_time_to_live(ttl: Any) -> int:
+    """A TTL in ms; 0 means unlimited, a negative one is IBM MQ's MQRC_EXPIRY_ERROR (E08)."""
+    ms = to_ms(ttl, "time_to_live")
+    if ms < 0:
+        raise mq_error(
+            InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
+            f"time-to-live {ms} ms is negative: use 0 for unlimited", time_to_live=ms,
+        )
+    return ms
+
+
+def check_delivery_delay(delay: Any) -> int:
+    ms = to_ms(delay, "delivery_delay")
+    if ms < 0:
+        raise mq_error(
+            InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
+            f"delivery delay {ms} ms is negative", delivery_delay=ms,
+        )
+    return ms
+
+
+def check_delay_within_ttl(delay_ms: int, ttl_ms: int) -> None:
+    """D06: a nonzero delay longer than a nonzero TTL would expire before delivery."""
+    if delay_ms > 0 and ttl_ms > 0 and delay_ms > ttl_ms:
+        raise mq_error(
+            JMSRuntimeException, MQRC.EXPIRY_ERROR,
+            f"delivery delay {delay_ms} ms exceeds time-to-live {ttl_ms} ms, so the message would expire before delivery",
+            delivery_delay=delay_ms, time_to_live=ttl_ms,
+        )
+
+
+def delay_not_supported(delay_ms: int, provider: str) -> JMSRuntimeException:
+    """D04: a nonzero delay where no delay mechanism is available."""
+    from pyjms.errors import NotSupportedRuntimeException
+
+    return mq_error(
+        NotSupportedRuntimeException, MQRC.FUNCTION_NOT_SUPPORTED,
+        f"delivery delay {delay_ms} ms is not supported on {provider}", delivery_delay=delay_ms,
+    )
