@@ -152,6 +152,8 @@ class JMSConsumer:
             raise InvalidArgumentRuntimeException(f"a message listener must be callable, got {listener!r}")
         if listener is not None and self._listener is None:
             self._ctx._call(self._r.listen, "set_message_listener")
+        elif listener is None and self._listener is not None:
+            self._ctx._call(self._r.unlisten, "set_message_listener(None)")
         self._listener = listener
         self._ctx._set_listener(self, listener is not None)
 

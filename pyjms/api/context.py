@@ -128,6 +128,7 @@ class JMSContext:
         self._dispatcher: threading.Thread | None = None
         self._async: _AsyncSender | None = None
         self._auto_start = True
+        self._client_id = factory.client_id if parent is None else parent._client_id
         provider, jfactory = factory._java()
         s = jvm.shim()
         self._s = s
@@ -192,6 +193,7 @@ class JMSContext:
     def set_client_id(self, client_id: str) -> None:
         self._check_open()
         self._call(lambda: self._ch.setClientId(client_id), "set_client_id")
+        self._client_id = client_id
 
     def get_auto_start(self) -> bool:
         return self._auto_start
@@ -311,6 +313,11 @@ class JMSContext:
 
         self._check_open()
         self._check_topic(topic, "create_durable_consumer")
+        if self._client_id is None:
+            # ActiveMQ would invent one, making the subscription impossible to find again
+            raise IllegalStateRuntimeException(
+                "a durable subscription needs a client id: ConnectionFactory(client_id=...) or set_client_id()"
+            )
         key = self._jkey(topic)
         r = self._call(lambda: self._ch.durableConsumer(key, name, message_selector, bool(no_local)),
                        f"create_durable_consumer({topic}, {name!r})")

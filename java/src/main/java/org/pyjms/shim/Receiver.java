@@ -77,6 +77,11 @@ public final class Receiver implements AutoCloseable {
         consumer.setMessageListener(m -> channel.deliver(id, m));
     }
 
+    /** Back to synchronous receives. */
+    public void unlisten() throws JMSException {
+        consumer.setMessageListener(null);
+    }
+
     @Override
     public void close() throws JMSException {
         consumer.close();

@@ -25,6 +25,7 @@ public final class ActiveMQProvider implements Provider {
         // No ObjectMessage body is ever deserialized by pyjms; trust no package either.
         f.setTrustAllPackages(false);
         f.setTrustedPackages(java.util.List.of());
+        f.setMessagePrioritySupported(true); // the prefetch buffer keeps priority order too
         for (Map.Entry<String, String> e : properties.entrySet()) {
             org.apache.activemq.util.IntrospectionSupport.setProperty(f, e.getKey(), e.getValue());
         }

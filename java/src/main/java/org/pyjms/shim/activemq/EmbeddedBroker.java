@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.activemq.broker.BrokerService;
 import org.apache.activemq.broker.TransportConnector;
+import org.apache.activemq.broker.region.policy.PolicyEntry;
+import org.apache.activemq.broker.region.policy.PolicyMap;
 import org.apache.activemq.broker.region.DestinationInterceptor;
 import org.apache.activemq.broker.region.virtual.VirtualDestination;
 import org.apache.activemq.broker.region.virtual.VirtualDestinationInterceptor;
@@ -49,6 +51,13 @@ public final class EmbeddedBroker {
         VirtualDestinationInterceptor virtual = new VirtualDestinationInterceptor();
         virtual.setVirtualDestinations(new VirtualDestination[] {everyTopic});
         b.setDestinationInterceptors(new DestinationInterceptor[] {virtual});
+        // queues deliver by priority, as IBM MQ's default MsgDeliverySequence(PRIORITY) does
+        PolicyEntry everyQueue = new PolicyEntry();
+        everyQueue.setQueue(">");
+        everyQueue.setPrioritizedMessages(true);
+        PolicyMap policies = new PolicyMap();
+        policies.setPolicyEntries(List.of(everyQueue));
+        b.setDestinationPolicy(policies);
         for (String c : connectors) {
             URI uri = new URI(c);
             String host = uri.getHost();

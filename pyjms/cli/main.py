@@ -1,0 +1,108 @@
+"""The ``pyjms`` command (also ``python -m pyjms``)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Sequence
+
+from pyjms.errors import JMSRuntimeException
+
+
+def _cmd_broker(args: argparse.Namespace) -> int:
+    from pyjms.broker import EmbeddedBroker
+
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, data_dir=args.data, name=args.name)
+    try:
+        # one line a supervisor (or a test) can wait for
+        print(f"pyjms broker {broker.name} ready: {' '.join(broker.connect_uris)}", flush=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        broker.stop()
+    print(f"pyjms broker {broker.name} stopped", flush=True)
+    return 0
+
+
+def _cmd_send(args: argparse.Namespace) -> int:
+    import pyjms
+
+    with pyjms.ConnectionFactory(args.url).create_context() as ctx:
+        dest = ctx.create_topic(args.topic) if args.topic else ctx.create_queue(args.queue)
+        producer = ctx.create_producer().set_priority(args.priority).set_time_to_live(args.ttl)
+        if args.delay:
+            producer.set_delivery_delay(args.delay)
+        for prop in args.property or []:
+            name, _, value = prop.partition("=")
+            producer.set_property(name, value)
+        bodies = args.body or [line.rstrip("\n") for line in sys.stdin]
+        for body in bodies:
+            producer.send(dest, body)
+        print(f"sent {len(bodies)} message(s) to {dest}")
+    return 0
+
+
+def _cmd_receive(args: argparse.Namespace) -> int:
+    import pyjms
+
+    with pyjms.ConnectionFactory(args.url).create_context() as ctx:
+        consumer = ctx.create_consumer(ctx.create_queue(args.queue), args.selector)
+        n = 0
+        for m in consumer.messages(idle_timeout_ms=args.timeout):
+            print(f"{m.get_jms_message_id()}\t{m.get_body()!r}")
+            n += 1
+            if args.max and n >= args.max:
+                break
+        print(f"received {n} message(s) from queue://{args.queue}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pyjms", description="JMS 2.0 from Python, with IBM MQ semantics.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("broker", help="run an ActiveMQ broker on 127.0.0.1 until SIGINT/SIGTERM")
+    b.add_argument("--port", type=int, default=61616, help="OpenWire port (0 picks a free one)")
+    b.add_argument("--stomp-port", type=int, default=None, help="also listen for STOMP on this port")
+    b.add_argument("--data", default=None, help="KahaDB directory (default: non-persistent)")
+    b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
+    b.set_defaults(run=_cmd_broker)
+
+    s = sub.add_parser("send", help="send text messages (arguments, else one per stdin line)")
+    s.add_argument("--url", default=None, help="broker URL (default: PYJMS_URL or an embedded broker)")
+    target = s.add_mutually_exclusive_group(required=True)
+    target.add_argument("-q", "--queue")
+    target.add_argument("-t", "--topic")
+    s.add_argument("--priority", type=int, default=4)
+    s.add_argument("--ttl", type=int, default=0, help="time-to-live in ms (0 = unlimited)")
+    s.add_argument("--delay", type=int, default=0, help="delivery delay in ms")
+    s.add_argument("-p", "--property", action="append", help="NAME=VALUE string property")
+    s.add_argument("body", nargs="*")
+    s.set_defaults(run=_cmd_send)
+
+    r = sub.add_parser("receive", help="receive and print messages from a queue")
+    r.add_argument("--url", default=None)
+    r.add_argument("-q", "--queue", required=True)
+    r.add_argument("--selector", default=None)
+    r.add_argument("--timeout", type=int, default=1000, help="stop after this many idle ms")
+    r.add_argument("--max", type=int, default=0)
+    r.set_defaults(run=_cmd_receive)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except JMSRuntimeException as e:
+        print(f"pyjms: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
