@@ -76,7 +76,10 @@ public final class EmbeddedBroker {
     /** Addresses the connectors actually bound (port 0 resolved). */
     public String[] connectUris() throws Exception {
         List<String> uris = new ArrayList<>();
-        for (TransportConnector c : broker.getTransportConnectors()) uris.add(c.getPublishableConnectString());
+        for (TransportConnector c : broker.getTransportConnectors()) {
+            URI bound = c.getConnectUri(); // the bound address (127.0.0.1), port resolved
+            uris.add(new URI(bound.getScheme(), null, bound.getHost(), bound.getPort(), null, null, null).toString());
+        }
         return uris.toArray(new String[0]);
     }
 
