@@ -81,6 +81,7 @@ def start(extra_classpath: Sequence[str] = (), jvm_options: Sequence[str] = ()) 
             f"-Dlog4j2.configurationFile={_LOG_CONFIG}",
             "-Dorg.apache.activemq.SERIALIZABLE_PACKAGES=",  # never deserialize object bodies
             "-Xshare:auto",
+            "-Xrs",  # signals stay Python's: Ctrl-C and SIGTERM reach the program, not the JVM
             *jvm_options,
             *filter(None, os.environ.get("PYJMS_JVM_OPTIONS", "").split()),
         ]

@@ -15,9 +15,9 @@ def _cmd_broker(args: argparse.Namespace) -> int:
     from pyjms.broker import EmbeddedBroker
 
     stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, data_dir=args.data, name=args.name)
+    for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started, so they stay ours
+        signal.signal(sig, lambda *_: stop.set())
     try:
         # one line a supervisor (or a test) can wait for
         print(f"pyjms broker {broker.name} ready: {' '.join(broker.connect_uris)}", flush=True)

@@ -12,6 +12,7 @@ import org.apache.activemq.broker.region.DestinationInterceptor;
 import org.apache.activemq.broker.region.virtual.VirtualDestination;
 import org.apache.activemq.broker.region.virtual.VirtualDestinationInterceptor;
 import org.apache.activemq.broker.region.virtual.VirtualTopic;
+import org.apache.activemq.store.kahadb.KahaDBPersistenceAdapter;
 
 /**
  * A real ActiveMQ BrokerService in this JVM: non-persistent unless given a data directory,
@@ -22,6 +23,7 @@ public final class EmbeddedBroker {
     public static final String NAME_PREFIX = "pyjms";
 
     private final BrokerService broker;
+    private final List<URI> asked = new ArrayList<>();
 
     private EmbeddedBroker(BrokerService broker) { this.broker = broker; }
 
@@ -40,8 +42,12 @@ public final class EmbeddedBroker {
         if (dataDir == null) {
             b.setPersistent(false);
         } else {
+            // fixed sub-directories, so a restarted broker with another name finds its store
             b.setPersistent(true);
             b.setDataDirectoryFile(new File(dataDir));
+            KahaDBPersistenceAdapter kahadb = new KahaDBPersistenceAdapter();
+            kahadb.setDirectory(new File(dataDir, "kahadb"));
+            b.setPersistenceAdapter(kahadb);
             b.setSchedulerDirectoryFile(new File(dataDir, "scheduler"));
         }
         VirtualTopic everyTopic = new VirtualTopic();
@@ -68,7 +74,9 @@ public final class EmbeddedBroker {
         }
         b.start();
         if (!b.waitUntilStarted(30_000)) throw new IllegalStateException("broker " + name + " did not start");
-        return new EmbeddedBroker(b);
+        EmbeddedBroker e = new EmbeddedBroker(b);
+        for (String c : connectors) e.asked.add(new URI(c));
+        return e;
     }
 
     public String name() { return broker.getBrokerName(); }
@@ -76,9 +84,11 @@ public final class EmbeddedBroker {
     /** Addresses the connectors actually bound (port 0 resolved). */
     public String[] connectUris() throws Exception {
         List<String> uris = new ArrayList<>();
-        for (TransportConnector c : broker.getTransportConnectors()) {
-            URI bound = c.getConnectUri(); // the bound address (127.0.0.1), port resolved
-            uris.add(new URI(bound.getScheme(), null, bound.getHost(), bound.getPort(), null, null, null).toString());
+        List<TransportConnector> connectors = broker.getTransportConnectors();
+        for (int i = 0; i < connectors.size(); i++) {
+            // the address asked for (127.0.0.1) with the port the server actually bound
+            URI want = asked.get(i), bound = connectors.get(i).getConnectUri();
+            uris.add(new URI(want.getScheme(), null, want.getHost(), bound.getPort(), null, null, null).toString());
         }
         return uris.toArray(new String[0]);
     }

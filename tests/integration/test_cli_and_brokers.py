@@ -1,0 +1,108 @@
+"""The pyjms command, the standalone broker process, persistence, and loopback-only binding."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyjms
+from tests.conftest import ROOT, BrokerProcess
+
+
+def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pyjms", *args], input=stdin, capture_output=True,
+                          text=True, cwd=ROOT, timeout=120, env=env)
+
+
+def test_cli_send_then_receive_over_tcp(tcp_broker, qname):
+    sent = run_cli("send", "--url", tcp_broker.tcp_url, "-q", qname, "-p", "kind=cli", "one", "two")
+    assert sent.returncode == 0, sent.stderr
+    assert "sent 2 message(s)" in sent.stdout
+    with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
+        m = ctx.create_consumer(ctx.create_queue(qname)).receive(5000)
+        assert m.get_text() == "one" and m.get_string_property("kind") == "cli"
+    got = run_cli("receive", "--url", tcp_broker.tcp_url, "-q", qname, "--timeout", "500")
+    assert got.returncode == 0, got.stderr
+    assert "'two'" in got.stdout and "received 1 message(s)" in got.stderr
+
+
+def test_cli_errors_are_pyjms_errors(tcp_broker, qname):
+    bad = run_cli("send", "--url", tcp_broker.tcp_url, "-q", qname, "--ttl", "-5", "x")
+    assert bad.returncode == 2
+    assert "MQRC_EXPIRY_ERROR" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_console_script_and_module_are_the_same_program():
+    from pyjms.cli.main import build_parser
+
+    module_help = run_cli("--help")
+    assert module_help.returncode == 0
+    assert build_parser().format_help().split()[:3] == module_help.stdout.split()[:3]
+
+
+def _listening_addresses(port: int) -> set[str]:
+    addrs = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not os.path.exists(table):
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            host, p = local.rsplit(":", 1)
+            if state == "0A" and int(p, 16) == port:  # 0A = LISTEN
+                addrs.add(host)
+    return addrs
+
+
+def test_standalone_broker_listens_on_loopback_only(tcp_broker):
+    port = int(tcp_broker.tcp_url.rsplit(":", 1)[1])
+    assert tcp_broker.tcp_url.startswith("tcp://127.0.0.1:")
+    addrs = _listening_addresses(port) | _listening_addresses(tcp_broker.stomp_port)
+    assert addrs and addrs <= {"0100007F", "0000000000000000FFFF00000100007F"}, addrs
+
+
+def test_embedded_broker_refuses_a_public_connector():
+    import pytest
+
+    from pyjms.bridge import jvm
+    from pyjms.bridge.errors import translate
+
+    s = jvm.start()
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="must bind to 127.0.0.1"):
+        try:
+            s.embedded_broker().start("pyjms-public", None, ["tcp://0.0.0.0:0"])
+        except s.JException as e:
+            raise translate(e) from None
+
+
+def test_persistent_broker_keeps_messages_across_restarts(tmp_path, qname):
+    data = tmp_path / "kahadb"
+    first = BrokerProcess("--data", str(data))
+    try:
+        with pyjms.ConnectionFactory(first.tcp_url).create_context() as ctx:
+            ctx.create_producer().set_delivery_mode(pyjms.PERSISTENT).send(ctx.create_queue(qname), "durable")
+    finally:
+        assert first.stop() == 0
+    second = BrokerProcess("--data", str(data))
+    try:
+        with pyjms.ConnectionFactory(second.tcp_url).create_context() as ctx:
+            m = ctx.create_consumer(ctx.create_queue(qname)).receive(10000)
+            assert m is not None and m.get_text() == "durable"
+    finally:
+        second.stop()
+
+
+def test_default_factory_uses_pyjms_url(tcp_broker, qname):
+    code = (
+        "import pyjms\n"
+        "cf = pyjms.ConnectionFactory()\n"
+        "print(cf.url)\n"
+        "with cf.create_context() as c: c.create_producer().send(c.create_queue('%s'), 'via env')\n" % qname
+    )
+    env = {**os.environ, "PYJMS_URL": tcp_broker.tcp_url}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == tcp_broker.tcp_url
+    with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
+        assert ctx.create_consumer(ctx.create_queue(qname)).receive(5000).get_text() == "via env"
