@@ -45,8 +45,16 @@ def main() -> None:
             bulk += consumer.receive_batch(500, 5000)
         print(f"received {len(bulk)} bulk messages, first {bulk[0].get_text()!r}, last {bulk[-1].get_text()!r}")
 
+        # Delivery delay (JMS 2.0) with IBM MQ's rules: held by the broker until due.
+        delayed = ctx.create_producer().set_delivery_delay(timedelta(seconds=1))
+        delayed.send(orders, "delayed order")
+        print("sent     'delayed order' with a 1 s delivery delay")
+        t0 = time.perf_counter()
+        m = consumer.receive(5000)
+        print(f"received {m.get_text()!r} after {time.perf_counter() - t0:.2f} s "
+              f"(delivery time - send time = {m.get_jms_delivery_time() - m.get_jms_timestamp()} ms)")
         try:
-            producer.set_delivery_delay(timedelta(seconds=30)).set_time_to_live(timedelta(seconds=10))
+            delayed.set_time_to_live(timedelta(milliseconds=500))  # shorter than the delay
         except pyjms.JMSRuntimeException as e:
             print(f"refused  {e}")
     print(f"done in {time.perf_counter() - started:.2f} s")

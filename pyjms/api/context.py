@@ -43,7 +43,8 @@ class ConnectionFactory:
 
     With no URL it uses ``PYJMS_URL``, or else starts an embedded broker in this process.
     Any other Jakarta Messaging provider works through ``factory_class`` (its jars on
-    ``classpath`` or ``PYJMS_CLASSPATH``) with bean ``properties``.
+    ``classpath`` or ``PYJMS_CLASSPATH``) with bean ``properties``. ``delivery_delay`` picks
+    how delayed messages are held (see pyjms.delay.mechanism); ``auto`` probes the provider.
     """
 
     def __init__(
@@ -56,6 +57,7 @@ class ConnectionFactory:
         factory_class: str | None = None,
         properties: Mapping[str, Any] | None = None,
         classpath: Sequence[str] = (),
+        delivery_delay: str = "auto",
     ) -> None:
         if url is not None and not isinstance(url, str):
             raise InvalidArgumentRuntimeException(f"url must be a str, got {url!r}")
@@ -66,6 +68,11 @@ class ConnectionFactory:
         self.factory_class = factory_class
         self.properties = {k: str(v) for k, v in (properties or {}).items()}
         self.classpath = tuple(classpath)
+        from pyjms.delay.mechanism import check_choice
+
+        #: "auto" (probe the provider once), "native", "scheduler" or "none"
+        self.delivery_delay = check_choice(delivery_delay)
+        self._delay_mechanism: Any = None
         self._provider: Any = None
         self._jfactory: Any = None
         self._lock = threading.Lock()
@@ -230,6 +237,15 @@ class JMSContext:
         if k is None:
             k = destination._jkey = self._s.String(destination.key)
         return k
+
+    def _delay_mechanism(self) -> Any:
+        """The delay mechanism for this factory, probed once on first need."""
+        from pyjms.delay.mechanism import DelayMechanism, probe
+
+        f = self._factory
+        if f._delay_mechanism is None:
+            f._delay_mechanism = probe(self) if f.delivery_delay == "auto" else DelayMechanism(f.delivery_delay)
+        return f._delay_mechanism
 
     def _drain_async(self) -> None:
         """JMS keeps a session's sends in order: a synchronous call waits for async sends."""

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 #: JMS property carrying the delivery time where the transport drops JMSDeliveryTime
 DELIVERY_TIME_PROPERTY = "JMS_PYJMS_DeliveryTime"
+#: the send time of a message a broker scheduler delayed (it restamps JMSTimestamp)
+SEND_TIME_PROPERTY = "JMS_PYJMS_Timestamp"
+#: the exact expiration of a message a broker scheduler delayed
+EXPIRATION_PROPERTY = "JMS_PYJMS_Expiration"
 
 _INT_RANGES = {
     C.T_BYTE: (-(2**7), 2**7 - 1),
@@ -217,6 +221,10 @@ class Message:
         self._headers()["message_id"] = value
 
     def get_jms_timestamp(self) -> int:
+        """When the message was sent (for a delayed message: not when it became deliverable)."""
+        carried = self._properties().get(SEND_TIME_PROPERTY) if self._rec is not None else None
+        if carried is not None:
+            return int(carried[1])
         return self._headers().get("timestamp") or 0
 
     def set_jms_timestamp(self, value: int) -> None:
@@ -267,6 +275,10 @@ class Message:
         self._headers()["type"] = value
 
     def get_jms_expiration(self) -> int:
+        """Send time + time-to-live, or 0 for never (exact even when a scheduler delayed it)."""
+        carried = self._properties().get(EXPIRATION_PROPERTY) if self._rec is not None else None
+        if carried is not None:
+            return int(carried[1])
         return self._headers().get("expiration") or 0
 
     def set_jms_expiration(self, value: int) -> None:
@@ -436,7 +448,8 @@ class Message:
         if isinstance(reply_to, Destination):
             reply_to = reply_to.key
         corr, jtype = h.get("correlation_id"), h.get("type")
-        headers = C.pack_headers(corr, jtype, reply_to) if (corr or jtype or reply_to) else b""
+        has_headers = corr is not None or jtype is not None or reply_to is not None
+        headers = C.pack_headers(corr, jtype, reply_to) if has_headers else b""
         props = self._properties()
         if extra_properties:
             props = {**props, **extra_properties}

@@ -41,6 +41,7 @@ class JMSProducer:
         self._reply_to: Destination | None = None
         self._props: dict[str, tuple[int, Any]] = {}
         self._listener: Any = None
+        self._delay_flag = 0  # how the shim applies a delay (pyjms.delay.mechanism)
         self._blocks: tuple[bytes, bytes] | None = None  # packed (headers, properties), cached
 
     # ------------------------------------------------------------------ options
@@ -72,9 +73,10 @@ class JMSProducer:
         delay = rules.check_delivery_delay(delivery_delay)
         rules.check_delay_within_ttl(delay, self._ttl)
         if delay:
-            # Delivery delay has its own mechanism (staging queue, scheduler); until it is
-            # chosen for this provider, a nonzero delay is refused rather than ignored.
-            raise rules.delay_not_supported(delay, self._ctx.provider_name)
+            mechanism = self._ctx._delay_mechanism()
+            if not mechanism.send_flag:
+                raise rules.delay_not_supported(delay, self._ctx.provider_name)
+            self._delay_flag = mechanism.send_flag
         self._delay = delay
         return self
 
@@ -205,16 +207,13 @@ class JMSProducer:
     # ------------------------------------------------------------------ sending
 
     def _flags(self) -> int:
-        return (1 if self._disable_id else 0) | (2 if self._disable_ts else 0)
+        return (1 if self._disable_id else 0) | (2 if self._disable_ts else 0) | self._delay_flag
 
     def _packed_blocks(self) -> tuple[bytes, bytes]:
         if self._blocks is None:
             reply = self._reply_to.key if self._reply_to is not None else None
-            headers = (
-                C.pack_headers(self._correlation_id, self._type, reply)
-                if (self._correlation_id or self._type or reply)
-                else b""
-            )
+            has_headers = self._correlation_id is not None or self._type is not None or reply is not None
+            headers = C.pack_headers(self._correlation_id, self._type, reply) if has_headers else b""
             self._blocks = (headers, C.pack_properties(self._props) if self._props else b"")
         return self._blocks
 
@@ -225,26 +224,35 @@ class JMSProducer:
         key = ctx._jkey(destination)
         if isinstance(body, (str, bytes)) and self._listener is None:
             # the fast path: no Message object, one JVM call
+            if self._delay:
+                self._check_delayed(self._props)
             headers, props = self._packed_blocks()
             record = C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
             if ctx._async is not None:
                 ctx._drain_async()
             try:
-                ctx._ch.send(key, record, self._mode, self._priority, self._ttl, self._flags())
+                ctx._ch.send(key, record, self._mode, self._priority, self._ttl, self._delay, self._flags())
             except ctx._s.JException as e:
                 raise translate(e, f"send to {destination}") from None
             return self
         message = message_for_body(body)
+        if self._delay:
+            self._check_delayed({**message._properties(), **self._props})
         record = message._pack(
             {"correlation_id": self._correlation_id, "type": self._type, "reply_to": self._reply_to}, self._props
         )
-        args = (key, record, self._mode, self._priority, self._ttl, self._flags())
+        args = (key, record, self._mode, self._priority, self._ttl, self._delay, self._flags())
         if self._listener is not None:
             ctx._async_sender().submit(lambda: self._send_async(destination, message, args, self._listener))
             return self
         ctx._drain_async()
         self._send_described(destination, message, args)
         return self
+
+    def _check_delayed(self, props: dict[str, tuple[int, Any]]) -> None:
+        """The send-time rules for a delayed message (D06, D07, D08)."""
+        rules.check_delay_within_ttl(self._delay, self._ttl)
+        rules.check_delayed_message(self._delay, {k: v for k, (_, v) in props.items()})
 
     def _send_described(self, destination: Destination, message: Message, args: tuple[Any, ...]) -> None:
         ctx = self._ctx
@@ -287,10 +295,13 @@ class JMSProducer:
                 )
         if not records:
             return 0
+        if self._delay:
+            self._check_delayed(self._props)
         ctx._drain_async()
         try:
             return int(
-                ctx._ch.sendBatch(key, C.pack_batch(records, len(records)), self._mode, self._priority, self._ttl, self._flags())
+                ctx._ch.sendBatch(key, C.pack_batch(records, len(records)), self._mode, self._priority, self._ttl,
+                                  self._delay, self._flags())
             )
         except ctx._s.JException as e:
             raise translate(e, f"send_batch of {len(records)} messages to {destination}") from None

@@ -84,3 +84,29 @@ def delay_not_supported(delay_ms: int, provider: str) -> JMSRuntimeException:
         NotSupportedRuntimeException, MQRC.FUNCTION_NOT_SUPPORTED,
         f"delivery delay {delay_ms} ms is not supported on {provider}", delivery_delay=delay_ms,
     )
+
+
+#: IBM MQ's retained-publication property (JMS_IBM_RETAIN = 1 asks to retain)
+RETAIN_PROPERTY = "JMS_IBM_RETAIN"
+#: JMS message grouping
+GROUP_PROPERTY = "JMSXGroupID"
+
+
+def check_delayed_message(delay_ms: int, property_values: dict[str, Any]) -> None:
+    """D07, D08: what a delayed message may not be (values are plain property values)."""
+    if delay_ms <= 0:
+        return
+    retain = property_values.get(RETAIN_PROPERTY)
+    if retain is not None and str(retain) == "1":
+        raise mq_error(
+            JMSRuntimeException, MQRC.OPTIONS_ERROR,
+            f"a retained publication ({RETAIN_PROPERTY}=1) cannot have a delivery delay ({delay_ms} ms)",
+            delivery_delay=delay_ms, **{RETAIN_PROPERTY: retain},
+        )
+    group = property_values.get(GROUP_PROPERTY)
+    if group is not None:
+        raise mq_error(
+            JMSRuntimeException, MQRC.OPTIONS_ERROR,
+            f"a grouped message ({GROUP_PROPERTY}={group!r}) cannot have a delivery delay ({delay_ms} ms)",
+            delivery_delay=delay_ms, **{GROUP_PROPERTY: group},
+        )

@@ -26,13 +26,17 @@ def test_e08_negative_time_to_live_is_mqrc_expiry_error(ctx):
     assert "-1" in str(e.value)
 
 
-def test_d04_nonzero_delivery_delay_is_function_not_supported(ctx):
+def test_d04_nonzero_delivery_delay_is_function_not_supported(url):
+    ctx = pyjms.ConnectionFactory(url, delivery_delay="none").create_context()
     p = ctx.create_producer()
     with pytest.raises(pyjms.NotSupportedRuntimeException) as e:
         p.set_delivery_delay(timedelta(seconds=1))
     assert e.value.reason == 2298 and e.value.reason_name == "MQRC_FUNCTION_NOT_SUPPORTED"
     assert p.get_delivery_delay() == 0
     p.set_delivery_delay(0)  # zero is the default and always fine
+    ctx.close()
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="delivery_delay 'later'"):
+        pyjms.ConnectionFactory(url, delivery_delay="later")
 
 
 def test_delivery_mode_and_session_mode_are_checked(ctx, factory):

@@ -120,50 +120,85 @@ public final class Channel implements AutoCloseable {
 
     // ------------------------------------------------------------------ sending
 
+    /** Send flags: which headers to skip, and how a nonzero delay is applied (Python chose). */
+    public static final int NO_MESSAGE_ID = 1, NO_TIMESTAMP = 2, DELAY_NATIVE = 4, DELAY_SCHEDULER = 8;
+    /** Where the delivery time travels when the wire drops JMSDeliveryTime (OpenWire over tcp). */
+    public static final String DELIVERY_TIME = "JMS_PYJMS_DeliveryTime";
+    /** The send time of a scheduled message, whose JMSTimestamp a broker scheduler may reset. */
+    public static final String SEND_TIME = "JMS_PYJMS_Timestamp";
+    /** The exact expiration (send time + TTL) of a scheduled message; receivers enforce it. */
+    public static final String EXPIRATION = "JMS_PYJMS_Expiration";
+
+    private long nativeDelay;
+
     private void configure(int flags) throws JMSException {
-        boolean noId = (flags & 1) != 0, noTimestamp = (flags & 2) != 0;
+        boolean noId = (flags & NO_MESSAGE_ID) != 0, noTimestamp = (flags & NO_TIMESTAMP) != 0;
         if (producer.getDisableMessageID() != noId) producer.setDisableMessageID(noId);
         if (producer.getDisableMessageTimestamp() != noTimestamp) producer.setDisableMessageTimestamp(noTimestamp);
     }
 
-    /** Sends one record; the Python side applied every rule before this call. */
-    public void send(String destination, byte[] record, int deliveryMode, int priority, long ttl, int flags)
+    /** Applies a delivery delay by the mechanism Python chose, and records the delivery time.
+     *  Returns the time-to-live to send with, so that expiration still counts from the send. */
+    private long delay(Message m, long delayMs, long ttl, int flags) throws JMSException {
+        // the session's one producer serves every JMSProducer: set the native delay per send
+        long wanted = (flags & DELAY_NATIVE) != 0 ? delayMs : 0;
+        if (nativeDelay != wanted) {
+            producer.setDeliveryDelay(wanted);
+            nativeDelay = wanted;
+        }
+        if (delayMs <= 0) return ttl;
+        long now = System.currentTimeMillis();
+        m.setLongProperty(DELIVERY_TIME, now + delayMs);
+        if ((flags & DELAY_SCHEDULER) == 0) return ttl;
+        m.setLongProperty(SEND_TIME, now);
+        if (ttl > 0) m.setLongProperty(EXPIRATION, now + ttl);
+        return provider.schedule(m, delayMs, ttl);
+    }
+
+    private void sendOne(Destination d, Message m, int mode, int priority, long ttl, long delayMs, int flags)
             throws JMSException {
+        long effectiveTtl = delay(m, delayMs, ttl, flags);
+        producer.send(d, m, mode, priority, effectiveTtl);
+    }
+
+    /** Sends one record; the Python side applied every rule before this call. */
+    public void send(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
+                     int flags) throws JMSException {
         checkOpen();
         configure(flags);
         Message m = Codec.decode(ByteBuffer.wrap(record), session, destinations);
-        producer.send(destinations.resolve(destination), m, deliveryMode, priority, ttl);
+        sendOne(destinations.resolve(destination), m, deliveryMode, priority, ttl, delayMs, flags);
     }
 
     /** Sends one record and returns the header block the provider assigned (id, timestamp...). */
     public byte[] sendDescribed(String destination, byte[] record, int deliveryMode, int priority, long ttl,
-                                int flags) throws JMSException {
+                                long delayMs, int flags) throws JMSException {
         checkOpen();
         configure(flags);
         Message m = Codec.decode(ByteBuffer.wrap(record), session, destinations);
-        producer.send(destinations.resolve(destination), m, deliveryMode, priority, ttl);
+        sendOne(destinations.resolve(destination), m, deliveryMode, priority, ttl, delayMs, flags);
         Codec.Out out = new Codec.Out(128);
         Codec.encodeHeaders(m, out);
         return out.toByteArray();
     }
 
     /** Sends a packed batch (int count, then records) to one destination; returns the count. */
-    public int sendBatch(String destination, byte[] batch, int deliveryMode, int priority, long ttl, int flags)
-            throws JMSException {
+    public int sendBatch(String destination, byte[] batch, int deliveryMode, int priority, long ttl, long delayMs,
+                         int flags) throws JMSException {
         checkOpen();
         configure(flags);
         Destination d = destinations.resolve(destination);
         ByteBuffer in = ByteBuffer.wrap(batch);
         int n = in.getInt();
         for (int i = 0; i < n; i++) {
-            producer.send(d, Codec.decode(in, session, destinations), deliveryMode, priority, ttl);
+            sendOne(d, Codec.decode(in, session, destinations), deliveryMode, priority, ttl, delayMs, flags);
         }
         return n;
     }
 
     /**
-     * Sends a batch whose records each name their own destination and send options:
-     * per record: destination key, int deliveryMode, int priority, long ttl, then the record.
+     * Sends a batch whose records each carry their own destination and options:
+     * destination key, int deliveryMode, int priority, long ttl, long delay, then the record.
      */
     public int sendRouted(byte[] batch, int flags) throws JMSException {
         checkOpen();
@@ -173,10 +208,23 @@ public final class Channel implements AutoCloseable {
         for (int i = 0; i < n; i++) {
             Destination d = destinations.resolve(Codec.readString(in));
             int mode = in.getInt(), priority = in.getInt();
-            long ttl = in.getLong();
-            producer.send(d, Codec.decode(in, session, destinations), mode, priority, ttl);
+            long ttl = in.getLong(), delayMs = in.getLong();
+            sendOne(d, Codec.decode(in, session, destinations), mode, priority, ttl, delayMs, flags);
         }
         return n;
+    }
+
+    /** Whether the broker is known to run a scheduler the provider can use (false = unknown). */
+    public boolean schedulerKnown() { return provider.schedulerKnownOn(shared.connection); }
+
+    /** Whether the provider's client implements JMS 2.0 setDeliveryDelay. */
+    public boolean supportsNativeDelay() {
+        try {
+            producer.setDeliveryDelay(producer.getDeliveryDelay());
+            return true;
+        } catch (Throwable unsupported) {
+            return false;
+        }
     }
 
     // ------------------------------------------------------------------ consuming
@@ -256,6 +304,10 @@ public final class Channel implements AutoCloseable {
     /** Called on the provider's session thread: hand the message to Python and wait for its verdict. */
     void deliver(int receiverId, Message m) {
         try {
+            if (Receiver.expired(m)) { // never hand an expired message to a listener (E03)
+                if (ackInShim) m.acknowledge();
+                return;
+            }
             Codec.Out out = new Codec.Out(256);
             out.putInt(receiverId);
             Codec.encode(m, out);

@@ -20,6 +20,17 @@ public interface Provider {
     /** Whether shared subscriptions can be emulated on this connection (see SharedSubscriptions). */
     default boolean virtualizesTopic(Connection c, String topic) { return false; }
 
+    /**
+     * Marks a message for the broker's own scheduler and returns the time-to-live to send it
+     * with, so that it expires at send time + ttl (JMS 2.0) whatever the scheduler does.
+     */
+    default long schedule(jakarta.jms.Message m, long delayMs, long ttl) throws JMSException {
+        throw new UnsupportedOperationException(name() + " has no broker scheduler");
+    }
+
+    /** Whether the broker behind this connection is known to run the scheduler (false = unknown). */
+    default boolean schedulerKnownOn(Connection c) { return false; }
+
     /** Deletes a queue if nobody consumes from it; false when not possible. */
     default boolean deleteIfUnused(Connection c, Queue q) throws JMSException { return false; }
 }

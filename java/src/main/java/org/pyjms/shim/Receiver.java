@@ -21,8 +21,24 @@ public final class Receiver implements AutoCloseable {
 
     public int id() { return id; }
 
+    /**
+     * The next unexpired message. A scheduler may deliver a message a little after the exact
+     * expiration pyjms recorded at send; such a message is discarded here, never returned (E03).
+     */
     private Message next(long timeoutMs) throws JMSException {
-        return timeoutMs > 0 ? consumer.receive(timeoutMs) : consumer.receiveNoWait();
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (true) {
+            Message m = timeoutMs > 0 ? consumer.receive(Math.max(1, deadline - System.currentTimeMillis()))
+                    : consumer.receiveNoWait();
+            if (m == null || !expired(m)) return m;
+            if (channel.ackInShim) m.acknowledge();
+            if (timeoutMs > 0 && System.currentTimeMillis() >= deadline) return null;
+        }
+    }
+
+    static boolean expired(Message m) throws JMSException {
+        if (!m.propertyExists(Channel.EXPIRATION)) return false;
+        return System.currentTimeMillis() >= m.getLongProperty(Channel.EXPIRATION);
     }
 
     /**
@@ -61,7 +77,7 @@ public final class Receiver implements AutoCloseable {
             Codec.encode(m, out);
             last = m;
             if (++n >= max) break;
-            m = consumer.receiveNoWait();
+            m = next(0);
         }
         out.patchInt(countAt, n);
         if (last != null) {

@@ -42,7 +42,11 @@ public final class ActiveMQProvider implements Provider {
     /** pyjms brokers virtualize every topic; stock brokers only VirtualTopic.* ones. */
     @Override
     public boolean virtualizesTopic(Connection c, String topic) {
-        if (topic.startsWith("VirtualTopic.")) return true;
+        return topic.startsWith("VirtualTopic.") || isPyjmsBroker(c);
+    }
+
+    /** Brokers pyjms started (EmbeddedBroker) virtualize every topic and run the scheduler. */
+    private static boolean isPyjmsBroker(Connection c) {
         try {
             String broker = ((ActiveMQConnection) c).getBrokerName();
             return broker != null && broker.startsWith(EmbeddedBroker.NAME_PREFIX);
@@ -50,6 +54,21 @@ public final class ActiveMQProvider implements Provider {
             return false;
         }
     }
+
+    /**
+     * ActiveMQ's scheduler delays a message carrying AMQ_SCHEDULED_DELAY (when schedulerSupport
+     * is on). When it fires it restamps the message and restarts its time-to-live, so the TTL
+     * sent is what is left after the delay (at least 1 ms: a delay equal to the TTL expires).
+     */
+    @Override
+    public long schedule(jakarta.jms.Message m, long delayMs, long ttl) throws JMSException {
+        m.setLongProperty(org.apache.activemq.ScheduledMessage.AMQ_SCHEDULED_DELAY, delayMs);
+        return ttl > 0 ? Math.max(1, ttl - delayMs) : ttl;
+    }
+
+    /** pyjms brokers always run the scheduler; others must be probed. */
+    @Override
+    public boolean schedulerKnownOn(Connection c) { return isPyjmsBroker(c); }
 
     @Override
     public boolean deleteIfUnused(Connection c, Queue q) {

@@ -1,0 +1,74 @@
+"""Which mechanism delays messages on this provider, chosen by probing it.
+
+* ``native``: the client's JMS 2.0 ``setDeliveryDelay`` (ActiveMQ 6.1.7's throws);
+* ``scheduler``: the broker's own scheduler (ActiveMQ's ``AMQ_SCHEDULED_DELAY``, which a
+  broker without schedulerSupport silently ignores, hence the probe);
+* ``none``: no mechanism; a nonzero delay is refused with MQRC_FUNCTION_NOT_SUPPORTED (D04).
+
+``ConnectionFactory(delivery_delay=...)`` overrides the choice; ``auto`` probes once per
+factory. Whatever the mechanism, the shim records the delivery time in a property, because
+OpenWire over tcp drops JMSDeliveryTime, and expiration counts from the send.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from pyjms.errors import InvalidArgumentRuntimeException
+
+if TYPE_CHECKING:
+    from pyjms.api.context import JMSContext
+
+# send flags understood by the shim (org.pyjms.shim.Channel)
+DELAY_NATIVE_FLAG = 4
+DELAY_SCHEDULER_FLAG = 8
+PROBE_DELAY_MS = 1000
+
+
+class DelayMechanism(str, Enum):
+    NATIVE = "native"
+    SCHEDULER = "scheduler"
+    NONE = "none"
+
+    @property
+    def send_flag(self) -> int:
+        return {DelayMechanism.NATIVE: DELAY_NATIVE_FLAG, DelayMechanism.SCHEDULER: DELAY_SCHEDULER_FLAG}.get(self, 0)
+
+
+CHOICES = ("auto", *(m.value for m in DelayMechanism))
+
+
+def check_choice(choice: str) -> str:
+    if choice not in CHOICES:
+        raise InvalidArgumentRuntimeException(
+            f"delivery_delay {choice!r} is not one of {', '.join(CHOICES)}", values={"delivery_delay": choice}
+        )
+    return choice
+
+
+def probe(ctx: JMSContext) -> DelayMechanism:
+    """The best mechanism this context's provider offers."""
+    ch = ctx._ch
+    if ch.supportsNativeDelay():
+        return DelayMechanism.NATIVE
+    if ch.schedulerKnown() or scheduler_works(ctx):
+        return DelayMechanism.SCHEDULER
+    return DelayMechanism.NONE
+
+
+def scheduler_works(ctx: JMSContext) -> bool:
+    """Sends a scheduled message to a temporary queue: it must not arrive early, and must arrive."""
+    from pyjms.bridge import codec as C
+
+    with ctx.create_context() as probe_ctx:
+        try:
+            q = probe_ctx.create_temporary_queue()
+            consumer = probe_ctx.create_consumer(q)
+            record = C.pack_record(C.KIND_TEXT, "pyjms scheduler probe")
+            probe_ctx._ch.send(probe_ctx._jkey(q), record, 1, 4, 0, PROBE_DELAY_MS, DELAY_SCHEDULER_FLAG)
+        except probe_ctx._s.JException:
+            return False  # the provider has no scheduler property at all
+        if consumer.receive(PROBE_DELAY_MS // 4) is not None:
+            return False  # delivered at once: the broker ignored the delay
+        return consumer.receive(PROBE_DELAY_MS * 5) is not None

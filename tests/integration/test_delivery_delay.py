@@ -1,0 +1,112 @@
+"""Delivery delay with IBM MQ's rules (spec 002), on the broker's scheduler."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import pyjms
+from pyjms import MQRC
+from pyjms.delay.mechanism import DelayMechanism, scheduler_works
+
+DELAY = 1500
+
+
+def test_mechanism_is_probed_once_per_factory(factory, ctx):
+    ctx.create_producer().set_delivery_delay(DELAY)
+    assert factory._delay_mechanism is DelayMechanism.SCHEDULER  # ActiveMQ's client has no native delay
+    assert scheduler_works(ctx)  # the probe itself, against the real broker
+
+
+def test_d01_message_is_held_until_send_time_plus_delay(ctx, qname):
+    q = ctx.create_queue(qname)
+    consumer = ctx.create_consumer(q)
+    m = ctx.create_text_message("later")
+    sent_at = int(time.time() * 1000)
+    ctx.create_producer().set_delivery_delay(DELAY).send(q, m)
+    assert consumer.receive(DELAY // 3) is None
+    got = consumer.receive(DELAY * 5)
+    received_at = int(time.time() * 1000)
+    assert got is not None and got.get_text() == "later"
+    assert received_at - sent_at >= DELAY - 50
+    # the delivery time is right at the receiver, over vm:// and tcp:// alike
+    assert abs(got.get_jms_delivery_time() - (got.get_jms_timestamp() + DELAY)) <= 50
+    assert got.get_jms_message_id() == m.get_jms_message_id()
+
+
+def test_d01_batches_and_undelayed_sends_are_unaffected(ctx, qname):
+    q = ctx.create_queue(qname)
+    consumer = ctx.create_consumer(q)
+    delayed = ctx.create_producer().set_delivery_delay(DELAY)
+    delayed.send_batch(q, ["d1", "d2"])
+    ctx.create_producer().send(q, "now")  # same session, no delay
+    assert consumer.receive(2000).get_text() == "now"
+    assert consumer.receive(DELAY // 3) is None
+    assert sorted(m.get_text() for m in (consumer.receive(DELAY * 5), consumer.receive(DELAY * 5))) == ["d1", "d2"]
+
+
+def test_d06_ttl_below_delay_fails_in_whichever_call_completes_the_pair(ctx):
+    p = ctx.create_producer().set_time_to_live(1000)
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        p.set_delivery_delay(2000)
+    assert e.value.reason == MQRC.EXPIRY_ERROR
+    assert e.value.values == {"delivery_delay": 2000, "time_to_live": 1000}
+    assert p.get_delivery_delay() == 0
+    p = ctx.create_producer().set_delivery_delay(2000)
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        p.set_time_to_live(1000)
+    assert e.value.reason == 2013 and p.get_time_to_live() == 0
+    p.set_time_to_live(0)  # unlimited is fine
+    p.set_time_to_live(2000)  # equal is fine
+
+
+def test_d07_retained_publication_cannot_be_delayed(ctx, qname):
+    m = ctx.create_text_message("retained")
+    m.set_int_property("JMS_IBM_RETAIN", 1)
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        ctx.create_producer().set_delivery_delay(DELAY).send(ctx.create_topic(qname), m)
+    assert e.value.reason == MQRC.OPTIONS_ERROR and e.value.reason_name == "MQRC_OPTIONS_ERROR"
+
+
+def test_d08_grouped_message_cannot_be_delayed(ctx, qname):
+    q = ctx.create_queue(qname)
+    p = ctx.create_producer().set_delivery_delay(DELAY).set_property("JMSXGroupID", "g1")
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        p.send(q, "grouped")
+    assert e.value.reason == 2046 and "g1" in str(e.value)
+    with pytest.raises(pyjms.JMSRuntimeException):
+        p.send_batch(q, ["grouped"])
+    assert ctx.create_consumer(q).receive(DELAY * 2) is None  # nothing was sent
+
+
+def test_d10_delayed_message_in_a_transaction_is_staged_only_at_commit(factory, qname):
+    with factory.create_context(pyjms.SESSION_TRANSACTED) as tx:
+        q = tx.create_queue(qname)
+        consumer = tx.create_consumer(q)
+        p = tx.create_producer().set_delivery_delay(500)
+        p.send(q, "rolled back")
+        tx.rollback()
+        p.send(q, "committed")
+        time.sleep(1.0)
+        assert consumer.receive(200) is None  # the sender cannot get its own uncommitted message
+        tx.commit()
+        got = consumer.receive(5000)
+        assert got is not None and got.get_text() == "committed"
+        tx.commit()
+        assert consumer.receive(1500) is None
+
+
+def test_d17_expiry_counts_from_the_send_not_the_end_of_the_delay(ctx, qname):
+    q = ctx.create_queue(qname)
+    ctx.create_producer().set_time_to_live(5000).set_delivery_delay(DELAY).send(q, "x")
+    got = ctx.create_consumer(q).receive(DELAY * 5)
+    assert got.get_jms_expiration() - got.get_jms_timestamp() == 5000
+    left = got.get_remaining_expiry()
+    assert 0 < left <= (5000 - DELAY) // 100 + 1  # tenths of a second, counted from the send
+
+
+def test_delay_equal_to_ttl_expires_rather_than_delivers_late(ctx, qname):
+    q = ctx.create_queue(qname)
+    ctx.create_producer().set_time_to_live(300).set_delivery_delay(300).send(q, "x")
+    assert ctx.create_consumer(q).receive(1500) is None  # never delivered after its expiry
