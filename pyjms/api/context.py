@@ -58,6 +58,7 @@ class ConnectionFactory:
         properties: Mapping[str, Any] | None = None,
         classpath: Sequence[str] = (),
         delivery_delay: str = "auto",
+        staging_queue: str = "SYSTEM.DDELAY.LOCAL.QUEUE",
     ) -> None:
         if url is not None and not isinstance(url, str):
             raise InvalidArgumentRuntimeException(f"url must be a str, got {url!r}")
@@ -73,6 +74,8 @@ class ConnectionFactory:
         #: "auto" (probe the provider once), "native", "scheduler" or "none"
         self.delivery_delay = check_choice(delivery_delay)
         self._delay_mechanism: Any = None
+        #: where the staging mechanism puts delayed messages for the delay processor
+        self.staging_queue = staging_queue
         self._provider: Any = None
         self._jfactory: Any = None
         self._lock = threading.Lock()
@@ -246,6 +249,9 @@ class JMSContext:
         if f._delay_mechanism is None:
             f._delay_mechanism = probe(self) if f.delivery_delay == "auto" else DelayMechanism(f.delivery_delay)
         return f._delay_mechanism
+
+    def _staging_queue(self) -> Queue:
+        return Queue(self._factory.staging_queue)
 
     def _drain_async(self) -> None:
         """JMS keeps a session's sends in order: a synchronous call waits for async sends."""

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 DELIVERY_TIME_PROPERTY = "JMS_PYJMS_DeliveryTime"
 #: the send time of a message a broker scheduler delayed (it restamps JMSTimestamp)
 SEND_TIME_PROPERTY = "JMS_PYJMS_Timestamp"
+#: the original id of a message delayed through the staging queue
+MESSAGE_ID_PROPERTY = "JMS_PYJMS_MessageID"
 #: the exact expiration of a message a broker scheduler delayed
 EXPIRATION_PROPERTY = "JMS_PYJMS_Expiration"
 
@@ -54,6 +56,8 @@ _READABLE_AS = {
     C.T_CHAR: {C.T_CHAR},
     C.T_BYTES: {C.T_BYTES},
 }
+#: "keep the message's own value" for Message._pack
+KEEP: Any = object()
 _RESERVED = {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE"}
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
@@ -125,7 +129,7 @@ def checked_value(tag: int, value: Any, what: str) -> Any:
 
 def convert(entry: tuple[int, Any] | None, want: int, what: str) -> Any:
     """Reads a stored (tag, value) as JMS type ``want``, per the JMS conversion table."""
-    if entry is None:
+    if entry is None or entry[1] is None:  # absent, or a map entry a Java client set to null
         if want == C.T_BOOL:
             return False  # Boolean.valueOf(null)
         if want == C.T_STRING:
@@ -215,6 +219,10 @@ class Message:
     # ------------------------------------------------------------------ headers
 
     def get_jms_message_id(self) -> str | None:
+        """The id the sender saw; for a message delayed through staging, its original id."""
+        carried = self._properties().get(MESSAGE_ID_PROPERTY) if self._rec is not None else None
+        if carried is not None:
+            return str(carried[1])
         return self._headers().get("message_id")
 
     def set_jms_message_id(self, value: str | None) -> None:
@@ -437,22 +445,27 @@ class Message:
 
     def _pack(
         self,
-        header_overrides: Mapping[str, Any] | None = None,
+        *,
+        correlation_id: Any = KEEP,
+        jms_type: Any = KEEP,
+        reply_to: Any = KEEP,
         extra_properties: Mapping[str, tuple[int, Any]] | None = None,
+        drop_properties: Iterable[str] = (),
     ) -> bytes:
-        """The outgoing record; a JMSProducer's headers and properties override the message's."""
+        """The outgoing record. Header arguments replace the message's own (KEEP keeps them);
+        extra_properties override same-named ones (a JMSProducer's do, in JMS 2.0)."""
         h = self._headers()
-        if header_overrides:
-            h = {**h, **{k: v for k, v in header_overrides.items() if v is not None}}
-        reply_to = h.get("reply_to")
-        if isinstance(reply_to, Destination):
-            reply_to = reply_to.key
-        corr, jtype = h.get("correlation_id"), h.get("type")
-        has_headers = corr is not None or jtype is not None or reply_to is not None
-        headers = C.pack_headers(corr, jtype, reply_to) if has_headers else b""
+        corr = h.get("correlation_id") if correlation_id is KEEP else correlation_id
+        jtype = h.get("type") if jms_type is KEEP else jms_type
+        reply = h.get("reply_to") if reply_to is KEEP else reply_to
+        if isinstance(reply, Destination):
+            reply = reply.key
+        has_headers = corr is not None or jtype is not None or reply is not None
+        headers = C.pack_headers(corr, jtype, reply) if has_headers else b""
         props = self._properties()
-        if extra_properties:
-            props = {**props, **extra_properties}
+        if extra_properties or drop_properties:
+            props = {k: v for k, v in props.items() if k not in drop_properties}
+            props.update(extra_properties or {})
         return C.pack_record(self._kind, self._body_for_send(), headers, C.pack_properties(props) if props else b"")
 
     def __repr__(self) -> str:

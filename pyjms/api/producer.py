@@ -11,7 +11,10 @@ from pyjms.api.message import Message, check_property_name, checked_value, conve
 from pyjms.bridge import codec as C
 from pyjms.bridge.errors import translate
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, MessageFormatRuntimeException
+from pyjms.delay import staging
+from pyjms.delay.mechanism import DelayMechanism
 from pyjms.rules import delivery as rules
+from pyjms.rules.expiry import now_ms
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
@@ -42,6 +45,7 @@ class JMSProducer:
         self._props: dict[str, tuple[int, Any]] = {}
         self._listener: Any = None
         self._delay_flag = 0  # how the shim applies a delay (pyjms.delay.mechanism)
+        self._staged = False  # delayed messages go to the staging queue (pyjms.delay.staging)
         self._blocks: tuple[bytes, bytes] | None = None  # packed (headers, properties), cached
 
     # ------------------------------------------------------------------ options
@@ -74,9 +78,10 @@ class JMSProducer:
         rules.check_delay_within_ttl(delay, self._ttl)
         if delay:
             mechanism = self._ctx._delay_mechanism()
-            if not mechanism.send_flag:
+            if not mechanism.available:
                 raise rules.delay_not_supported(delay, self._ctx.provider_name)
             self._delay_flag = mechanism.send_flag
+            self._staged = mechanism is DelayMechanism.STAGING
         self._delay = delay
         return self
 
@@ -222,6 +227,9 @@ class JMSProducer:
         ctx = self._ctx
         ctx._check_open()
         key = ctx._jkey(destination)
+        if self._delay and self._staged:
+            self._stage_one(destination, body)
+            return self
         if isinstance(body, (str, bytes)) and self._listener is None:
             # the fast path: no Message object, one JVM call
             if self._delay:
@@ -238,9 +246,7 @@ class JMSProducer:
         message = message_for_body(body)
         if self._delay:
             self._check_delayed({**message._properties(), **self._props})
-        record = message._pack(
-            {"correlation_id": self._correlation_id, "type": self._type, "reply_to": self._reply_to}, self._props
-        )
+        record = message._pack(**self._overrides(), extra_properties=self._props)
         args = (key, record, self._mode, self._priority, self._ttl, self._delay, self._flags())
         if self._listener is not None:
             ctx._async_sender().submit(lambda: self._send_async(destination, message, args, self._listener))
@@ -249,10 +255,54 @@ class JMSProducer:
         self._send_described(destination, message, args)
         return self
 
+    def _overrides(self) -> dict[str, Any]:
+        """The producer's headers that replace a message's own (JMS 2.0: those that are set)."""
+        out: dict[str, Any] = {}
+        if self._correlation_id is not None:
+            out["correlation_id"] = self._correlation_id
+        if self._type is not None:
+            out["jms_type"] = self._type
+        if self._reply_to is not None:
+            out["reply_to"] = self._reply_to
+        return out
+
     def _check_delayed(self, props: dict[str, tuple[int, Any]]) -> None:
         """The send-time rules for a delayed message (D06, D07, D08)."""
         rules.check_delay_within_ttl(self._delay, self._ttl)
         rules.check_delayed_message(self._delay, {k: v for k, (_, v) in props.items()})
+
+    # ------------------------------------------------------------------ staging (IBM MQ's delay design)
+
+    def _staged_record(self, destination: Destination, body: Any) -> tuple[bytes, str, int, Message]:
+        message = message_for_body(body)
+        self._check_delayed({**message._properties(), **self._props})
+        now = now_ms()
+        original_id = staging.new_message_id()
+        own_correlation = self._correlation_id if self._correlation_id is not None else message.get_jms_correlation_id()
+        header = staging.staging_properties(destination.key, now, self._delay, self._ttl, original_id, own_correlation)
+        overrides = self._overrides()
+        overrides["correlation_id"] = original_id  # D12: find a staged message by its original id
+        record = message._pack(**overrides, extra_properties={**self._props, **header})
+        return record, original_id, now, message
+
+    def _staging_key(self) -> Any:
+        return self._ctx._jkey(self._ctx._staging_queue())
+
+    def _stage_one(self, destination: Destination, body: Any) -> None:
+        """D02: the message goes to the staging queue with its target and delivery time."""
+        ctx = self._ctx
+        record, original_id, now, message = self._staged_record(destination, body)
+        ctx._drain_async()
+        try:
+            # no TTL on the staged copy: the processor expires it, with a report (D18)
+            ctx._ch.send(self._staging_key(), record, self._mode, self._priority, 0, 0, self._flags())
+        except ctx._s.JException as e:
+            raise translate(e, f"stage a delayed message for {destination}") from None
+        message._apply_sent_headers({
+            "message_id": original_id, "timestamp": now, "destination": destination,
+            "delivery_mode": self._mode, "priority": self._priority,
+            "expiration": now + self._ttl if self._ttl else 0, "delivery_time": now + self._delay,
+        })
 
     def _send_described(self, destination: Destination, message: Message, args: tuple[Any, ...]) -> None:
         ctx = self._ctx
@@ -280,6 +330,22 @@ class JMSProducer:
         ctx = self._ctx
         ctx._check_open()
         key = ctx._jkey(destination)
+        if self._delay and self._staged:
+            bodies = list(bodies)
+            for i, body in enumerate(bodies):
+                if not isinstance(body, (str, bytes, bytearray, memoryview)):
+                    raise MessageFormatRuntimeException(
+                        f"send_batch takes str or bytes bodies; body #{i} is {type(body).__name__}"
+                    )
+            records = [self._staged_record(destination, body)[0] for body in bodies]
+            if not records:
+                return 0
+            ctx._drain_async()
+            try:
+                return int(ctx._ch.sendBatch(self._staging_key(), C.pack_batch(records, len(records)), self._mode,
+                                             self._priority, 0, 0, self._flags()))
+            except ctx._s.JException as e:
+                raise translate(e, f"stage {len(records)} delayed messages for {destination}") from None
         headers, props = self._packed_blocks()
         text, binary = C.KIND_TEXT, C.KIND_BYTES
         pack = C.pack_record

@@ -21,7 +21,8 @@ from typing import Any, Iterable, Iterator
 KIND_MESSAGE, KIND_TEXT, KIND_BYTES, KIND_MAP, KIND_OBJECT, KIND_STREAM = range(6)
 FLAG_HEADERS, FLAG_PROPERTIES = 1, 2
 
-# value tags
+# value tags (T_NULL only for map entries a Java client set to null)
+T_NULL = 0
 T_BOOL, T_BYTE, T_SHORT, T_INT, T_LONG, T_FLOAT, T_DOUBLE, T_STRING, T_BYTES, T_CHAR = range(1, 11)
 
 _I32 = struct.Struct(">i")
@@ -95,6 +96,14 @@ def pack_batch(records: Iterable[bytes], count: int) -> bytes:
     return _I32.pack(count) + b"".join(records)
 
 
+_ROUTE = struct.Struct(">iiqq")  # delivery mode, priority, ttl, delay
+
+
+def pack_routed(destination_key: str, mode: int, priority: int, ttl: int, delay: int, record: bytes) -> bytes:
+    """One entry of a routed batch (Channel.sendRouted): where and how, then the record."""
+    return pack_string(destination_key) + _ROUTE.pack(mode, priority, ttl, delay) + record
+
+
 # ---------------------------------------------------------------------------- decoding
 
 
@@ -108,6 +117,8 @@ def read_string(buf: bytes | memoryview, pos: int) -> tuple[str | None, int]:
 
 def read_value(buf: bytes | memoryview, pos: int) -> tuple[int, Any, int]:
     tag = buf[pos]
+    if tag == T_NULL:
+        return tag, None, pos + 1
     if tag == T_STRING:
         s, pos = read_string(buf, pos + 1)
         return tag, s, pos

@@ -31,6 +31,7 @@ class EmbeddedBroker:
         stomp_port: int | None = None,
         data_dir: str | os.PathLike[str] | None = None,
         name: str | None = None,
+        delay_processor: bool = True,
     ) -> None:
         for label, p in (("port", port), ("stomp_port", stomp_port)):
             if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535):
@@ -51,6 +52,11 @@ class EmbeddedBroker:
         self._stopped = False
         self.connect_uris: list[str] = [str(u) for u in self._broker.connectUris()]
         jvm.on_shutdown(self, self.stop)
+        self.delay_processor: Any = None
+        if delay_processor:
+            # IBM MQ runs the delay processor with the queue manager; so does a pyjms broker.
+            # Started in the background: it must not slow the broker's start.
+            threading.Thread(target=self._start_delay_processor, name="pyjms-delay-start", daemon=True).start()
 
     @property
     def vm_url(self) -> str:
@@ -75,11 +81,20 @@ class EmbeddedBroker:
         """The Java BrokerService, for pyjms components that administer the broker."""
         return self._broker.service()
 
+    def _start_delay_processor(self) -> None:
+        from pyjms.api.context import ConnectionFactory
+        from pyjms.delay.processor import DelayProcessor
+
+        with jvm.java_thread():
+            self.delay_processor = DelayProcessor(ConnectionFactory(self.vm_url)).start()
+
     def stop(self) -> None:
         if self._stopped:
             return
         self._stopped = True
         jvm.forget(self)
+        if self.delay_processor is not None:
+            self.delay_processor.stop()
         try:
             self._broker.stop()
         except Exception:  # stopping is best effort at shutdown

@@ -15,7 +15,8 @@ def _cmd_broker(args: argparse.Namespace) -> int:
     from pyjms.broker import EmbeddedBroker
 
     stop = threading.Event()
-    broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, data_dir=args.data, name=args.name)
+    broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, data_dir=args.data, name=args.name,
+                            delay_processor=not args.no_delay_processor)
     for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started, so they stay ours
         signal.signal(sig, lambda *_: stop.set())
     try:
@@ -26,6 +27,28 @@ def _cmd_broker(args: argparse.Namespace) -> int:
     finally:
         broker.stop()
     print(f"pyjms broker {broker.name} stopped", flush=True)
+    return 0
+
+
+def _cmd_delay_processor(args: argparse.Namespace) -> int:
+    import pyjms
+    from pyjms.delay.processor import DelayProcessor
+
+    stop = threading.Event()
+    factory = pyjms.ConnectionFactory(args.url, args.user, args.password, staging_queue=args.staging_queue)
+    processor = DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"pyjms delay processor on {factory.url} queue {processor.staging}: running", flush=True)
+    try:
+        while not stop.wait(args.report_every):
+            st = processor.stats
+            print(f"staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed} "
+                  f"pending slots {processor.pending_slots}", flush=True)
+    finally:
+        processor.stop()
+    st = processor.stats
+    print(f"stopped: staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed}", flush=True)
     return 0
 
 
@@ -71,7 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--stomp-port", type=int, default=None, help="also listen for STOMP on this port")
     b.add_argument("--data", default=None, help="KahaDB directory (default: non-persistent)")
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
+    b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")
     b.set_defaults(run=_cmd_broker)
+
+    d = sub.add_parser("delay-processor", help="run the staging-queue delay processor against a broker")
+    d.add_argument("--url", required=True)
+    d.add_argument("--user", default=None)
+    d.add_argument("--password", default=None)
+    d.add_argument("--staging-queue", default="SYSTEM.DDELAY.LOCAL.QUEUE")
+    d.add_argument("--dead-letter-queue", default="SYSTEM.DEAD.LETTER.QUEUE")
+    d.add_argument("--report-every", type=float, default=10.0, help="seconds between progress lines")
+    d.set_defaults(run=_cmd_delay_processor)
 
     s = sub.add_parser("send", help="send text messages (arguments, else one per stdin line)")
     s.add_argument("--url", default=None, help="broker URL (default: PYJMS_URL or an embedded broker)")

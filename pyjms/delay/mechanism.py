@@ -3,6 +3,8 @@
 * ``native``: the client's JMS 2.0 ``setDeliveryDelay`` (ActiveMQ 6.1.7's throws);
 * ``scheduler``: the broker's own scheduler (ActiveMQ's ``AMQ_SCHEDULED_DELAY``, which a
   broker without schedulerSupport silently ignores, hence the probe);
+* ``staging``: IBM MQ's design on any provider: a staging queue and a delay processor
+  (pyjms.delay.staging, pyjms.delay.processor), chosen when a processor answers a ping;
 * ``none``: no mechanism; a nonzero delay is refused with MQRC_FUNCTION_NOT_SUPPORTED (D04).
 
 ``ConnectionFactory(delivery_delay=...)`` overrides the choice; ``auto`` probes once per
@@ -29,7 +31,12 @@ PROBE_DELAY_MS = 1000
 class DelayMechanism(str, Enum):
     NATIVE = "native"
     SCHEDULER = "scheduler"
+    STAGING = "staging"
     NONE = "none"
+
+    @property
+    def available(self) -> bool:
+        return self is not DelayMechanism.NONE
 
     @property
     def send_flag(self) -> int:
@@ -54,6 +61,10 @@ def probe(ctx: JMSContext) -> DelayMechanism:
         return DelayMechanism.NATIVE
     if ch.schedulerKnown() or scheduler_works(ctx):
         return DelayMechanism.SCHEDULER
+    from pyjms.delay.processor import processor_answers
+
+    if processor_answers(ctx):
+        return DelayMechanism.STAGING
     return DelayMechanism.NONE
 
 

@@ -231,8 +231,8 @@ public final class Channel implements AutoCloseable {
 
     public Receiver consumer(String destination, String selector, boolean noLocal) throws JMSException {
         checkOpen();
-        MessageConsumer c = session.createConsumer(destinations.resolve(destination), selector, noLocal);
         start();
+        MessageConsumer c = session.createConsumer(destinations.resolve(destination), selector, noLocal);
         return new Receiver(this, c, nextReceiverId++, null);
     }
 
@@ -242,8 +242,8 @@ public final class Channel implements AutoCloseable {
         if (shared.connection.getClientID() == null) {
             throw new IllegalStateException("a durable subscription needs a client id: set client_id on the factory or context");
         }
-        MessageConsumer c = session.createDurableSubscriber((Topic) destinations.resolve(topic), name, selector, noLocal);
         start();
+        MessageConsumer c = session.createDurableSubscriber((Topic) destinations.resolve(topic), name, selector, noLocal);
         return new Receiver(this, c, nextReceiverId++, null);
     }
 
@@ -254,17 +254,16 @@ public final class Channel implements AutoCloseable {
     public Receiver sharedConsumer(String topic, String name, String selector, boolean durable) throws JMSException {
         checkOpen();
         Topic t = (Topic) destinations.resolve(topic);
+        start();
         try {
             MessageConsumer c = durable ? session.createSharedDurableConsumer(t, name, selector)
                     : session.createSharedConsumer(t, name, selector);
-            start();
             return new Receiver(this, c, nextReceiverId++, null);
         } catch (UnsupportedOperationException | JMSException native_) {
             // fall through to the emulation below
         }
         Queue q = SharedSubscriptions.queueFor(this, t, name);
         MessageConsumer c = session.createConsumer(q, selector);
-        start();
         return new Receiver(this, c, nextReceiverId++, durable ? null : q);
     }
 
@@ -275,8 +274,8 @@ public final class Channel implements AutoCloseable {
 
     public Browser browser(String queue, String selector) throws JMSException {
         checkOpen();
-        QueueBrowser b = session.createBrowser((Queue) destinations.resolve(queue), selector);
         start();
+        QueueBrowser b = session.createBrowser((Queue) destinations.resolve(queue), selector);
         return new Browser(b);
     }
 

@@ -28,7 +28,7 @@ public final class Codec {
     public static final byte KIND_MESSAGE = 0, KIND_TEXT = 1, KIND_BYTES = 2, KIND_MAP = 3,
             KIND_OBJECT = 4, KIND_STREAM = 5;
     public static final byte FLAG_HEADERS = 1, FLAG_PROPERTIES = 2;
-    static final byte T_BOOL = 1, T_BYTE = 2, T_SHORT = 3, T_INT = 4, T_LONG = 5, T_FLOAT = 6,
+    static final byte T_NULL = 0, T_BOOL = 1, T_BYTE = 2, T_SHORT = 3, T_INT = 4, T_LONG = 5, T_FLOAT = 6,
             T_DOUBLE = 7, T_STRING = 8, T_BYTES = 9, T_CHAR = 10;
 
     private Codec() {}
@@ -99,6 +99,7 @@ public final class Codec {
     static Object readValue(ByteBuffer in) {
         byte tag = in.get();
         return switch (tag) {
+            case T_NULL -> null;
             case T_BOOL -> in.get() != 0;
             case T_BYTE -> in.get();
             case T_SHORT -> in.getShort();
@@ -213,7 +214,8 @@ public final class Codec {
     }
 
     static void putValue(Out out, Object v) {
-        if (v instanceof String s) { out.put(T_STRING); out.putString(s); }
+        if (v == null) { out.put(T_NULL); }
+        else if (v instanceof String s) { out.put(T_STRING); out.putString(s); }
         else if (v instanceof Integer i) { out.put(T_INT); out.putInt(i); }
         else if (v instanceof Long l) { out.put(T_LONG); out.putLong(l); }
         else if (v instanceof Boolean b) { out.put(T_BOOL); out.put((byte) (b ? 1 : 0)); }

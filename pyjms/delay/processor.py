@@ -1,0 +1,370 @@
+"""The delay processor: puts each staged message to its target when it is due (D03).
+
+Two threads, each with its own transacted context:
+
+* the **sorter** takes messages off the staging queue and files each under its time slot:
+  a queue ``<staging>.SLOT.<n>`` holding the messages due in ``[n*slot_ms, (n+1)*slot_ms)``.
+  The first message of a new slot also records the slot on ``<staging>.SLOTS``, in the same
+  transaction, so a restarted processor finds every slot again. Messages already due go
+  straight to their target.
+* the **deliverer** keeps the known slots in a heap (O(log n) per slot), and at each slot's
+  start drains it, orders its messages by delivery time and puts each to its target when
+  due, or discards it with an expiration report if it expired while staged (D18).
+
+Every move (get from one queue, put to the next) commits in one transaction on the broker,
+so a processor killed at any point loses nothing and duplicates nothing: what was not
+committed is redelivered to the next processor. Slot queues are JMS queues on the same
+broker, so this works on any provider. A third thread answers pings on
+``<staging>.CONTROL``, which is how producers detect that staging delay is available.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pyjms.api.constants import SESSION_TRANSACTED
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.destination import Destination, Queue, from_key
+from pyjms.api.message import KEEP, Message
+from pyjms.bridge import codec as C
+from pyjms.bridge import jvm
+from pyjms.delay import staging
+from pyjms.errors import JMSRuntimeException
+from pyjms.rules.expiry import now_ms
+
+_log = logging.getLogger("pyjms.delay")
+
+#: report options, as IBM MQ's JMS classes name them (message properties)
+REPORT_EXPIRATION = "JMS_IBM_Report_Expiration"
+REPORT_EXCEPTION = "JMS_IBM_Report_Exception"
+REPORT_DISCARD = "JMS_IBM_Report_Discard_Msg"
+FEEDBACK = "JMS_IBM_Feedback"
+MQFB_EXPIRATION = 258
+DEFAULT_DEAD_LETTER_QUEUE = "SYSTEM.DEAD.LETTER.QUEUE"
+
+
+@dataclass
+class ProcessorStats:
+    staged: int = 0  # taken off the staging queue
+    delivered: int = 0
+    expired: int = 0
+    failed: int = 0  # could not be put to the target
+    early: int = 0  # delivered before their delivery time: must stay 0
+    lateness_ms: list[int] = field(default_factory=list)  # per delivery, when recording
+
+
+class DelayProcessor:
+    """Runs the sorter, the deliverer and the ping responder for one staging queue."""
+
+    def __init__(
+        self,
+        factory: ConnectionFactory,
+        *,
+        staging_queue: str | None = None,
+        slot_ms: int = 100,
+        dead_letter_queue: str = DEFAULT_DEAD_LETTER_QUEUE,
+        record_lateness: bool = False,
+    ) -> None:
+        self.factory = factory
+        self.staging = staging_queue or factory.staging_queue
+        self.slot_ms = slot_ms
+        self.dead_letter_queue = dead_letter_queue
+        self.stats = ProcessorStats()
+        self._record_lateness = record_lateness
+        self._slots: list[int] = []  # heap of pending slot numbers
+        self._known: set[int] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._errors: list[BaseException] = []
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def slot_queue(self, slot: int) -> Queue:
+        return Queue(f"{self.staging}.SLOT.{slot}")
+
+    @property
+    def slots_queue(self) -> Queue:
+        return Queue(f"{self.staging}.SLOTS")
+
+    @property
+    def control_queue(self) -> Queue:
+        return Queue(f"{self.staging}.CONTROL")
+
+    def start(self) -> DelayProcessor:
+        self._recover_slots()
+        for name, target in (("sorter", self._sorter), ("deliverer", self._deliverer), ("ping", self._ping)):
+            t = threading.Thread(target=self._guard(target), name=f"pyjms-delay-{name}", daemon=True)
+            t.start()
+            self._threads.append(t)
+        return self
+
+    def stop(self, timeout: float = 10) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout)
+        self._threads.clear()
+
+    def __enter__(self) -> DelayProcessor:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def pending_slots(self) -> int:
+        with self._lock:
+            return len(self._slots)
+
+    def _guard(self, loop: Callable[[], None]) -> Callable[[], None]:
+        """Recoverable failures restart the loop after a pause (D19); nothing is lost meanwhile."""
+
+        def run() -> None:
+            with jvm.java_thread():
+                while not self._stop.is_set():
+                    try:
+                        loop()
+                    except Exception as e:  # the broker went away, a session broke...
+                        if self._stop.is_set():
+                            return
+                        self._errors.append(e)
+                        _log.warning("delay processor %s failed, restarting: %s", loop.__name__, e)
+                        self._stop.wait(1.0)
+
+        return run
+
+    def _recover_slots(self) -> None:
+        """A restarted processor finds the slots a previous one filled (browse, no consume)."""
+        with self.factory.create_context() as ctx, ctx.create_browser(self.slots_queue) as browser:
+            for m in browser:
+                self._add_slot(int(m.get_text()))
+
+    def _add_slot(self, slot: int) -> bool:
+        with self._lock:
+            if slot in self._known:
+                return False
+            self._known.add(slot)
+            heapq.heappush(self._slots, slot)
+            return True
+
+    # ------------------------------------------------------------------ sorter
+
+    def _sorter(self) -> None:
+        with self.factory.create_context(SESSION_TRANSACTED) as ctx:
+            consumer = ctx.create_consumer(Queue(self.staging))
+            put = _Putter(ctx)
+            markers = ctx.create_producer()
+            while not self._stop.is_set():
+                batch = consumer.receive_batch(500, 200)
+                if not batch:
+                    continue
+                new_slots: list[int] = []
+                for m in batch:
+                    due = m.get_long_property(staging.DELIVERY_TIME)
+                    now = now_ms()
+                    if due - now < 2 * self.slot_ms:
+                        # too close for a slot the deliverer may already be draining: commit what
+                        # is filed (so its slots are visible in time), then wait here
+                        if due > now:
+                            put.flush()
+                            ctx.commit()
+                            time.sleep((due - now) / 1000)
+                        self._deliver(ctx, put, m)
+                        continue
+                    slot = due // self.slot_ms
+                    put.forward(self.slot_queue(slot), m)
+                    with self._lock:
+                        if slot not in self._known and slot not in new_slots:
+                            new_slots.append(slot)
+                for slot in new_slots:
+                    markers.send(self.slots_queue, str(slot))
+                put.flush()
+                ctx.commit()
+                self.stats.staged += len(batch)
+                for slot in new_slots:
+                    self._add_slot(slot)
+
+    # ------------------------------------------------------------------ deliverer
+
+    def _deliverer(self) -> None:
+        with self.factory.create_context(SESSION_TRANSACTED) as ctx:
+            put = _Putter(ctx)
+            while not self._stop.is_set():
+                with self._lock:
+                    slot = self._slots[0] if self._slots else None
+                if slot is None:
+                    self._stop.wait(0.02)
+                    continue
+                wait_ms = slot * self.slot_ms - now_ms()
+                if wait_ms > 0:
+                    self._stop.wait(min(wait_ms, 50) / 1000)  # re-check: an earlier slot may appear
+                    continue
+                self._drain(ctx, put, slot)
+                with self._lock:
+                    heapq.heappop(self._slots)
+                    self._known.discard(slot)
+                self._forget_slot(ctx, slot)
+
+    def _drain(self, ctx: JMSContext, put: _Putter, slot: int) -> None:
+        consumer = ctx.create_consumer(self.slot_queue(slot))
+        messages: list[Message] = []
+        while batch := consumer.receive_batch(1000, 100 if not messages else 20):
+            messages.extend(batch)
+        messages.sort(key=lambda m: m.get_long_property(staging.DELIVERY_TIME))
+        for m in messages:
+            wait = m.get_long_property(staging.DELIVERY_TIME) - now_ms()
+            if wait > 0:
+                put.flush()  # what is due is out before we sleep
+                time.sleep(wait / 1000)
+            self._deliver(ctx, put, m)
+        put.flush()
+        ctx.commit()
+        consumer.close()
+
+    def _forget_slot(self, ctx: JMSContext, slot: int) -> None:
+        """Removes the slot's marker. Markers are few; rewrite the live ones in one transaction."""
+        consumer = ctx.create_consumer(self.slots_queue)
+        producer = ctx.create_producer()
+        with self._lock:
+            live = set(self._known)
+        seen: set[int] = set()
+        while batch := consumer.receive_batch(1000, 50):
+            for m in batch:
+                n = int(m.get_text())
+                if n in live and n not in seen:
+                    producer.send(self.slots_queue, str(n))
+                    seen.add(n)
+        ctx.commit()
+        consumer.close()
+
+    # ------------------------------------------------------------------ one message
+
+    def _deliver(self, ctx: JMSContext, put: _Putter, m: Message) -> None:
+        """Puts a due message to its target, or expires it (inside the caller's transaction)."""
+        now = now_ms()
+        due = m.get_long_property(staging.DELIVERY_TIME)
+        if now < due:
+            self.stats.early += 1
+        expiration = m.get_long_property(staging.EXPIRATION) if m.property_exists(staging.EXPIRATION) else 0
+        if expiration and now >= expiration:
+            self._expire(put, m)
+            return
+        target = from_key(m.get_string_property(staging.TARGET))
+        try:
+            put.deliver(target, m, ttl=(expiration - now) if expiration else 0)
+        except JMSRuntimeException as e:
+            self._failed(ctx, put, m, target, e)
+            return
+        self.stats.delivered += 1
+        if self._record_lateness:
+            self.stats.lateness_ms.append(now - due)
+
+    def _expire(self, put: _Putter, m: Message) -> None:
+        """D18: discard, with an expiration report for the original message if it asked for one."""
+        self.stats.expired += 1
+        reply_to = m.get_jms_reply_to()
+        if m.property_exists(REPORT_EXPIRATION) and reply_to is not None:
+            put.report(reply_to, m, MQFB_EXPIRATION)
+
+    def _failed(self, ctx: JMSContext, put: _Putter, m: Message, target: Destination, error: JMSRuntimeException) -> None:
+        """D20: discard if the message asked for it, else the dead-letter queue (and an exception report)."""
+        self.stats.failed += 1
+        _log.warning("delayed message %s could not be put to %s: %s", m.get_jms_message_id(), target, error)
+        if m.property_exists(REPORT_DISCARD):
+            return
+        put.dead_letter(Queue(self.dead_letter_queue), m, target, error)
+        reply_to = m.get_jms_reply_to()
+        if m.property_exists(REPORT_EXCEPTION) and reply_to is not None:
+            put.report(reply_to, m, error.reason or 0)
+
+    # ------------------------------------------------------------------ ping
+
+    def _ping(self) -> None:
+        with self.factory.create_context() as ctx:
+            consumer = ctx.create_consumer(self.control_queue)
+            producer = ctx.create_producer().set_delivery_mode(1).set_time_to_live(10_000)
+            while not self._stop.is_set():
+                m = consumer.receive(200)
+                if m is not None and m.get_jms_reply_to() is not None:
+                    producer.set_jms_correlation_id(m.get_jms_message_id()).send(m.get_jms_reply_to(), "pyjms delay processor")
+
+
+class _Putter:
+    """Moves messages unchanged (body, properties, headers) within one transacted context."""
+
+    BATCH = 500
+
+    def __init__(self, ctx: JMSContext) -> None:
+        self.ctx = ctx
+        self._pending: list[bytes] = []
+
+    def forward(self, destination: Destination, m: Message) -> None:
+        """To a slot queue: no TTL (the processor expires messages itself)."""
+        self._add(destination, m, 0, m._pack())
+
+    def deliver(self, target: Destination, m: Message, ttl: int) -> None:
+        """To the target: without the staging header, with the sender's correlation id back."""
+        own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
+        record = m._pack(correlation_id=own, drop_properties=staging.STAGING_HEADER)
+        # a put that can fail must fail alone, so that only this message is dead-lettered
+        self.flush()
+        ctx = self.ctx
+        try:
+            ctx._ch.send(ctx._jkey(target), record, m.get_jms_delivery_mode(), m.get_jms_priority(), ttl, 0, 0)
+        except ctx._s.JException as e:
+            from pyjms.bridge.errors import translate
+
+            raise translate(e, f"deliver to {target}") from None
+
+    def dead_letter(self, dlq: Destination, m: Message, target: Destination, error: JMSRuntimeException) -> None:
+        from pyjms.dlq import header as dlh
+
+        extra = dlh.DeadLetterHeader.for_failure(target, error).to_properties()
+        own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
+        record = m._pack(correlation_id=own, drop_properties=staging.STAGING_HEADER, extra_properties=extra)
+        self._add_record(dlq, m, 0, record)
+
+    def report(self, reply_to: Destination, m: Message, feedback: int) -> None:
+        """A report for the original message: its id as correlation id, unlimited lifetime (E15)."""
+        record = m._pack(
+            correlation_id=m.get_jms_message_id(), reply_to=None,
+            drop_properties=staging.STAGING_HEADER + staging.ORIGINAL_MESSAGE + (REPORT_EXPIRATION, REPORT_EXCEPTION),
+            extra_properties={FEEDBACK: (C.T_INT, feedback)},
+        )
+        self._add_record(reply_to, m, 0, record)
+
+    def _add(self, destination: Destination, m: Message, ttl: int, record: bytes) -> None:
+        self._add_record(destination, m, ttl, record)
+
+    def _add_record(self, destination: Destination, m: Message, ttl: int, record: bytes) -> None:
+        self._pending.append(C.pack_routed(destination.key, m.get_jms_delivery_mode(), m.get_jms_priority(), ttl, 0, record))
+        if len(self._pending) >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        ctx = self.ctx
+        batch, self._pending = self._pending, []
+        try:
+            ctx._ch.sendRouted(C.pack_batch(batch, len(batch)), 0)
+        except ctx._s.JException as e:
+            from pyjms.bridge.errors import translate
+
+            raise translate(e, "delay processor batch") from None
+
+
+def processor_answers(ctx: JMSContext, timeout_ms: int = 1000) -> bool:
+    """Whether a delay processor serves this factory's staging queue (it answers a ping)."""
+    with ctx.create_context() as probe:
+        reply = probe.create_temporary_queue()
+        consumer = probe.create_consumer(reply)
+        probe.create_producer().set_jms_reply_to(reply).set_time_to_live(timeout_ms).set_delivery_mode(1).send(
+            Queue(f"{ctx._factory.staging_queue}.CONTROL"), "ping"
+        )
+        return consumer.receive(timeout_ms) is not None

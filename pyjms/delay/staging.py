@@ -1,0 +1,55 @@
+"""Delivery delay through a staging queue, as IBM MQ does it (spec 002, D02, D12).
+
+A delayed message is not sent to its target. It is put to the staging queue
+(SYSTEM.DDELAY.LOCAL.QUEUE by default) with a header, carried as properties, naming its
+target and delivery time; the delay processor (pyjms.delay.processor) puts it to the target
+when it is due. The staged message is a new message with a new id, and its correlation id
+holds the original message id, so a mistaken delay can be found on the staging queue
+(``JMSCorrelationID = '<id>'``) and pulled back.
+
+The original id is what the sender sees and what pyjms receivers see after delivery
+(``JMS_PYJMS_MessageID``); the sender's own correlation id travels in a property and is
+restored at delivery.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from pyjms.bridge import codec as C
+
+STAGING_QUEUE = "SYSTEM.DDELAY.LOCAL.QUEUE"
+
+# the staging header, as message properties
+TARGET = "JMS_PYJMS_DDL_Target"
+ORIGINAL_CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID"
+DELIVERY_TIME = "JMS_PYJMS_DeliveryTime"
+SEND_TIME = "JMS_PYJMS_Timestamp"
+EXPIRATION = "JMS_PYJMS_Expiration"
+MESSAGE_ID = "JMS_PYJMS_MessageID"
+STAGING_HEADER = (TARGET, ORIGINAL_CORRELATION_ID)
+#: what pyjms carries for the original message; a report about it is a new message without them
+ORIGINAL_MESSAGE = (DELIVERY_TIME, SEND_TIME, EXPIRATION, MESSAGE_ID)
+
+
+def new_message_id() -> str:
+    """An original message id for a staged message (JMS ids start with 'ID:')."""
+    return f"ID:pyjms-{uuid.uuid4().hex}"
+
+
+def staging_properties(
+    target_key: str, now_ms: int, delay_ms: int, ttl_ms: int, message_id: str, correlation_id: str | None
+) -> dict[str, tuple[int, Any]]:
+    """The properties that make a message a staged one (typed for the codec)."""
+    props: dict[str, tuple[int, Any]] = {
+        TARGET: (C.T_STRING, target_key),
+        DELIVERY_TIME: (C.T_LONG, now_ms + delay_ms),
+        SEND_TIME: (C.T_LONG, now_ms),
+        MESSAGE_ID: (C.T_STRING, message_id),
+    }
+    if ttl_ms > 0:
+        props[EXPIRATION] = (C.T_LONG, now_ms + ttl_ms)
+    if correlation_id is not None:
+        props[ORIGINAL_CORRELATION_ID] = (C.T_STRING, correlation_id)
+    return props

@@ -1,0 +1,162 @@
+"""Delivery delay through a staging queue and the delay processor (IBM MQ's design, spec 002)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+import pyjms
+from pyjms.delay import staging
+from pyjms.delay.mechanism import DelayMechanism
+from pyjms.delay.processor import DelayProcessor, processor_answers
+from tests.conftest import drain
+
+
+@pytest.fixture
+def staged(url):
+    """A factory whose delayed messages go through its own staging queue, and its processor."""
+    queue = f"STAGE.{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
+    processor = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue), record_lateness=True).start()
+    yield factory, processor
+    processor.stop()
+
+
+def test_d01_d03_staged_message_arrives_when_due_never_early(staged, qname):
+    factory, processor = staged
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        consumer = ctx.create_consumer(q)
+        m = ctx.create_text_message("later")
+        m.set_string_property("k", "v")
+        p = ctx.create_producer().set_delivery_delay(1000).set_priority(7).set_jms_correlation_id("mine")
+        p.send(q, m)
+        assert consumer.receive(600) is None
+        got = consumer.receive(5000)
+        received = int(time.time() * 1000)
+        assert got.get_text() == "later" and got.get_string_property("k") == "v"
+        assert received >= m.get_jms_delivery_time()
+        assert got.get_jms_message_id() == m.get_jms_message_id()  # the id the sender saw
+        assert got.get_jms_correlation_id() == "mine"  # restored at delivery
+        assert got.get_jms_priority() == 7
+        assert got.get_jms_delivery_time() == m.get_jms_timestamp() + 1000
+        assert not any(name in got.get_property_names() for name in staging.STAGING_HEADER)
+    assert processor.stats.early == 0
+
+
+def test_d02_d12_staged_message_carries_target_time_and_original_id(url, qname):
+    queue = f"STAGE.{uuid.uuid4().hex[:8]}"  # no processor: look at the staging queue itself
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
+    with factory.create_context() as ctx:
+        m = ctx.create_text_message("x")
+        ctx.create_producer().set_delivery_delay(60_000).send(ctx.create_queue(qname), m)
+        with ctx.create_browser(ctx.create_queue(queue), f"JMSCorrelationID = '{m.get_jms_message_id()}'") as b:
+            (stagedm,) = list(b)
+        assert stagedm.get_string_property(staging.TARGET) == f"queue://{qname}"
+        assert stagedm.get_long_property(staging.DELIVERY_TIME) == m.get_jms_timestamp() + 60_000
+        assert stagedm._headers()["message_id"] != m.get_jms_message_id()  # a new id on the wire
+        assert stagedm.get_jms_correlation_id() == m.get_jms_message_id()
+        # a mistaken delay can be pulled back
+        c = ctx.create_consumer(ctx.create_queue(queue), f"JMSCorrelationID = '{m.get_jms_message_id()}'")
+        assert c.receive(2000) is not None
+
+
+def test_staging_is_chosen_when_a_processor_answers(staged):
+    factory, _ = staged
+    auto = pyjms.ConnectionFactory(factory.url, delivery_delay="auto", staging_queue=factory.staging_queue)
+    with auto.create_context() as ctx:
+        assert processor_answers(ctx)
+    assert not processor_answers(pyjms.ConnectionFactory(factory.url, staging_queue="NOBODY.HERE").create_context(), 300)
+
+
+def test_d10_staged_only_at_commit(staged, qname):
+    factory, _ = staged
+    with factory.create_context(pyjms.SESSION_TRANSACTED) as tx:
+        q = tx.create_queue(qname)
+        consumer = tx.create_consumer(q)
+        p = tx.create_producer().set_delivery_delay(300)
+        p.send(q, "rolled back")
+        tx.rollback()
+        p.send(q, "committed")
+        time.sleep(0.8)
+        assert consumer.receive(100) is None
+        tx.commit()
+        assert consumer.receive(5000).get_text() == "committed"
+        tx.commit()
+        assert consumer.receive(800) is None
+
+
+def test_d17_expiry_is_preserved_across_the_delay(staged, qname):
+    factory, _ = staged
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        m = ctx.create_text_message("x")
+        ctx.create_producer().set_time_to_live(5000).set_delivery_delay(1000).send(q, m)
+        got = ctx.create_consumer(q).receive(5000)
+        assert got.get_jms_expiration() == m.get_jms_timestamp() + 5000
+        assert 0 < got.get_remaining_expiry() <= 40
+
+
+def test_d18_expired_while_staged_is_discarded_with_a_report(staged, qname):
+    factory, processor = staged
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        reports = ctx.create_temporary_queue()
+        m = ctx.create_text_message("too late")
+        m.set_int_property("JMS_IBM_Report_Expiration", 1)
+        p = ctx.create_producer().set_time_to_live(400).set_delivery_delay(400).set_jms_reply_to(reports)
+        p.send(q, m)
+        report = ctx.create_consumer(reports).receive(5000)
+        assert report is not None
+        assert report.get_int_property("JMS_IBM_Feedback") == 258  # MQFB_EXPIRATION
+        assert report.get_jms_correlation_id() == m.get_jms_message_id()
+        assert not any(n in report.get_property_names() for n in staging.STAGING_HEADER)
+        assert ctx.create_consumer(q).receive(300) is None
+    assert processor.stats.expired == 1
+
+
+def test_batches_spread_over_slots_arrive_in_delivery_order(staged, qname):
+    factory, processor = staged
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        consumer = ctx.create_consumer(q)
+        p = ctx.create_producer()
+        for delay in (900, 300, 600):
+            p.set_delivery_delay(delay).send_batch(q, [f"{delay}-{i}" for i in range(20)])
+        got = []
+        deadline = time.time() + 10
+        while len(got) < 60 and time.time() < deadline:
+            got += consumer.receive_batch(100, 500)
+        delays = [int(m.get_text().split("-")[0]) for m in got]
+        assert len(got) == 60 and delays == sorted(delays)
+    assert processor.stats.early == 0
+
+
+def test_processor_killed_mid_run_loses_and_duplicates_nothing(url, qname):
+    queue = f"STAGE.{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
+    n = 300
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        p = ctx.create_producer().set_delivery_mode(pyjms.PERSISTENT)
+        for i in range(n):
+            p.set_delivery_delay(200 + (i % 30) * 50).send(q, str(i))
+        first = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue)).start()
+        time.sleep(0.8)  # part delivered, part filed in slots, part still staged
+        first.stop()  # stops between transactions; a crash is the SIGKILL test in tests/integration
+        delivered_before = first.stats.delivered
+        second = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue)).start()
+        try:
+            consumer = ctx.create_consumer(q)
+            got = []
+            deadline = time.time() + 15
+            while len(got) < n and time.time() < deadline:
+                got += consumer.receive_batch(500, 500)
+            time.sleep(0.5)
+            got += drain(consumer, 300)
+        finally:
+            second.stop()
+    texts = sorted(int(m.get_text()) for m in got)
+    assert texts == list(range(n)), f"{len(texts)} of {n}; first processor delivered {delivered_before}"
