@@ -243,11 +243,11 @@ class JMSContext:
 
     def _delay_mechanism(self) -> Any:
         """The delay mechanism for this factory, probed once on first need."""
-        from pyjms.delay.mechanism import DelayMechanism, probe
+        from pyjms.delay.mechanism import resolve
 
         f = self._factory
         if f._delay_mechanism is None:
-            f._delay_mechanism = probe(self) if f.delivery_delay == "auto" else DelayMechanism(f.delivery_delay)
+            f._delay_mechanism = resolve(self, f.delivery_delay)
         return f._delay_mechanism
 
     def _staging_queue(self) -> Queue:

@@ -54,6 +54,17 @@ def check_choice(choice: str) -> str:
     return choice
 
 
+def resolve(ctx: JMSContext, choice: str) -> DelayMechanism:
+    """The mechanism for a factory's ``delivery_delay`` choice; a forced ``native`` that the
+    client lacks resolves to NONE, so the delay is refused at set_delivery_delay (D04)."""
+    if choice == "auto":
+        return probe(ctx)
+    mechanism = DelayMechanism(choice)
+    if mechanism is DelayMechanism.NATIVE and not ctx._ch.supportsNativeDelay():
+        return DelayMechanism.NONE
+    return mechanism
+
+
 def probe(ctx: JMSContext) -> DelayMechanism:
     """The best mechanism this context's provider offers."""
     ch = ctx._ch

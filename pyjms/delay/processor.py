@@ -3,19 +3,22 @@
 Two threads, each with its own transacted context:
 
 * the **sorter** takes messages off the staging queue and files each under its time slot:
-  a queue ``<staging>.SLOT.<n>`` holding the messages due in ``[n*slot_ms, (n+1)*slot_ms)``.
-  The first message of a new slot also records the slot on ``<staging>.SLOTS``, in the same
+  a queue ``PYJMS.SLOT.<n>.<staging>`` holding the messages due in ``[n*slot_ms, (n+1)*slot_ms)``.
+  Messages due within two slots are held by the sorter itself and put to their target when
+  due.
+  The first message of a new slot also records the slot on ``PYJMS.SLOTS.<staging>``, in the same
   transaction, so a restarted processor finds every slot again. Messages already due go
   straight to their target.
 * the **deliverer** keeps the known slots in a heap (O(log n) per slot), and at each slot's
-  start drains it, orders its messages by delivery time and puts each to its target when
-  due, or discards it with an expiration report if it expired while staged (D18).
+  end drains it, orders its messages by delivery time and puts each to its target, or
+  discards it with an expiration report if it expired while staged (D18). A slot's moves
+  commit together, so lateness is at most a slot (50 ms by default) plus the work.
 
 Every move (get from one queue, put to the next) commits in one transaction on the broker,
 so a processor killed at any point loses nothing and duplicates nothing: what was not
 committed is redelivered to the next processor. Slot queues are JMS queues on the same
 broker, so this works on any provider. A third thread answers pings on
-``<staging>.CONTROL``, which is how producers detect that staging delay is available.
+``PYJMS.CONTROL.<staging>``, which is how producers detect that staging delay is available.
 """
 
 from __future__ import annotations
@@ -46,6 +49,12 @@ REPORT_DISCARD = "JMS_IBM_Report_Discard_Msg"
 FEEDBACK = "JMS_IBM_Feedback"
 MQFB_EXPIRATION = 258
 DEFAULT_DEAD_LETTER_QUEUE = "SYSTEM.DEAD.LETTER.QUEUE"
+#: slot queues are PYJMS.SLOT.<n>.<staging queue>, so one broker policy covers them all
+SLOT_PREFIX = "PYJMS.SLOT."
+
+
+def control_queue(staging_queue: str) -> Queue:
+    return Queue(f"PYJMS.CONTROL.{staging_queue}")
 
 
 @dataclass
@@ -66,7 +75,7 @@ class DelayProcessor:
         factory: ConnectionFactory,
         *,
         staging_queue: str | None = None,
-        slot_ms: int = 100,
+        slot_ms: int = 50,
         dead_letter_queue: str = DEFAULT_DEAD_LETTER_QUEUE,
         record_lateness: bool = False,
     ) -> None:
@@ -78,6 +87,8 @@ class DelayProcessor:
         self._record_lateness = record_lateness
         self._slots: list[int] = []  # heap of pending slot numbers
         self._known: set[int] = set()
+        self._dead_markers = 0  # markers of drained slots, removed in bulk (amortized O(1))
+        self._filed: dict[int, int] = {}  # messages this sorter committed per slot
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -86,15 +97,15 @@ class DelayProcessor:
     # ------------------------------------------------------------------ lifecycle
 
     def slot_queue(self, slot: int) -> Queue:
-        return Queue(f"{self.staging}.SLOT.{slot}")
+        return Queue(f"{SLOT_PREFIX}{slot}.{self.staging}")
 
     @property
     def slots_queue(self) -> Queue:
-        return Queue(f"{self.staging}.SLOTS")
+        return Queue(f"PYJMS.SLOTS.{self.staging}")
 
     @property
     def control_queue(self) -> Queue:
-        return Queue(f"{self.staging}.CONTROL")
+        return control_queue(self.staging)
 
     def start(self) -> DelayProcessor:
         self._recover_slots()
@@ -164,6 +175,7 @@ class DelayProcessor:
                 if not batch:
                     continue
                 new_slots: list[int] = []
+                filed: dict[int, int] = {}
                 for m in batch:
                     due = m.get_long_property(staging.DELIVERY_TIME)
                     now = now_ms()
@@ -178,6 +190,7 @@ class DelayProcessor:
                         continue
                     slot = due // self.slot_ms
                     put.forward(self.slot_queue(slot), m)
+                    filed[slot] = filed.get(slot, 0) + 1
                     with self._lock:
                         if slot not in self._known and slot not in new_slots:
                             new_slots.append(slot)
@@ -186,6 +199,9 @@ class DelayProcessor:
                 put.flush()
                 ctx.commit()
                 self.stats.staged += len(batch)
+                with self._lock:
+                    for slot, count in filed.items():
+                        self._filed[slot] = self._filed.get(slot, 0) + count
                 for slot in new_slots:
                     self._add_slot(slot)
 
@@ -200,34 +216,45 @@ class DelayProcessor:
                 if slot is None:
                     self._stop.wait(0.02)
                     continue
-                wait_ms = slot * self.slot_ms - now_ms()
+                wait_ms = (slot + 1) * self.slot_ms - now_ms()  # the slot's end: all of it is due
                 if wait_ms > 0:
-                    self._stop.wait(min(wait_ms, 50) / 1000)  # re-check: an earlier slot may appear
+                    self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
                     continue
                 self._drain(ctx, put, slot)
                 with self._lock:
                     heapq.heappop(self._slots)
                     self._known.discard(slot)
-                self._forget_slot(ctx, slot)
+                    self._dead_markers += 1
+                    compact = self._dead_markers > max(64, len(self._known))
+                if compact:
+                    self._compact_markers(ctx)
 
     def _drain(self, ctx: JMSContext, put: _Putter, slot: int) -> None:
+        """Moves every message of a slot to its target in one transaction.
+
+        How many to expect is known for slots this processor filed; a slot found after a
+        restart is read until it stays empty. Empty slot queues are left for the broker to
+        collect (pyjms brokers do): deleting one could race with a late message.
+        """
+        with self._lock:
+            expected = self._filed.pop(slot, None)
         consumer = ctx.create_consumer(self.slot_queue(slot))
         messages: list[Message] = []
-        while batch := consumer.receive_batch(1000, 100 if not messages else 20):
+        deadline = time.monotonic() + 10
+        while expected is None or len(messages) < expected:
+            batch = consumer.receive_batch(1000, 20 if expected is not None else 200)
+            if not batch and (expected is None or time.monotonic() > deadline):
+                break
             messages.extend(batch)
         messages.sort(key=lambda m: m.get_long_property(staging.DELIVERY_TIME))
         for m in messages:
-            wait = m.get_long_property(staging.DELIVERY_TIME) - now_ms()
-            if wait > 0:
-                put.flush()  # what is due is out before we sleep
-                time.sleep(wait / 1000)
             self._deliver(ctx, put, m)
         put.flush()
         ctx.commit()
         consumer.close()
 
-    def _forget_slot(self, ctx: JMSContext, slot: int) -> None:
-        """Removes the slot's marker. Markers are few; rewrite the live ones in one transaction."""
+    def _compact_markers(self, ctx: JMSContext) -> None:
+        """Drops the markers of drained slots: rewrites the live ones in one transaction."""
         consumer = ctx.create_consumer(self.slots_queue)
         producer = ctx.create_producer()
         with self._lock:
@@ -241,6 +268,8 @@ class DelayProcessor:
                     seen.add(n)
         ctx.commit()
         consumer.close()
+        with self._lock:
+            self._dead_markers = 0
 
     # ------------------------------------------------------------------ one message
 
@@ -250,13 +279,13 @@ class DelayProcessor:
         due = m.get_long_property(staging.DELIVERY_TIME)
         if now < due:
             self.stats.early += 1
-        expiration = m.get_long_property(staging.EXPIRATION) if m.property_exists(staging.EXPIRATION) else 0
+        expiration = m.get_long_property(staging.STAGED_EXPIRATION) if m.property_exists(staging.STAGED_EXPIRATION) else 0
         if expiration and now >= expiration:
             self._expire(put, m)
             return
         target = from_key(m.get_string_property(staging.TARGET))
         try:
-            put.deliver(target, m, ttl=(expiration - now) if expiration else 0)
+            put.deliver(target, m, expiration, now)
         except JMSRuntimeException as e:
             self._failed(ctx, put, m, target, e)
             return
@@ -307,10 +336,13 @@ class _Putter:
         """To a slot queue: no TTL (the processor expires messages itself)."""
         self._add(destination, m, 0, m._pack())
 
-    def deliver(self, target: Destination, m: Message, ttl: int) -> None:
-        """To the target: without the staging header, with the sender's correlation id back."""
+    def deliver(self, target: Destination, m: Message, expiration: int, now: int) -> None:
+        """To the target: without the staging header, with the sender's correlation id back,
+        and with the exact expiration receivers enforce (the TTL lets the broker expire it too)."""
         own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
-        record = m._pack(correlation_id=own, drop_properties=staging.STAGING_HEADER)
+        extra = {staging.EXPIRATION: (C.T_LONG, expiration)} if expiration else None
+        record = m._pack(correlation_id=own, drop_properties=staging.STAGING_HEADER, extra_properties=extra)
+        ttl = expiration - now if expiration else 0
         # a put that can fail must fail alone, so that only this message is dead-lettered
         self.flush()
         ctx = self.ctx
@@ -365,6 +397,6 @@ def processor_answers(ctx: JMSContext, timeout_ms: int = 1000) -> bool:
         reply = probe.create_temporary_queue()
         consumer = probe.create_consumer(reply)
         probe.create_producer().set_jms_reply_to(reply).set_time_to_live(timeout_ms).set_delivery_mode(1).send(
-            Queue(f"{ctx._factory.staging_queue}.CONTROL"), "ping"
+            control_queue(ctx._factory.staging_queue), "ping"
         )
         return consumer.receive(timeout_ms) is not None

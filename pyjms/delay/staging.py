@@ -26,9 +26,12 @@ TARGET = "JMS_PYJMS_DDL_Target"
 ORIGINAL_CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID"
 DELIVERY_TIME = "JMS_PYJMS_DeliveryTime"
 SEND_TIME = "JMS_PYJMS_Timestamp"
+# the staged copy's expiration is the processor's business (it reports it, D18), so it has a
+# name of its own; at delivery it becomes the JMS_PYJMS_Expiration that receivers enforce
+STAGED_EXPIRATION = "JMS_PYJMS_DDL_Expiration"
 EXPIRATION = "JMS_PYJMS_Expiration"
 MESSAGE_ID = "JMS_PYJMS_MessageID"
-STAGING_HEADER = (TARGET, ORIGINAL_CORRELATION_ID)
+STAGING_HEADER = (TARGET, ORIGINAL_CORRELATION_ID, STAGED_EXPIRATION)
 #: what pyjms carries for the original message; a report about it is a new message without them
 ORIGINAL_MESSAGE = (DELIVERY_TIME, SEND_TIME, EXPIRATION, MESSAGE_ID)
 
@@ -49,7 +52,7 @@ def staging_properties(
         MESSAGE_ID: (C.T_STRING, message_id),
     }
     if ttl_ms > 0:
-        props[EXPIRATION] = (C.T_LONG, now_ms + ttl_ms)
+        props[STAGED_EXPIRATION] = (C.T_LONG, now_ms + ttl_ms)
     if correlation_id is not None:
         props[ORIGINAL_CORRELATION_ID] = (C.T_STRING, correlation_id)
     return props

@@ -1,5 +1,16 @@
-"""Dead-letter queue handling in the manner of IBM MQ's runmqdlq: the rules table."""
+"""Dead-letter queue handling in the manner of IBM MQ's runmqdlq.
 
-from pyjms.dlq.rules import ControlData, Rule, RulesTable, RulesTableError
+* pyjms.dlq.rules: the rules-table language (RulesTable.parse);
+* pyjms.dlq.header: the dead-letter header as JMS properties, and dead_letter();
+* pyjms.dlq.handler: DLQHandler, which processes a DLQ by a table;
+* pyjms.dlq.cli: ``pyjms dlq-handler``.
+"""
 
-__all__ = ["RulesTable", "Rule", "ControlData", "RulesTableError"]
+from pyjms.dlq.handler import DLQHandler, HandlerStats
+from pyjms.dlq.header import DeadLetterHeader, dead_letter
+from pyjms.dlq.rules import Action, ControlData, Rule, RulesTable, RulesTableError
+
+__all__ = [
+    "RulesTable", "Rule", "ControlData", "RulesTableError", "Action",
+    "DeadLetterHeader", "dead_letter", "DLQHandler", "HandlerStats",
+]

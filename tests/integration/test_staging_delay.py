@@ -160,3 +160,56 @@ def test_processor_killed_mid_run_loses_and_duplicates_nothing(url, qname):
             second.stop()
     texts = sorted(int(m.get_text()) for m in got)
     assert texts == list(range(n)), f"{len(texts)} of {n}; first processor delivered {delivered_before}"
+
+
+def test_processor_process_killed_with_sigkill_loses_and_duplicates_nothing(tcp_broker, qname):
+    """`pyjms delay-processor` as a separate process, killed with SIGKILL mid-run, then restarted."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    queue = f"STAGE.{uuid.uuid4().hex[:8]}"
+    url = tcp_broker.tcp_url
+    n = 2000
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
+    cmd = [sys.executable, "-m", "pyjms", "delay-processor", "--url", url, "--staging-queue", queue,
+           "--report-every", "0.2"]
+
+    def start() -> subprocess.Popen[str]:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        assert "running" in proc.stdout.readline()
+        return proc
+
+    with factory.create_context(pyjms.SESSION_TRANSACTED) as ctx:
+        q = ctx.create_queue(qname)
+        p = ctx.create_producer().set_delivery_mode(pyjms.PERSISTENT)
+        for i in range(n):
+            p.set_delivery_delay(300 + (i % 40) * 50).send(q, str(i))
+        ctx.commit()
+    first = start()
+    try:
+        # kill it once it is mid-run: some delivered, some filed in slots, some still staged
+        for line in first.stdout:
+            if "delivered" in line and 0 < int(line.split("delivered ")[1].split()[0]) < n:
+                break
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+        second = start()
+        try:
+            with pyjms.ConnectionFactory(url).create_context() as ctx:
+                consumer = ctx.create_consumer(ctx.create_queue(qname))
+                got = []
+                deadline = time.time() + 30
+                while len(got) < n and time.time() < deadline:
+                    got += consumer.receive_batch(1000, 500)
+                got += drain(consumer, 500)  # anything duplicated would show up here
+        finally:
+            second.send_signal(signal.SIGINT)
+            second.wait(20)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    texts = sorted(int(m.get_text()) for m in got)
+    assert texts == list(range(n)), f"got {len(texts)} of {n}, {len(set(texts))} distinct"

@@ -61,9 +61,16 @@ public final class EmbeddedBroker {
         PolicyEntry everyQueue = new PolicyEntry();
         everyQueue.setQueue(">");
         everyQueue.setPrioritizedMessages(true);
+        // the delay processor's drained slot queues are removed once empty and idle
+        PolicyEntry delaySlots = new PolicyEntry();
+        delaySlots.setQueue("PYJMS.SLOT.>");
+        delaySlots.setPrioritizedMessages(true);
+        delaySlots.setGcInactiveDestinations(true);
+        delaySlots.setInactiveTimeoutBeforeGC(30_000);
         PolicyMap policies = new PolicyMap();
-        policies.setPolicyEntries(List.of(everyQueue));
+        policies.setPolicyEntries(List.of(everyQueue, delaySlots));
         b.setDestinationPolicy(policies);
+        b.setSchedulePeriodForDestinationPurge(10_000);
         for (String c : connectors) {
             URI uri = new URI(c);
             String host = uri.getHost();

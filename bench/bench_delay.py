@@ -1,0 +1,111 @@
+"""Delivery-delay lateness per mechanism (native, scheduler, staging) on one standalone broker.
+
+For each mode: N non-persistent messages whose delays are spread evenly over a window
+(default 100,000 over 30 s) are sent, then received as they become due. Prints p50, p99 and
+maximum lateness (receive time minus delivery time), early deliveries (must be 0), and the
+memory of whatever holds the delayed messages (the broker for the scheduler, the delay
+processor's process for staging).
+
+    python bench/bench_delay.py [--messages 100000] [--window-s 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import pyjms  # noqa: E402
+
+CHUNK = 100  # messages per send_batch, all with one delay
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    """(current, peak) resident memory of a process, in MB."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def start(args: list[str], ready: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "pyjms", *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    line = proc.stdout.readline()
+    if ready not in line:
+        raise SystemExit(f"{args[0]} did not start: {line!r}")
+    proc.ready_line = line  # type: ignore[attr-defined]
+    return proc
+
+
+def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int) -> str:
+    factory = pyjms.ConnectionFactory(url, delivery_delay=mode)
+    queue = f"BENCH.DELAY.{mode}"
+    rng = random.Random(7)
+    delays = sorted(rng.randrange(1000, window_ms) for _ in range(n // CHUNK))
+    rng.shuffle(delays)
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(queue)
+        consumer = ctx.create_consumer(q)
+        producer = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+        try:
+            producer.set_delivery_delay(1000)
+        except pyjms.JMSRuntimeException as e:
+            return f"{mode:10} not available on this provider: {e}"
+        body = "x" * 100
+        t0 = time.time()
+        for d in delays:
+            producer.set_delivery_delay(d).send_batch(q, [body] * CHUNK)
+        send_s = time.time() - t0
+        lateness: list[int] = []
+        early = 0
+        peak_rss = 0.0
+        deadline = time.time() + window_ms / 1000 + 120
+        while len(lateness) < n and time.time() < deadline:
+            batch = consumer.receive_batch(1000, 1000)
+            now = int(time.time() * 1000)
+            for m in batch:
+                late = now - m.get_jms_delivery_time()
+                lateness.append(late)
+                early += late < 0
+            peak_rss = max(peak_rss, rss_mb(memory_pid)[0])
+    lateness.sort()
+    if not lateness:
+        return f"{mode:10} nothing received"
+    p50 = lateness[len(lateness) // 2]
+    p99 = lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))]
+    lost = n - len(lateness)
+    return (f"{mode:10} {len(lateness):>8,} {p50:>7} {p99:>7} {lateness[-1]:>7} {early:>6} {lost:>5}"
+            f"   {peak_rss:8.0f} MB   (sent in {send_s:.1f} s)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--messages", type=int, default=100_000)
+    ap.add_argument("--window-s", type=int, default=30)
+    ap.add_argument("--modes", default="native,scheduler,staging")
+    args = ap.parse_args()
+    n = args.messages - args.messages % CHUNK
+    broker = start(["broker", "--port", "0", "--no-delay-processor"], "ready:")
+    url = broker.ready_line.split("ready:")[1].split()[0]  # type: ignore[attr-defined]
+    processor = start(["delay-processor", "--url", url, "--report-every", "3600"], "running")
+    print(f"pyjms delivery delay: {n:,} messages, delays spread over {args.window_s} s, over {url}")
+    print("lateness = receive time - delivery time, in ms; memory = peak RSS of the broker (scheduler)"
+          " or of the delay processor process (staging)\n")
+    print(f"{'mode':10} {'received':>8} {'p50':>7} {'p99':>7} {'max':>7} {'early':>6} {'lost':>5}   {'memory':>11}")
+    try:
+        for mode in args.modes.split(","):
+            pid = processor.pid if mode == "staging" else broker.pid
+            print(run_mode(url, mode, n, args.window_s * 1000, pid), flush=True)
+    finally:
+        for p in (processor, broker):
+            p.terminate()
+            p.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""What the DLQ handler needs to know about ActiveMQ Classic.
+
+* A rolled-back get counts as a redelivery, and after ``maximumRedeliveries`` (6) ActiveMQ's
+  client hands the message to the broker as poison: it moves to ActiveMQ.DLQ, or is dropped
+  if it already is there. A DLQ handler rolls back every move whose put fails, so it
+  connects with no redelivery limit (:func:`handler_factory`); it keeps its own retry
+  counts, as IBM's handler does.
+* In a transaction ActiveMQ sends asynchronously, so a refused put (a full queue) surfaces
+  only at commit, as "Transaction marked rollback only"; and after such a commit the broker
+  keeps the message got in that transaction from everyone until the connection closes
+  (measured on 6.1.7). The handler sends synchronously (``jms.alwaysSyncSend``): a refused
+  put fails at once, with ResourceAllocationException, and the rollback returns the message
+  at once. After a failed commit all the same, the handler reconnects.
+* ActiveMQ keeps a dead-lettered message's original destination and the time it
+  dead-lettered it in the message's ``originalDestination`` and ``brokerInTime`` fields,
+  which are not JMS properties. :func:`dead_letter_details` reads them through the provider
+  session. (The shim could carry them as properties instead; then this goes.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyjms.api.context import ConnectionFactory
+from pyjms.bridge.errors import translate
+from pyjms.dlq.header import ACTIVEMQ_CAUSE, REASON
+
+if TYPE_CHECKING:
+    from pyjms.api.context import JMSContext
+
+#: URL schemes the shim hands to ActiveMQ (org.pyjms.shim.Providers.forUrl)
+_SCHEMES = ("vm", "tcp", "nio", "ssl", "failover", "discovery", "static", "auto", "peer")
+_HANDLER_OPTIONS = ("jms.redeliveryPolicy.maximumRedeliveries=-1", "jms.alwaysSyncSend=true")
+#: at most this many entries are read per call; ActiveMQ browses no more than 400 by default
+_MAX_ENTRIES = 1000
+
+
+def is_activemq_url(url: str | None) -> bool:
+    return bool(url) and url.partition(":")[0] in _SCHEMES  # type: ignore[union-attr]
+
+
+def handler_factory(connection: ConnectionFactory | str | None) -> ConnectionFactory:
+    """The factory a handler connects with: as given, plus, on ActiveMQ, no redelivery limit
+    and synchronous sends (options the URL already sets are left as they are)."""
+    base = connection if isinstance(connection, ConnectionFactory) else ConnectionFactory(connection)
+    if base.factory_class is not None and "activemq" not in base.factory_class.lower():
+        return base  # another provider: its own poison-message rules apply (README)
+    url = base.url
+    options = [o for o in _HANDLER_OPTIONS if o.partition("=")[0] not in url]
+    if not is_activemq_url(url) or not options:
+        return base
+    separator = "&" if "?" in url.rpartition(")")[2] else "?"  # failover:(...)?options
+    return ConnectionFactory(
+        url + separator + "&".join(options),
+        base.user,
+        base.password,
+        client_id=base.client_id,
+        factory_class=base.factory_class,
+        properties=base.properties,
+        classpath=base.classpath,
+        delivery_delay=base.delivery_delay,
+    )
+
+
+@dataclass(frozen=True)
+class DeadLetterDetails:
+    """What ActiveMQ recorded about a message it dead-lettered, outside the properties."""
+
+    original_destination: str | None  # a destination key, e.g. queue://ORDERS
+    dead_lettered_ms: int | None  # when the broker received the dead-letter copy
+
+
+def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetails]:
+    """By JMSMessageID, the details of the entries on ``dlq`` that ActiveMQ dead-lettered.
+
+    Empty for other providers. Reads up to the first _MAX_ENTRIES such entries with one
+    provider browser whose selector leaves out everything else.
+    """
+    if not ctx.provider_name.startswith("ActiveMQ"):
+        return {}
+    s = ctx._s
+    session: Any = ctx._ch.session()
+    found: dict[str, DeadLetterDetails] = {}
+    try:
+        browser = session.createBrowser(
+            session.createQueue(dlq), f"{ACTIVEMQ_CAUSE} IS NOT NULL AND {REASON} IS NULL"
+        )
+        try:
+            entries = browser.getEnumeration()
+            while entries.hasMoreElements() and len(found) < _MAX_ENTRIES:
+                m = entries.nextElement()
+                original = m.getOriginalDestination()
+                broker_in = int(m.getBrokerInTime())
+                found[str(m.getJMSMessageID())] = DeadLetterDetails(
+                    str(original) if original is not None else None, broker_in or None
+                )
+        finally:
+            browser.close()
+    except s.JException as e:
+        raise translate(e, f"read ActiveMQ's dead-letter details on queue://{dlq}") from None
+    except AttributeError:  # not ActiveMQ's message class after all
+        return {}
+    return found
+
+
+__all__ = ["handler_factory", "dead_letter_details", "DeadLetterDetails", "is_activemq_url"]

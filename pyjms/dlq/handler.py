@@ -1,0 +1,511 @@
+"""The dead-letter queue handler: IBM MQ's runmqdlq over JMS (spec 004, checklist Q01-Q11).
+
+A handler makes passes over the DLQ. Each pass browses the queue, and for every message
+that carries a dead-letter header (Q05) finds the first rule that matches it and whose
+retry count for that message is not used up (Q01-Q03); with none, IGNORE applies and the
+message stays (Q04). Then it carries out the chosen actions, one transaction per message:
+a transacted get of exactly that message (a selector on JMSMessageID) plus the put to its
+target, committed together, or rolled back when the put fails. So nothing is lost or
+duplicated, and several handlers (or any other reader) can share the DLQ (Q10, Q11): the
+transactional get lets only one of them have a message.
+
+RETRY puts the message back on the header's DestQ without the header; FWD puts it on FWDQ
+(``&DESTQ``/``&REPLYQ`` resolved), without the header when HEADER(NO). Both put the message
+unchanged otherwise (pyjms.dlq.forward, Q08). A target queue manager other than this one
+(FWDQM, DestQMgr) is reached the IBM way: through the transmission queue of that name
+(or as ``transmission_queues`` maps it), with the target queue and queue manager in
+``JMS_PYJMS_XQH_RemoteQName``/``JMS_PYJMS_XQH_RemoteQMgrName``, as IBM's MQXQH carries them.
+
+A failed attempt is retried on a later pass, RETRYINT seconds later; an exhausted rule
+passes the message to the next matching rule at once. WAIT(YES) keeps the handler polling
+for new messages, WAIT(NO) ends it when nothing is left to do, WAIT(n) after n idle
+seconds; retries still pending always keep it going. Messages without a header are
+reported every ``report_interval_s`` and left alone.
+
+ActiveMQ limits what a JMS client sees of a deep queue: a browser sees the first 400
+messages (maxBrowsePageSize) and a selector reaches only messages the broker has paged in
+(maxPageSize, 200). Messages the handler leaves (no header, IGNORE) stay at the head of the
+DLQ; if more than about 200 pile up there, the handler cannot reach those behind them and
+says so. Raise both limits in the broker's policy for the DLQ, or clear it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pyjms.api.constants import SESSION_TRANSACTED
+from pyjms.api.destination import Destination, Queue, from_key
+from pyjms.api.message import Message, ObjectMessage, StreamMessage
+from pyjms.bridge import jvm
+from pyjms.dlq import activemq
+from pyjms.dlq.forward import put_unchanged
+from pyjms.dlq.header import ACTIVEMQ_CAUSE, HEADER_PROPERTIES, DeadLetterHeader, message_fields
+from pyjms.dlq.rules import Action, Rule, RulesTable
+from pyjms.errors import InvalidDestinationRuntimeException, JMSRuntimeException, NotSupportedRuntimeException
+
+if TYPE_CHECKING:
+    from pyjms.api.consumer import JMSConsumer
+    from pyjms.api.context import ConnectionFactory, JMSContext
+
+_log = logging.getLogger("pyjms.dlq")
+
+#: IBM's name for the queue manager's DLQ has no JMS equivalent; ActiveMQ's default DLQ
+DEFAULT_DLQ = "ActiveMQ.DLQ"
+XQH_REMOTE_Q = "JMS_PYJMS_XQH_RemoteQName"
+XQH_REMOTE_Q_MGR = "JMS_PYJMS_XQH_RemoteQMgrName"
+
+# Moves are made in batches of this many messages, each batch through one consumer whose
+# selector names their ids (a consumer per message would cost a broker round trip each).
+_BATCH = 200
+# How long a batch consumer waits for its first message, then for each next one. A planned
+# message that does not come was taken by another reader, or is out of the broker's reach.
+_FIRST_WAIT_MS = 1000
+_NEXT_WAIT_MS = 250
+# Passes in a row a planned message may stay out of reach before the handler warns.
+_UNREACHABLE_WARNING = 3
+# A browse that returns fewer messages than ActiveMQ's browse limit (maxBrowsePageSize) saw
+# the whole queue, except messages on their way to a consumer (a rolled-back get, another
+# reader's). What the handler remembers about a message goes when that many such browses in
+# a row miss it.
+_BROWSE_LIMIT = 400
+_MISSED_BROWSES = 3
+
+
+@dataclass
+class HandlerStats:
+    """Totals since the handler started. ``processed`` counts messages whose handling ended
+    here: discarded, forwarded, retried to their destination, or left by IGNORE."""
+
+    discarded: int = 0
+    forwarded: int = 0
+    retried: int = 0
+    ignored: int = 0
+    failed_attempts: int = 0
+    without_header: int = 0
+    passes: int = 0
+
+    @property
+    def processed(self) -> int:
+        return self.discarded + self.forwarded + self.retried + self.ignored
+
+    @property
+    def errors(self) -> int:
+        """Failed attempts plus messages without a dead-letter header."""
+        return self.failed_attempts + self.without_header
+
+    def by_action(self) -> dict[str, int]:
+        return {
+            Action.DISCARD.value: self.discarded,
+            Action.FWD.value: self.forwarded,
+            Action.RETRY.value: self.retried,
+            Action.IGNORE.value: self.ignored,
+        }
+
+    def summary(self) -> str:
+        actions = ", ".join(f"{name} {count}" for name, count in self.by_action().items())
+        return (
+            f"processed {self.processed} ({actions}), errors {self.errors} "
+            f"(failed attempts {self.failed_attempts}, without header {self.without_header})"
+        )
+
+
+@dataclass
+class _Tracked:
+    """What the handler remembers about one message while it stays on the DLQ."""
+
+    attempts: dict[int, int] = field(default_factory=dict)  # rule index -> attempts (Q02)
+    due: float = 0.0  # monotonic time before which no new attempt is made
+    left: bool = False  # IGNORE applied: it stays until the handler restarts (Q04)
+    unreachable: int = 0  # passes in a row it was planned but could not be got
+    missed: int = 0  # complete browses in a row that did not show it
+
+
+@dataclass(frozen=True)
+class _Move:
+    """A decided attempt: rule ``index`` of the table applied to one message."""
+
+    message_id: str
+    index: int
+    rule: Rule
+    header: DeadLetterHeader
+    target: Destination | None  # None for DISCARD
+    add: Mapping[str, str]  # transmission-header properties for a remote queue manager
+
+
+class DLQHandler:
+    """Processes a dead-letter queue by a rules table, as IBM MQ's runmqdlq does.
+
+    ``connection`` is a ConnectionFactory or a URL (None: PYJMS_URL or the embedded broker).
+    ``queue`` defaults to the table's INPUTQ, then ActiveMQ.DLQ; ``queue_manager`` (this
+    broker's name for DESTQM/FWDQM/REPLYQM) to INPUTQM, then ''. ``retry_interval_s`` and
+    ``wait`` override RETRYINT and WAIT. A table with errors raises RulesTableError here,
+    before anything starts (Q07). Call run() (it returns when WAIT says so or after stop()).
+    """
+
+    def __init__(
+        self,
+        connection: ConnectionFactory | str | None,
+        queue: str | None,
+        rules: RulesTable | str,
+        queue_manager: str | None = None,
+        *,
+        retry_interval_s: float | None = None,
+        wait: bool | int | None = None,
+        poll_interval_s: float = 1.0,
+        report_interval_s: float = 60.0,
+        transmission_queues: Mapping[str, str] | None = None,
+        progress: Callable[[HandlerStats], None] | None = None,
+    ) -> None:
+        self.table = rules if isinstance(rules, RulesTable) else RulesTable.parse(rules)
+        control = self.table.control
+        self.queue = queue or control.input_q or DEFAULT_DLQ
+        self.queue_manager = (queue_manager if queue_manager is not None else control.input_qm) or ""
+        self.retry_interval_s = float(control.retry_interval_s if retry_interval_s is None else retry_interval_s)
+        self.wait: bool | int = control.wait if wait is None else wait
+        self.poll_interval_s = poll_interval_s
+        self.report_interval_s = report_interval_s
+        self.transmission_queues = dict(transmission_queues or {})
+        self.stats = HandlerStats()
+        self._factory = activemq.handler_factory(connection)
+        self._progress = progress
+        self._stop = threading.Event()
+        self._tracked: dict[str, _Tracked] = {}
+        self._details: dict[str, activemq.DeadLetterDetails] = {}
+        self._details_pass = -1  # the pass that last read them
+        self._without_header: set[str] = set()
+        self._reported_at: float | None = None
+        self._move_ctx: JMSContext  # made by run()
+
+    def __repr__(self) -> str:
+        return f"DLQHandler(queue={self.queue!r}, queue_manager={self.queue_manager!r}, rules={len(self.table)})"
+
+    # ------------------------------------------------------------------ running
+
+    def stop(self) -> None:
+        """Asks run() to return after the move in progress (from any thread or a signal handler)."""
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def run(self) -> HandlerStats:
+        """Passes over the DLQ until WAIT says stop or stop() is called; returns the totals."""
+        with _attached(), self._factory.create_context() as browse_ctx:
+            # moves on a connection of their own, which a failed commit makes the handler renew
+            self._move_ctx = self._factory.create_context(SESSION_TRANSACTED)
+            try:
+                self._passes(browse_ctx)
+            finally:
+                self._move_ctx.close()
+        return self.stats
+
+    def _passes(self, browse_ctx: JMSContext) -> None:
+        dlq = browse_ctx.create_queue(self.queue)
+        idle_since: float | None = None
+        while not self.stopping:
+            if self._pass(browse_ctx, dlq):
+                idle_since = None
+                continue  # something happened: look again at once
+            now = time.monotonic()
+            next_retry = self._next_retry()
+            if next_retry is None:  # nothing pending: WAIT decides
+                if self.wait is False:
+                    break
+                idle_since = now if idle_since is None else idle_since
+                if self.wait is not True and now - idle_since >= self.wait:
+                    break
+            wake = now + self.poll_interval_s
+            if next_retry is not None and next_retry > now:  # a due one not got was out of reach
+                wake = min(wake, next_retry)
+            if self.wait not in (True, False) and idle_since is not None:
+                wake = min(wake, idle_since + float(self.wait))
+            self._stop.wait(max(0.0, wake - now))
+
+    def _pass(self, browse_ctx: JMSContext, dlq: Queue) -> bool:
+        """One pass over the DLQ; True if any attempt was made or any message left by IGNORE."""
+        self.stats.passes += 1
+        moves, changed = self._plan(browse_ctx, dlq)
+        self._report_without_header()
+        for start in range(0, len(moves), _BATCH):
+            if self.stopping:
+                break
+            changed |= self._carry_out(dlq, moves[start : start + _BATCH])
+        if self._progress is not None:
+            self._progress(self.stats)
+        return changed
+
+    # ------------------------------------------------------------------ deciding
+
+    def _plan(self, browse_ctx: JMSContext, dlq: Queue) -> tuple[list[_Move], bool]:
+        """Browses the DLQ and decides what to attempt for each message that is due."""
+        now = time.monotonic()
+        moves: list[_Move] = []
+        changed = False
+        seen: set[str] = set()
+        without_header: set[str] = set()
+        with browse_ctx.create_browser(dlq) as browser:
+            for message in browser:
+                if self.stopping:
+                    return moves, changed
+                message_id = message.get_jms_message_id() or ""
+                seen.add(message_id)
+                tracked = self._tracked.get(message_id)
+                if tracked is not None:
+                    tracked.missed = 0
+                    if tracked.left or tracked.due > now:
+                        continue
+                header = self._header(browse_ctx, message)
+                if header is None:
+                    without_header.add(message_id)
+                    continue
+                move = self._decide(message, header, tracked or _Tracked())
+                if move is None or move is _FAILED:
+                    changed = True  # IGNORE applied, or an attempt failed before any get
+                else:
+                    moves.append(move)
+        self.stats.without_header += len(without_header - self._without_header)
+        self._without_header = without_header  # what the next report is about
+        if len(seen) < _BROWSE_LIMIT:  # the whole queue was seen: forget messages gone from it
+            for message_id in self._tracked.keys() - seen:
+                tracked = self._tracked[message_id]
+                tracked.missed += 1
+                if tracked.missed >= _MISSED_BROWSES:
+                    del self._tracked[message_id]
+                    self._details.pop(message_id, None)
+        return moves, changed
+
+    def _header(self, browse_ctx: JMSContext, message: Message) -> DeadLetterHeader | None:
+        message_id = message.get_jms_message_id() or ""
+        if (
+            message.property_exists(ACTIVEMQ_CAUSE)
+            and message_id not in self._details
+            and self._details_pass != self.stats.passes  # once a pass at most
+        ):
+            self._details_pass = self.stats.passes
+            self._details.update(activemq.dead_letter_details(browse_ctx, self.queue))
+        details = self._details.get(message_id)
+        try:
+            return DeadLetterHeader.from_message(
+                message,
+                queue_manager=self.queue_manager,
+                original_destination=details.original_destination if details else None,
+                dead_lettered_ms=details.dead_lettered_ms if details else None,
+            )
+        except JMSRuntimeException as e:  # a malformed header counts as none (Q05)
+            _log.debug("%s", e)
+            return None
+
+    def _decide(self, message: Message, header: DeadLetterHeader, tracked: _Tracked) -> _Move | None | object:
+        """The move to attempt, None for IGNORE, or _FAILED if the attempt failed already."""
+        message_id = message.get_jms_message_id() or ""
+        fields = message_fields(message, header, self.queue_manager)
+        try:
+            found = self.table.first_match(fields)
+            while found is not None and tracked.attempts.get(found[0], 0) >= found[1].retry:
+                found = self.table.first_match(fields, found[0] + 1)  # that rule is used up (Q03)
+        except JMSRuntimeException as e:  # e.g. JMS_IBM_Feedback that is not a number
+            self._leave(message_id, tracked, header, f"its fields cannot be matched: {e}")
+            return None
+        if found is None:
+            self._leave(message_id, tracked, header, "no rule matches, or every matching rule failed")
+            return None
+        if found[1].action is Action.IGNORE:
+            self._leave(message_id, tracked, header, f"the rule on line {found[1].line} says IGNORE")
+            return None
+        index, rule = found
+        self._tracked[message_id] = tracked
+        try:
+            target, add = self._target(rule, header, fields, message)
+        except JMSRuntimeException as e:
+            self._failed(message_id, index, rule, e)
+            return _FAILED
+        return _Move(message_id, index, rule, header, target, add)
+
+    def _target(
+        self, rule: Rule, header: DeadLetterHeader, fields: Mapping[str, object], message: Message
+    ) -> tuple[Destination | None, dict[str, str]]:
+        if rule.action is Action.DISCARD:
+            return None, {}
+        if isinstance(message, (ObjectMessage, StreamMessage)):
+            raise NotSupportedRuntimeException(
+                f"pyjms cannot put a {type(message).__name__} unchanged (it never decodes the body)"
+            )
+        if rule.action is Action.RETRY:
+            queue, queue_manager = header.dest_q, header.dest_q_mgr
+            if not queue:
+                raise InvalidDestinationRuntimeException("the dead-letter header names no destination queue")
+        else:
+            queue, queue_manager = rule.forward_target(fields)
+        if queue_manager in ("", self.queue_manager):
+            return _destination(queue), {}
+        transmission_queue = self.transmission_queues.get(queue_manager, queue_manager)
+        return Queue(transmission_queue), {XQH_REMOTE_Q: queue, XQH_REMOTE_Q_MGR: queue_manager}
+
+    def _leave(self, message_id: str, tracked: _Tracked, header: DeadLetterHeader, why: str) -> None:
+        tracked.left = True
+        self._tracked[message_id] = tracked
+        self.stats.ignored += 1
+        _log.info("%s stays on %s (%s): %s", message_id, self.queue, header.reason_name, why)
+
+    # ------------------------------------------------------------------ moving
+
+    def _carry_out(self, dlq: Queue, moves: list[_Move]) -> bool:
+        """Attempts each move in its own transaction; True if any attempt was made."""
+        pending = {move.message_id: move for move in moves}
+        attempted = False
+        while pending and not self.stopping:
+            with self._move_ctx.create_consumer(dlq, _id_selector(pending)) as consumer:
+                reopen, made = self._drain(self._move_ctx, consumer, pending)
+            attempted |= made
+            if not reopen:
+                break
+        for message_id in pending:  # planned, but never came
+            self._unreachable(message_id)
+        return attempted
+
+    def _drain(self, move_ctx: JMSContext, consumer: JMSConsumer, pending: dict[str, _Move]) -> tuple[bool, bool]:
+        """Gets and moves pending messages; (reopen the consumer?, any attempt made?).
+
+        After a failure the consumer must go: ActiveMQ hands a rolled-back message straight
+        back to the same consumer, and a second get in this pass would consume it unmoved.
+        """
+        made = False
+        wait = _FIRST_WAIT_MS
+        while pending and not self.stopping:
+            message = consumer.receive(wait)
+            wait = _NEXT_WAIT_MS
+            if message is None:
+                return False, made
+            move = pending.pop(message.get_jms_message_id() or "", None)
+            if move is None:  # not one the selector named: never commit a get we did not plan
+                move_ctx.rollback()
+                return True, made
+            made = True
+            if not self._attempt(move_ctx, message, move):
+                return True, made
+        return False, made
+
+    def _attempt(self, move_ctx: JMSContext, message: Message, move: _Move) -> bool:
+        """The get (already made) and the put, as one transaction (Q08: unchanged, all context)."""
+        tracked = self._tracked.setdefault(move.message_id, _Tracked())
+        tracked.attempts[move.index] = tracked.attempts.get(move.index, 0) + 1  # every attempt counts (Q02)
+        committing = False
+        try:
+            if move.target is not None:
+                strip = HEADER_PROPERTIES if move.rule.action is Action.RETRY or not move.rule.header else ()
+                put_unchanged(move_ctx, move.target, message, strip=strip, add=move.add)
+            committing = True
+            move_ctx.commit()
+        except JMSRuntimeException as e:
+            with contextlib.suppress(JMSRuntimeException):  # a failed commit has rolled back already
+                move_ctx.rollback()
+            if committing:
+                self._reconnect()
+            self._failed(move.message_id, move.index, move.rule, e, counted=True)
+            return False
+        self._done(move)
+        return True
+
+    def _reconnect(self) -> None:
+        """A new move connection: ActiveMQ withholds a message got in a transaction whose
+        commit failed until the connection closes (pyjms.dlq.activemq)."""
+        with contextlib.suppress(JMSRuntimeException):
+            self._move_ctx.close()
+        self._move_ctx = self._factory.create_context(SESSION_TRANSACTED)
+
+    def _done(self, move: _Move) -> None:
+        self._tracked.pop(move.message_id, None)
+        self._details.pop(move.message_id, None)
+        action = move.rule.action
+        if action is Action.DISCARD:
+            self.stats.discarded += 1
+        elif action is Action.FWD:
+            self.stats.forwarded += 1
+        else:
+            self.stats.retried += 1
+        where = f" to {move.target}" if move.target is not None else ""
+        _log.info("%s: %s%s (rule on line %d, %s)", move.message_id, action.value, where, move.rule.line,
+                  move.header.reason_name)
+
+    def _failed(self, message_id: str, index: int, rule: Rule, error: JMSRuntimeException, counted: bool = False) -> None:
+        tracked = self._tracked.setdefault(message_id, _Tracked())
+        if not counted:
+            tracked.attempts[index] = tracked.attempts.get(index, 0) + 1
+        attempts = tracked.attempts[index]
+        self.stats.failed_attempts += 1
+        exhausted = attempts >= rule.retry
+        # a used-up rule hands the message to the next matching rule at once (Q03)
+        tracked.due = time.monotonic() + (0.0 if exhausted else self.retry_interval_s)
+        _log.warning(
+            "%s: %s by the rule on line %d failed (attempt %d of %d%s): %s",
+            message_id, rule.action.value, rule.line, attempts, rule.retry,
+            "; trying the next matching rule" if exhausted else f"; again in {self.retry_interval_s:g} s",
+            error,
+        )
+
+    def _unreachable(self, message_id: str) -> None:
+        tracked = self._tracked.get(message_id)
+        if tracked is None:
+            return
+        tracked.unreachable += 1
+        if tracked.unreachable == _UNREACHABLE_WARNING:
+            _log.warning(
+                "%s on %s could not be got for %d passes: another reader holds it, or it is behind "
+                "more messages than the broker pages in for a selector (ActiveMQ maxPageSize, 200) "
+                "and the messages the handler leaves keep it there",
+                message_id, self.queue, tracked.unreachable,
+            )
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _next_retry(self) -> float | None:
+        """When the earliest pending retry is due; None if no retry is pending."""
+        due = [t.due for t in self._tracked.values() if not t.left and t.attempts]
+        return min(due) if due else None
+
+    def _report_without_header(self) -> None:
+        """Messages without a header are reported periodically and left (Q05)."""
+        now = time.monotonic()
+        if not self._without_header:
+            return
+        if self._reported_at is not None and now - self._reported_at < self.report_interval_s:
+            return
+        self._reported_at = now
+        ids = sorted(self._without_header)
+        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        _log.error(
+            "%d message(s) on %s have no dead-letter header and stay there: %s", len(ids), self.queue, shown
+        )
+
+
+_FAILED = object()
+
+
+def _destination(name: str) -> Destination:
+    """A target named by a header or rule: a queue name, or a destination key (topic://T)."""
+    return from_key(name) if "://" in name else Queue(name)  # type: ignore[return-value]
+
+
+def _id_selector(moves: Mapping[str, object]) -> str:
+    quoted = ",".join("'" + message_id.replace("'", "''") + "'" for message_id in moves)
+    return f"JMSMessageID IN ({quoted})"
+
+
+@contextlib.contextmanager
+def _attached() -> Iterator[None]:
+    """A handler run on a thread of its own attaches it to the JVM as a daemon, and detaches."""
+    if threading.current_thread() is threading.main_thread():
+        yield
+    else:
+        with jvm.java_thread():
+            yield
+
+
+__all__ = ["DLQHandler", "HandlerStats", "DEFAULT_DLQ", "XQH_REMOTE_Q", "XQH_REMOTE_Q_MGR"]

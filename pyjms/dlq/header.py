@@ -1,0 +1,355 @@
+"""The dead-letter header (IBM MQ's MQDLH) for JMS messages, carried as message properties.
+
+IBM MQ puts an MQDLH in front of every dead-lettered message. JMS has no message headers of
+its own to add, so pyjms carries the same fields as properties:
+
+===============================  ======  ====================================================
+property                         type    MQDLH field
+===============================  ======  ====================================================
+``JMS_PYJMS_DLH_Reason``         int     Reason: an MQRC_* or MQFB_* code (its presence
+                                         marks a message as dead-lettered)
+``JMS_PYJMS_DLH_DestQ``          String  DestQName: the queue the message was meant for
+                                         (``topic://NAME`` for a topic)
+``JMS_PYJMS_DLH_DestQMgr``       String  DestQMgrName ('' for this broker)
+``JMS_PYJMS_DLH_PutApplName``    String  PutApplName: who put it on the dead-letter queue
+``JMS_PYJMS_DLH_PutApplType``    int     PutApplType (MQAT_JAVA, 28, for pyjms components)
+``JMS_PYJMS_DLH_PutDate``        String  PutDate, YYYYMMDD (UTC, as IBM MQ)
+``JMS_PYJMS_DLH_PutTime``        String  PutTime, HHMMSSTH (UTC; TH = hundredths)
+``JMS_PYJMS_DLH_Format``         String  Format of the body: MQSTR for a TextMessage, else
+                                         '' (MQFMT_NONE)
+===============================  ======  ====================================================
+
+pyjms components dead-letter with :func:`dead_letter`, which adds these properties and keeps
+everything else, including the remaining expiry (E14).
+
+Entries that ActiveMQ dead-letters itself (on ``ActiveMQ.DLQ`` by default) carry no such
+properties, only ``dlqDeliveryFailureCause``; ActiveMQ keeps the original destination in the
+message's ``originalDestination`` field (not a JMS property; see pyjms.dlq.activemq) and
+clears JMSExpiration. :func:`from_message` maps them onto the same header:
+
+=============================================  ==========================================
+``dlqDeliveryFailureCause``                     Reason
+=============================================  ==========================================
+``...Message Expired. Expiration:<ms>``         MQFB_EXPIRATION (258); PutDate/PutTime =
+                                                that expiration
+``...Delivery[n] exceeds redelivery policy      MQRC_BACKOUT_THRESHOLD_REACHED (2362):
+limit...`` (a consumer rolled it back more      IBM MQ's reason for a JMS poison message
+than maximumRedeliveries, default 6)            its backout threshold dead-lettered
+anything else                                   MQRC_UNEXPECTED_ERROR (2195)
+=============================================  ==========================================
+
+For those entries DestQ is the original destination, DestQMgr the handler's queue manager
+(the broker that dead-lettered it is the one the handler reads), PutApplName ``ActiveMQ``,
+PutApplType MQAT_QMGR (7), PutDate/PutTime when the broker received the dead-letter copy
+(else the expiration, else the original send time) and Format as above.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from pyjms.api.constants import PERSISTENT
+from pyjms.api.destination import Destination, Queue
+from pyjms.api.message import Message, TextMessage
+from pyjms.dlq.forward import put_unchanged
+from pyjms.dlq.symbols import MQAT_SYMBOLS, MQFB_SYMBOLS, MQMT_SYMBOLS, MQRC_SYMBOLS
+from pyjms.errors import InvalidArgumentRuntimeException, MessageFormatRuntimeException
+from pyjms.rules.expiry import now_ms
+
+if TYPE_CHECKING:
+    from pyjms.api.context import JMSContext
+
+PREFIX = "JMS_PYJMS_DLH_"
+REASON = PREFIX + "Reason"
+DEST_Q = PREFIX + "DestQ"
+DEST_Q_MGR = PREFIX + "DestQMgr"
+PUT_APPL_NAME = PREFIX + "PutApplName"
+PUT_APPL_TYPE = PREFIX + "PutApplType"
+PUT_DATE = PREFIX + "PutDate"
+PUT_TIME = PREFIX + "PutTime"
+FORMAT = PREFIX + "Format"
+#: ActiveMQ's own dead-letter "header": the one property it adds when it dead-letters
+ACTIVEMQ_CAUSE = "dlqDeliveryFailureCause"
+#: Properties that make up a dead-letter header; HEADER(NO) and RETRY remove them all
+HEADER_PROPERTIES = frozenset(
+    {REASON, DEST_Q, DEST_Q_MGR, PUT_APPL_NAME, PUT_APPL_TYPE, PUT_DATE, PUT_TIME, FORMAT, ACTIVEMQ_CAUSE}
+)
+
+MQAT_JAVA = MQAT_SYMBOLS["MQAT_JAVA"]
+MQAT_QMGR = MQAT_SYMBOLS["MQAT_QMGR"]
+MQFB_EXPIRATION = MQFB_SYMBOLS["MQFB_EXPIRATION"]
+MQRC_BACKOUT_THRESHOLD_REACHED = MQRC_SYMBOLS["MQRC_BACKOUT_THRESHOLD_REACHED"]
+MQRC_UNEXPECTED_ERROR = MQRC_SYMBOLS["MQRC_UNEXPECTED_ERROR"]
+MQFMT_STRING = "MQSTR"
+MQFMT_NONE = ""
+
+_EXPIRED = re.compile(r"message expired", re.IGNORECASE)
+_EXPIRATION_AT = re.compile(r"Expiration:\s*(\d+)")
+_REDELIVERY = re.compile(r"redelivery policy limit|exceeded redeliverypolicy limit", re.IGNORECASE)
+_EIGHT_DIGITS = re.compile(r"\d{8}")
+
+
+@dataclass(frozen=True)
+class DeadLetterHeader:
+    """The fields of IBM's MQDLH that a JMS message on a dead-letter queue carries.
+
+    ``cause`` is the provider's own explanation for entries it dead-lettered itself (e.g.
+    ActiveMQ's dlqDeliveryFailureCause); it is not written by to_properties().
+    """
+
+    reason: int
+    dest_q: str
+    dest_q_mgr: str = ""
+    put_appl_name: str = ""
+    put_appl_type: int = MQAT_JAVA
+    put_date: str = ""
+    put_time: str = ""
+    format: str = MQFMT_NONE
+    cause: str | None = None
+
+    @classmethod
+    def create(
+        cls,
+        reason: int,
+        dest_q: str,
+        *,
+        dest_q_mgr: str = "",
+        put_appl_name: str = "pyjms",
+        put_appl_type: int = MQAT_JAVA,
+        format: str = MQFMT_NONE,
+        at_ms: int | None = None,
+    ) -> DeadLetterHeader:
+        """A header stamped with the put date and time of ``at_ms`` (default: now)."""
+        if isinstance(reason, bool) or not isinstance(reason, int) or not 0 <= reason <= 999_999_999:
+            raise InvalidArgumentRuntimeException(
+                f"a dead-letter reason must be an MQRC or MQFB code (0..999999999), got {reason!r}",
+                values={"reason": reason},
+            )
+        date, time = put_stamp(now_ms() if at_ms is None else at_ms)
+        return cls(reason, dest_q, dest_q_mgr, put_appl_name, put_appl_type, date, time, format)
+
+    def to_properties(self) -> dict[str, int | str]:
+        """The header as JMS properties, by name."""
+        return {
+            REASON: self.reason,
+            DEST_Q: self.dest_q,
+            DEST_Q_MGR: self.dest_q_mgr,
+            PUT_APPL_NAME: self.put_appl_name,
+            PUT_APPL_TYPE: self.put_appl_type,
+            PUT_DATE: self.put_date,
+            PUT_TIME: self.put_time,
+            FORMAT: self.format,
+        }
+
+    @property
+    def reason_name(self) -> str:
+        """MQRC_*/MQFB_* name of the reason, or the number as text."""
+        for symbols in (MQRC_SYMBOLS, MQFB_SYMBOLS):
+            for name, value in symbols.items():
+                if value == self.reason and not name.endswith(("_FIRST", "_LAST")):
+                    return name
+        return str(self.reason)
+
+    @property
+    def put_datetime(self) -> datetime | None:
+        """PutDate and PutTime as an aware UTC datetime, or None if they are not valid."""
+        if not (_EIGHT_DIGITS.fullmatch(self.put_date) and _EIGHT_DIGITS.fullmatch(self.put_time)):
+            return None
+        try:
+            stamp = datetime.strptime(self.put_date + self.put_time[:6], "%Y%m%d%H%M%S")
+        except ValueError:
+            return None
+        return stamp.replace(microsecond=int(self.put_time[6:8]) * 10_000, tzinfo=timezone.utc)
+
+    @classmethod
+    def from_message(
+        cls,
+        message: Message,
+        *,
+        queue_manager: str = "",
+        original_destination: str | None = None,
+        dead_lettered_ms: int | None = None,
+    ) -> DeadLetterHeader | None:
+        """The message's header; None when it has none (Q05).
+
+        A pyjms header is read from its properties. An entry the provider dead-lettered
+        itself is mapped (see the module docstring); ``original_destination`` is its
+        destination key (``queue://NAME``) and ``dead_lettered_ms`` when the broker
+        dead-lettered it, both of which ActiveMQ keeps outside the properties
+        (pyjms.dlq.activemq reads them); ``queue_manager`` names the broker. A malformed pyjms header raises
+        MessageFormatRuntimeException.
+        """
+        if message.property_exists(REASON):
+            return cls._read(message)
+        cause = message.get_string_property(ACTIVEMQ_CAUSE) if message.property_exists(ACTIVEMQ_CAUSE) else None
+        if cause is None:
+            return None
+        return cls.from_activemq(message, cause, queue_manager, original_destination, dead_lettered_ms)
+
+    @classmethod
+    def _read(cls, message: Message) -> DeadLetterHeader:
+        try:
+            return cls(
+                reason=message.get_int_property(REASON),
+                dest_q=message.get_string_property(DEST_Q) or "",
+                dest_q_mgr=message.get_string_property(DEST_Q_MGR) or "",
+                put_appl_name=message.get_string_property(PUT_APPL_NAME) or "",
+                put_appl_type=message.get_int_property(PUT_APPL_TYPE) if message.property_exists(PUT_APPL_TYPE) else 0,
+                put_date=message.get_string_property(PUT_DATE) or "",
+                put_time=message.get_string_property(PUT_TIME) or "",
+                format=message.get_string_property(FORMAT) or "",
+            )
+        except MessageFormatRuntimeException as e:
+            raise MessageFormatRuntimeException(
+                f"message {message.get_jms_message_id()} has a malformed dead-letter header: {e.message}",
+                values={"message_id": message.get_jms_message_id()},
+            ) from None
+
+    @classmethod
+    def from_activemq(
+        cls,
+        message: Message,
+        cause: str,
+        queue_manager: str = "",
+        original_destination: str | None = None,
+        dead_lettered_ms: int | None = None,
+    ) -> DeadLetterHeader:
+        """The header for an entry ActiveMQ dead-lettered, from its dlqDeliveryFailureCause."""
+        expiration = _EXPIRATION_AT.search(cause)
+        if _EXPIRED.search(cause):
+            reason = MQFB_EXPIRATION
+        elif _REDELIVERY.search(cause):
+            reason = MQRC_BACKOUT_THRESHOLD_REACHED
+        else:
+            reason = MQRC_UNEXPECTED_ERROR
+        at = dead_lettered_ms or (int(expiration.group(1)) if expiration else 0) or message.get_jms_timestamp()
+        date, time = put_stamp(at) if at else ("", "")
+        return cls(
+            reason=reason,
+            dest_q=destination_name(original_destination),
+            dest_q_mgr=queue_manager,
+            put_appl_name="ActiveMQ",
+            put_appl_type=MQAT_QMGR,
+            put_date=date,
+            put_time=time,
+            format=format_of(message),
+            cause=cause,
+        )
+
+
+def put_stamp(at_ms: int) -> tuple[str, str]:
+    """IBM's PutDate (YYYYMMDD) and PutTime (HHMMSSTH) for a time in ms, in UTC."""
+    stamp = datetime.fromtimestamp(at_ms / 1000, tz=timezone.utc)
+    return stamp.strftime("%Y%m%d"), stamp.strftime("%H%M%S") + f"{stamp.microsecond // 10_000:02d}"
+
+
+def destination_name(key: str | None) -> str:
+    """The DestQ for a destination key: a queue's plain name, any other kind as its key."""
+    if not key:
+        return ""
+    return key[len("queue://"):] if key.startswith("queue://") else key
+
+
+def format_of(message: Message) -> str:
+    """IBM's MQMD Format for a JMS message body."""
+    return MQFMT_STRING if isinstance(message, TextMessage) else MQFMT_NONE
+
+
+def message_fields(message: Message, header: DeadLetterHeader, queue_manager: str = "") -> dict[str, Any]:
+    """The values a rules table's patterns are matched against (keyed like Rule attributes).
+
+    JMS has no MQMD, so: DESTQ, DESTQM, REASON, FORMAT, APPLNAME and APPLTYPE come from the
+    dead-letter header; PERSIST from JMSDeliveryMode; REPLYQ from JMSReplyTo; MSGTYPE is
+    MQMT_REQUEST when there is a reply-to, else MQMT_DATAGRAM; USERID is JMSXUserID. IBM's
+    JMS property names for MQMD fields (JMS_IBM_MsgType, JMS_IBM_Feedback,
+    JMS_IBM_MQMD_ReplyToQMgr, JMS_IBM_MQMD_ApplIdentityData) override those defaults and give
+    FEEDBACK, REPLYQM and APPLIDAT; a reply-to without JMS_IBM_MQMD_ReplyToQMgr is on this
+    queue manager.
+    """
+    reply_to = message.get_jms_reply_to()
+
+    def text(name: str, default: str = "") -> str:
+        value = message.get_object_property(name)
+        return default if value is None else str(value)
+
+    def number(name: str, default: int) -> Any:
+        value = message.get_object_property(name)
+        return default if value is None else value  # Rule.matches reads numeric text too
+
+    reply_q = destination_name(reply_to.key) if reply_to is not None else ""
+    msg_type = MQMT_SYMBOLS["MQMT_REQUEST"] if reply_to is not None else MQMT_SYMBOLS["MQMT_DATAGRAM"]
+    return {
+        "applidat": text("JMS_IBM_MQMD_ApplIdentityData"),
+        "applname": header.put_appl_name,
+        "appltype": header.put_appl_type,
+        "destq": header.dest_q,
+        "destqm": header.dest_q_mgr,
+        "feedback": number("JMS_IBM_Feedback", 0),
+        "format": header.format,
+        "msgtype": number("JMS_IBM_MsgType", msg_type),
+        "persist": 1 if message.get_jms_delivery_mode() == PERSISTENT else 0,
+        "reason": header.reason,
+        "replyq": reply_q,
+        "replyqm": text("JMS_IBM_MQMD_ReplyToQMgr", queue_manager if reply_to is not None else ""),
+        "userid": text("JMSXUserID"),
+    }
+
+
+def dead_letter(
+    ctx: JMSContext,
+    message: Message,
+    dlq: str | Queue,
+    reason: int,
+    *,
+    dest_q: str | None = None,
+    dest_q_mgr: str = "",
+    put_appl_name: str = "pyjms",
+    put_appl_type: int = MQAT_JAVA,
+    format: str | None = None,
+) -> DeadLetterHeader:
+    """Puts ``message`` on the dead-letter queue ``dlq`` with a dead-letter header.
+
+    The body, properties, application headers, priority, delivery mode and remaining expiry
+    are kept (Q08, E14). ``dest_q`` defaults to the message's JMSDestination; ``format`` to
+    MQSTR for text, else MQFMT_NONE. In a transacted ctx the put is part of its transaction,
+    so a component can get a message and dead-letter it atomically. Returns the header.
+    """
+    if dest_q is None:
+        destination: Destination | None = message.get_jms_destination()
+        dest_q = destination_name(destination.key) if destination is not None else ""
+    header = DeadLetterHeader.create(
+        reason,
+        dest_q,
+        dest_q_mgr=dest_q_mgr,
+        put_appl_name=put_appl_name,
+        put_appl_type=put_appl_type,
+        format=format_of(message) if format is None else format,
+    )
+    queue = dlq if isinstance(dlq, Queue) else ctx.create_queue(dlq)
+    # a header already there (a message dead-lettered twice) is replaced, not merged
+    put_unchanged(ctx, queue, message, strip=HEADER_PROPERTIES, add=header.to_properties())
+    return header
+
+
+__all__ = [
+    "DeadLetterHeader",
+    "dead_letter",
+    "message_fields",
+    "put_stamp",
+    "HEADER_PROPERTIES",
+    "REASON",
+    "DEST_Q",
+    "DEST_Q_MGR",
+    "PUT_APPL_NAME",
+    "PUT_APPL_TYPE",
+    "PUT_DATE",
+    "PUT_TIME",
+    "FORMAT",
+    "ACTIVEMQ_CAUSE",
+    "MQFB_EXPIRATION",
+    "MQRC_BACKOUT_THRESHOLD_REACHED",
+    "MQRC_UNEXPECTED_ERROR",
+]

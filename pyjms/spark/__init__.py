@@ -1,0 +1,92 @@
+"""The ``jms`` Spark data source: DataFrames to JMS destinations and queues to DataFrames.
+
+Register it once per session, then use the format name ``jms``::
+
+    from pyjms.spark import JMSDataSource
+    spark.dataSource.register(JMSDataSource)
+
+    (df.write.format("jms").mode("append")                  # batch write, Arrow writer
+       .option("url", "tcp://127.0.0.1:61616").option("destination", "ORDERS").save())
+    spark.read.format("jms").option("url", url).option("destination", "ORDERS").load()   # browse
+    spark.readStream.format("jms").option("url", url).option("destination", "ORDERS").load()
+
+Like Spark's Kafka connector, one entry point hands each mode to its own class:
+``JMSBatchWrite`` and ``JMSStreamingWrite`` (pyjms.spark.sink), ``JMSBrowseBatch`` and
+``JMSConsumeBatch`` (pyjms.spark.batch_read), ``JMSMicroBatchStream``
+(pyjms.spark.stream_read). Their docstrings state the transaction and delivery guarantees.
+
+Executors need pyjms importable (``pip install 'pyjms[spark]'`` in their environment, or
+``--py-files``/``addPyFile`` with a zip of the package plus a pip-installed ``jmspy`` and
+``JPype1`` and a JDK 17 on every node). Each Spark Python worker starts one JVM on its first
+task and keeps it for the tasks that follow; every task opens and closes its own connection.
+"""
+
+from __future__ import annotations
+
+try:
+    from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, DataSourceWriter
+    from pyspark.sql.types import StructType
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        f"pyjms.spark needs PySpark 4 with pandas < 3 and pyarrow: pip install 'pyjms[spark]' ({e})"
+    ) from None
+
+from pyjms.errors import NotSupportedRuntimeException
+from pyjms.spark.batch_read import JMSBrowseBatch, JMSConsumeBatch, JMSPartition
+from pyjms.spark.options import JMSOptions
+from pyjms.spark.schema import READ_SCHEMA, WRITE_COLUMNS, check_read_schema, check_write_schema
+from pyjms.spark.sink import (
+    DLQ_DESTINATION,
+    DLQ_DETAIL,
+    DLQ_REASON,
+    JMSBatchWrite,
+    JMSCommitMessage,
+    JMSStreamingWrite,
+)
+from pyjms.spark.stream_read import JMSMicroBatchStream
+
+
+class JMSDataSource(DataSource):
+    """The ``jms`` format. Options (camelCase) are checked when Spark plans the job."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        self.jms_options = JMSOptions.parse(options)
+
+    @classmethod
+    def name(cls) -> str:
+        return "jms"
+
+    def schema(self) -> StructType:
+        return READ_SCHEMA
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        columns = check_read_schema(schema)
+        if self.jms_options.mode == "consume":
+            return JMSConsumeBatch(self.jms_options, columns)
+        return JMSBrowseBatch(self.jms_options, columns)
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        return JMSBatchWrite(self.jms_options, self._write_columns(schema, overwrite))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> JMSStreamingWrite:
+        return JMSStreamingWrite(self.jms_options, self._write_columns(schema, overwrite))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return JMSMicroBatchStream(self.jms_options, check_read_schema(schema))
+
+    def _write_columns(self, schema: StructType, overwrite: bool) -> dict:
+        if overwrite:
+            raise NotSupportedRuntimeException(
+                "a JMS destination cannot be overwritten, only appended to: use mode('append')")
+        columns = check_write_schema(schema)
+        if "destination" not in columns:
+            self.jms_options.require_destination()
+        return columns
+
+
+__all__ = [
+    "JMSDataSource", "JMSOptions", "READ_SCHEMA", "WRITE_COLUMNS",
+    "JMSBatchWrite", "JMSStreamingWrite", "JMSCommitMessage", "JMSBrowseBatch", "JMSConsumeBatch",
+    "JMSPartition", "JMSMicroBatchStream", "DLQ_REASON", "DLQ_DESTINATION", "DLQ_DETAIL",
+]

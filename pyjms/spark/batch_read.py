@@ -1,0 +1,163 @@
+"""Reading a queue into a DataFrame: ``mode=browse`` (the default) or ``mode=consume``.
+
+Both read ``numPartitions`` partitions, each in its own Spark task with its own connection.
+
+browse
+    A non-destructive look (QueueBrowser). Every partition browses the queue and keeps the
+    messages whose message id hashes to it, so each message present throughout the read
+    appears exactly once; messages that come or go while it runs may or may not appear, as
+    with any JMS browser. ActiveMQ brokers show a browser at most ``maxBrowsePageSize``
+    messages (400 unless the broker's destination policy raises it).
+
+consume
+    A destructive read: the partitions are competing consumers, each in one SESSION_TRANSACTED
+    session. PySpark's batch reader API has no commit callback (neither per job nor per task),
+    so a partition commits when Spark has taken its last row, i.e. when the iterator is
+    exhausted. Until then nothing is removed: if the task fails while the partition is still
+    being read (in the read itself or anywhere downstream in the same task, since Spark streams
+    the partition through it), the transaction rolls back and every message stays on the queue
+    (redelivered, delivery count + 1). What fails after a partition finished (a later stage,
+    another task, the job's output commit) cannot un-consume it. For delivery that is
+    acknowledged only after the sink committed, read with ``readStream`` and
+    ``trigger(availableNow=True)``: see pyjms.spark.stream_read.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any, Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+from pyjms.api.constants import AUTO_ACKNOWLEDGE, SESSION_TRANSACTED
+from pyjms.api.destination import Queue, from_key
+from pyjms.api.message import Message
+from pyjms.errors import JMSRuntimeException
+from pyjms.spark.options import JMSOptions, connection_factory
+from pyjms.spark.schema import ArrowRows
+
+
+class JMSPartition(InputPartition):
+    """Partition ``index`` of ``count``; reads at most ``limit`` messages (None: no bound)."""
+
+    def __init__(self, index: int, count: int, limit: int | None) -> None:
+        super().__init__(index)
+        self.index = index
+        self.count = count
+        self.limit = limit
+
+
+def _limits(total: int | None, parts: int) -> list[int | None]:
+    """maxMessages spread over the partitions (the first ones take the remainder)."""
+    if total is None:
+        return [None] * parts
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+class _JMSBatchRead(DataSourceReader):
+    """What both modes share: options, schema, partitions. Holds no connection: it is pickled
+    on the driver and read() opens its own connection in the executor's Python worker."""
+
+    def __init__(self, options: JMSOptions, schema: StructType) -> None:
+        self.options = options
+        self.queue_key = options.require_queue()
+        self.schema = schema
+
+    def partitions(self) -> list[InputPartition]:
+        n = self.options.num_partitions
+        return [JMSPartition(i, n, limit) for i, limit in enumerate(_limits(self.options.max_messages, n))]
+
+    def _queue(self) -> Queue:
+        q = from_key(self.queue_key)
+        assert isinstance(q, Queue)
+        return q
+
+
+class JMSBrowseBatch(_JMSBatchRead):
+    """``mode=browse``: a snapshot that removes nothing."""
+
+    def read(self, partition: JMSPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+        rows = ArrowRows(self.schema)
+        if partition.limit == 0:
+            return
+        chunk: list[Message] = []
+        taken = 0
+        with connection_factory(self.options).create_context(AUTO_ACKNOWLEDGE) as ctx:
+            with ctx.create_browser(self._queue(), self.options.message_selector) as browser:
+                for m in browser:
+                    if partition.count > 1 and _owner(m, partition.count) != partition.index:
+                        continue
+                    chunk.append(m)
+                    if len(chunk) >= self.options.batch_size or (
+                            partition.limit is not None and taken + len(chunk) >= partition.limit):
+                        batch = rows.batch(chunk)
+                        chunk = []
+                        if batch is not None:
+                            taken += batch.num_rows
+                            yield _head(batch, partition.limit, taken)
+                        if partition.limit is not None and taken >= partition.limit:
+                            return
+        batch = rows.batch(chunk)
+        if batch is not None:
+            yield _head(batch, partition.limit, taken + batch.num_rows)
+
+
+def _owner(m: Message, partitions: int) -> int:
+    """Which partition keeps a browsed message: a hash of its id, the same in every process."""
+    mid = m.get_jms_message_id()
+    return zlib.crc32(mid.encode("utf-8", "surrogatepass")) % partitions if mid else 0
+
+
+def _head(batch: pa.RecordBatch, limit: int | None, taken: int) -> pa.RecordBatch:
+    """The batch without the rows that would take the partition past its limit."""
+    if limit is None or taken <= limit:
+        return batch
+    return batch.slice(0, batch.num_rows - (taken - limit))
+
+
+class JMSConsumeBatch(_JMSBatchRead):
+    """``mode=consume``: competing transacted consumers, committed when a partition is done."""
+
+    def read(self, partition: JMSPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
+        rows = ArrowRows(self.schema)
+        if partition.limit == 0:
+            return
+        o = self.options
+        ctx = connection_factory(o).create_context(SESSION_TRANSACTED)
+        committed = False
+        try:
+            consumer = ctx.create_consumer(self._queue(), o.message_selector)
+            left = partition.limit
+            while left is None or left > 0:
+                want = o.batch_size if left is None else min(o.batch_size, left)
+                messages = consumer.receive_batch(want, o.receive_timeout)
+                if not messages:
+                    break  # nothing more within receiveTimeout: the queue is drained for us
+                if left is not None:
+                    left -= len(messages)
+                batch = rows.batch(messages)  # expired ones are consumed but never shown
+                if batch is not None:
+                    yield batch
+            # Spark has taken every row of this partition: the earliest moment we may commit
+            consumer.close()
+            ctx.commit()
+            committed = True
+        finally:
+            _close(ctx, rollback=not committed)
+
+
+def _close(ctx: Any, rollback: bool) -> None:
+    """Closes a transacted context; an uncommitted transaction is rolled back first."""
+    try:
+        if rollback:
+            ctx.rollback()
+    except JMSRuntimeException:
+        pass  # a broken connection discards the transaction by itself
+    finally:
+        try:
+            ctx.close()
+        except JMSRuntimeException:
+            if not rollback:
+                raise
