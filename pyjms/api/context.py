@@ -138,6 +138,7 @@ class JMSContext:
         self._dispatcher: threading.Thread | None = None
         self._async: _AsyncSender | None = None
         self._auto_start = True
+        self._attributes: Any = None  # AttributeCache, made on the first delayed send
         self._client_id = factory.client_id if parent is None else parent._client_id
         provider, jfactory = factory._java()
         s = jvm.shim()
@@ -249,6 +250,14 @@ class JMSContext:
         if f._delay_mechanism is None:
             f._delay_mechanism = resolve(self, f.delivery_delay)
         return f._delay_mechanism
+
+    def _target_attributes(self, destination: Destination) -> Any:
+        """The IBM MQ attributes defined for a destination on a pyjms broker, or None."""
+        if self._attributes is None:
+            from pyjms.broker.admin import AttributeCache
+
+            self._attributes = AttributeCache(self)
+        return self._attributes.get(destination)
 
     def _staging_queue(self) -> Queue:
         return Queue(self._factory.staging_queue)

@@ -233,7 +233,7 @@ class JMSProducer:
         if isinstance(body, (str, bytes)) and self._listener is None:
             # the fast path: no Message object, one JVM call
             if self._delay:
-                self._check_delayed(self._props)
+                self._check_delayed(destination, self._props, len(body.encode()) if isinstance(body, str) else len(body))
             headers, props = self._packed_blocks()
             record = C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
             if ctx._async is not None:
@@ -244,9 +244,9 @@ class JMSProducer:
                 raise translate(e, f"send to {destination}") from None
             return self
         message = message_for_body(body)
-        if self._delay:
-            self._check_delayed({**message._properties(), **self._props})
         record = message._pack(**self._overrides(), extra_properties=self._props)
+        if self._delay:
+            self._check_delayed(destination, {**message._properties(), **self._props}, len(record))
         args = (key, record, self._mode, self._priority, self._ttl, self._delay, self._flags())
         if self._listener is not None:
             ctx._async_sender().submit(lambda: self._send_async(destination, message, args, self._listener))
@@ -266,16 +266,20 @@ class JMSProducer:
             out["reply_to"] = self._reply_to
         return out
 
-    def _check_delayed(self, props: dict[str, tuple[int, Any]]) -> None:
-        """The send-time rules for a delayed message (D06, D07, D08)."""
+    def _check_delayed(self, destination: Destination, props: dict[str, tuple[int, Any]], size: int = 0) -> None:
+        """The send-time rules for a delayed message (D05-D08, D22, D23)."""
         rules.check_delay_within_ttl(self._delay, self._ttl)
         rules.check_delayed_message(self._delay, {k: v for k, (_, v) in props.items()})
+        rules.check_delayed_target(
+            destination.key, self._ctx._target_attributes(destination),
+            persistent=self._mode == PERSISTENT, size=size, delay_ms=self._delay,
+        )
 
     # ------------------------------------------------------------------ staging (IBM MQ's delay design)
 
     def _staged_record(self, destination: Destination, body: Any) -> tuple[bytes, str, int, Message]:
         message = message_for_body(body)
-        self._check_delayed({**message._properties(), **self._props})
+        self._check_delayed(destination, {**message._properties(), **self._props}, len(message._pack()))
         now = now_ms()
         original_id = staging.new_message_id()
         own_correlation = self._correlation_id if self._correlation_id is not None else message.get_jms_correlation_id()
@@ -362,7 +366,7 @@ class JMSProducer:
         if not records:
             return 0
         if self._delay:
-            self._check_delayed(self._props)
+            self._check_delayed(destination, self._props, max(len(r) for r in records))
         ctx._drain_async()
         try:
             return int(

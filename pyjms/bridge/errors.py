@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pyjms import errors as E
@@ -49,6 +50,14 @@ def _describe(jexc: Any) -> str:
     return ": ".join(parts)
 
 
+# a pyjms broker names IBM MQ's reason in the refusal: "... [MQRC_Q_FULL(2053)]"
+_REASON_IN_TEXT = re.compile(r"\[MQRC_[A-Z_]+\((\d+)\)\]")
+_CLASS_FOR_REASON: dict[int, type[E.JMSRuntimeException]] = {
+    MQRC.Q_FULL: E.ResourceAllocationRuntimeException,
+    MQRC.NOT_AUTHORIZED: E.JMSSecurityRuntimeException,
+}
+
+
 def translate(jexc: Any, context: str = "") -> E.JMSRuntimeException:
     """A pyjms error for a Java exception (jpype.JException)."""
     cls: type[E.JMSRuntimeException] = E.JMSRuntimeException
@@ -65,5 +74,10 @@ def translate(jexc: Any, context: str = "") -> E.JMSRuntimeException:
     message = _describe(jexc)
     if context:
         message = f"{context}: {message}"
-    reason = MQRC.FUNCTION_NOT_SUPPORTED if cls is E.NotSupportedRuntimeException else None
+    reason: int | None = MQRC.FUNCTION_NOT_SUPPORTED if cls is E.NotSupportedRuntimeException else None
+    found = _REASON_IN_TEXT.search(message)
+    if found:
+        reason = int(found.group(1))
+        cls = _CLASS_FOR_REASON.get(reason, cls)
+        message = _REASON_IN_TEXT.sub("", message).strip()
     return cls(message, error_code=error_code, reason=reason)

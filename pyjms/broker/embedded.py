@@ -52,6 +52,10 @@ class EmbeddedBroker:
         self._stopped = False
         self.connect_uris: list[str] = [str(u) for u in self._broker.connectUris()]
         jvm.on_shutdown(self, self.stop)
+        from pyjms.broker.admin import AdminService
+
+        self.admin = AdminService(self)
+        threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
         self.delay_processor: Any = None
         if delay_processor:
             # IBM MQ runs the delay processor with the queue manager; so does a pyjms broker.
@@ -81,12 +85,23 @@ class EmbeddedBroker:
         """The Java BrokerService, for pyjms components that administer the broker."""
         return self._broker.service()
 
-    def _start_delay_processor(self) -> None:
+    def _local_factory(self) -> Any:
         from pyjms.api.context import ConnectionFactory
+
+        return ConnectionFactory(self.vm_url)
+
+    def _start_delay_processor(self) -> None:
         from pyjms.delay.processor import DelayProcessor
 
         with jvm.java_thread():
-            self.delay_processor = DelayProcessor(ConnectionFactory(self.vm_url)).start()
+            self.delay_processor = DelayProcessor(self._local_factory()).start()
+
+    def queue_depth(self, name: str) -> int:
+        """Messages on a queue now (0 if it does not exist)."""
+        s = jvm.shim()
+        ActiveMQQueue = s.jclass("org.apache.activemq.command.ActiveMQQueue")
+        region = self._broker.service().getRegionBroker().getDestinationMap().get(ActiveMQQueue(name))
+        return 0 if region is None else int(region.getDestinationStatistics().getMessages().getCount())
 
     def stop(self) -> None:
         if self._stopped:
@@ -95,6 +110,7 @@ class EmbeddedBroker:
         jvm.forget(self)
         if self.delay_processor is not None:
             self.delay_processor.stop()
+        self.admin.stop()
         try:
             self._broker.stop()
         except Exception:  # stopping is best effort at shutdown
@@ -105,6 +121,14 @@ class EmbeddedBroker:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def queue_limits(broker: EmbeddedBroker, attributes: Any) -> Any:
+    """The Java limits the broker enforces for a queue's attributes (None: no limits)."""
+    if attributes is None:
+        return None
+    Limits = jvm.shim().jclass("org.pyjms.shim.activemq.DestinationAttributes$Limits")
+    return Limits(bool(attributes.put_enabled), int(attributes.max_msg_length), int(attributes.max_depth))
 
 
 def default_broker() -> EmbeddedBroker:

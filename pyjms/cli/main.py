@@ -52,6 +52,34 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_admin(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    import pyjms
+    from pyjms.broker.admin import Admin
+
+    admin = Admin(pyjms.ConnectionFactory(args.url))
+    if args.action == "define-queue":
+        a = admin.define_queue(args.name, max_depth=args.max_depth, max_msg_length=args.max_msg_length,
+                               put_enabled=args.put == "enabled", clustered=args.clustered,
+                               default_bind=args.default_bind)
+    elif args.action == "define-topic":
+        a = admin.define_topic(args.name, persistent_delivery=args.pmsgdlv, nonpersistent_delivery=args.npmsgdlv)
+    else:
+        from pyjms.api.destination import from_key
+
+        key = args.name if "://" in args.name else f"queue://{args.name}"
+        dest = from_key(key)
+        if args.action == "delete":
+            admin.delete(dest)
+            print(f"{key}: attributes removed")
+            return 0
+        a = admin.describe(dest)
+    print(f"{args.name}: " + ("no attributes (no limits)" if a is None else
+                              " ".join(f"{k}={v}" for k, v in asdict(a).items())))
+    return 0
+
+
 def _cmd_send(args: argparse.Namespace) -> int:
     import pyjms
 
@@ -105,6 +133,19 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--dead-letter-queue", default="SYSTEM.DEAD.LETTER.QUEUE")
     d.add_argument("--report-every", type=float, default=10.0, help="seconds between progress lines")
     d.set_defaults(run=_cmd_delay_processor)
+
+    a = sub.add_parser("admin", help="define or show IBM MQ-style destination attributes on a pyjms broker")
+    a.add_argument("--url", default=None)
+    a.add_argument("action", choices=["define-queue", "define-topic", "describe", "delete"])
+    a.add_argument("name", help="queue or topic name (describe/delete: queue://NAME or topic://NAME)")
+    a.add_argument("--max-depth", type=int, default=-1, help="MAXDEPTH (-1: no limit)")
+    a.add_argument("--max-msg-length", type=int, default=-1, help="MAXMSGL in bytes (-1: no limit)")
+    a.add_argument("--put", choices=["enabled", "disabled"], default="enabled")
+    a.add_argument("--clustered", action="store_true")
+    a.add_argument("--default-bind", choices=["OPEN", "NOTFIXED", "GROUP"], default="OPEN")
+    a.add_argument("--pmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLDUR")
+    a.add_argument("--npmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLAVAIL")
+    a.set_defaults(run=_cmd_admin)
 
     s = sub.add_parser("send", help="send text messages (arguments, else one per stdin line)")
     s.add_argument("--url", default=None, help="broker URL (default: PYJMS_URL or an embedded broker)")

@@ -15,7 +15,8 @@ import logging
 import signal
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pyjms.dlq.rules import RulesTable
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
@@ -62,20 +63,20 @@ def run_command(args: argparse.Namespace) -> int:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     factory = pyjms.ConnectionFactory(args.url, args.user, args.password)
-    last = [time.monotonic(), ""]
+    printed_at, printed = time.monotonic(), ""
 
-    def progress(stats: HandlerStats) -> None:
-        line = stats.summary()
-        now = time.monotonic()
-        if args.progress > 0 and line != last[1] and now - last[0] >= args.progress:
+    def progress(stats: HandlerStats) -> None:  # after each pass: print what changed, now and then
+        nonlocal printed_at, printed
+        line, now = stats.summary(), time.monotonic()
+        if args.progress > 0 and line != printed and now - printed_at >= args.progress:
             print(f"{_PROG}: {line}", flush=True)
-            last[:] = [now, line]
+            printed_at, printed = now, line
 
     handler = DLQHandler(factory, args.queue, table, args.queue_manager, progress=progress)
     jvm.start(factory.classpath)  # first, so that the signal handlers below stay ours
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: handler.stop())
-    wait = {True: "YES", False: "NO"}.get(handler.wait, str(handler.wait))  # type: ignore[arg-type]
+    wait = str(handler.wait) if not isinstance(handler.wait, bool) else "YES" if handler.wait else "NO"
     print(
         f"{_PROG}: processing queue://{handler.queue} (queue manager {handler.queue_manager!r}) with "
         f"{len(table)} rules, RETRYINT {handler.retry_interval_s:g} s, WAIT({wait})",

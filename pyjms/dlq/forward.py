@@ -11,7 +11,8 @@ pyjms keeps the original send time in ``JMS_PYJMS_Timestamp``, which
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Collection, Mapping
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
 
 from pyjms.api.message import (
     SEND_TIME_PROPERTY,

@@ -215,17 +215,18 @@ class DLQHandler:
                 continue  # something happened: look again at once
             now = time.monotonic()
             next_retry = self._next_retry()
-            if next_retry is None:  # nothing pending: WAIT decides
+            wait_s = None if isinstance(self.wait, bool) else float(self.wait)  # WAIT(nnn)
+            if next_retry is None and not self._unreached():  # nothing pending: WAIT decides
                 if self.wait is False:
                     break
                 idle_since = now if idle_since is None else idle_since
-                if self.wait is not True and now - idle_since >= self.wait:
+                if wait_s is not None and now - idle_since >= wait_s:
                     break
             wake = now + self.poll_interval_s
             if next_retry is not None and next_retry > now:  # a due one not got was out of reach
                 wake = min(wake, next_retry)
-            if self.wait not in (True, False) and idle_since is not None:
-                wake = min(wake, idle_since + float(self.wait))
+            if wait_s is not None and idle_since is not None:
+                wake = min(wake, idle_since + wait_s)
             self._stop.wait(max(0.0, wake - now))
 
     def _pass(self, browse_ctx: JMSContext, dlq: Queue) -> bool:
@@ -266,7 +267,7 @@ class DLQHandler:
                     without_header.add(message_id)
                     continue
                 move = self._decide(message, header, tracked or _Tracked())
-                if move is None or move is _FAILED:
+                if move is None:
                     changed = True  # IGNORE applied, or an attempt failed before any get
                 else:
                     moves.append(move)
@@ -302,8 +303,9 @@ class DLQHandler:
             _log.debug("%s", e)
             return None
 
-    def _decide(self, message: Message, header: DeadLetterHeader, tracked: _Tracked) -> _Move | None | object:
-        """The move to attempt, None for IGNORE, or _FAILED if the attempt failed already."""
+    def _decide(self, message: Message, header: DeadLetterHeader, tracked: _Tracked) -> _Move | None:
+        """The move to attempt; None when IGNORE applies or the attempt failed already (a
+        target that cannot be named, a body pyjms cannot put unchanged)."""
         message_id = message.get_jms_message_id() or ""
         fields = message_fields(message, header, self.queue_manager)
         try:
@@ -325,7 +327,7 @@ class DLQHandler:
             target, add = self._target(rule, header, fields, message)
         except JMSRuntimeException as e:
             self._failed(message_id, index, rule, e)
-            return _FAILED
+            return None
         return _Move(message_id, index, rule, header, target, add)
 
     def _target(
@@ -344,7 +346,13 @@ class DLQHandler:
         else:
             queue, queue_manager = rule.forward_target(fields)
         if queue_manager in ("", self.queue_manager):
-            return _destination(queue), {}
+            target = _destination(queue)
+            if target == Queue(self.queue):  # it would come round again, for ever
+                raise InvalidDestinationRuntimeException(
+                    f"the target of the rule on line {rule.line} is the dead-letter queue itself",
+                    values={"queue": queue, "line": rule.line},
+                )
+            return target, {}
         transmission_queue = self.transmission_queues.get(queue_manager, queue_manager)
         return Queue(transmission_queue), {XQH_REMOTE_Q: queue, XQH_REMOTE_Q_MGR: queue_manager}
 
@@ -396,6 +404,7 @@ class DLQHandler:
         """The get (already made) and the put, as one transaction (Q08: unchanged, all context)."""
         tracked = self._tracked.setdefault(move.message_id, _Tracked())
         tracked.attempts[move.index] = tracked.attempts.get(move.index, 0) + 1  # every attempt counts (Q02)
+        tracked.unreachable = 0
         committing = False
         try:
             if move.target is not None:
@@ -465,6 +474,11 @@ class DLQHandler:
 
     # ------------------------------------------------------------------ bookkeeping
 
+    def _unreached(self) -> bool:
+        """Whether a message the last browse showed was planned but not got (yet): the broker
+        may be slow to dispatch it, so it is not given up before a few more passes."""
+        return any(0 < t.unreachable < _UNREACHABLE_WARNING and not t.missed for t in self._tracked.values())
+
     def _next_retry(self) -> float | None:
         """When the earliest pending retry is due; None if no retry is pending."""
         due = [t.due for t in self._tracked.values() if not t.left and t.attempts]
@@ -483,9 +497,6 @@ class DLQHandler:
         _log.error(
             "%d message(s) on %s have no dead-letter header and stay there: %s", len(ids), self.queue, shown
         )
-
-
-_FAILED = object()
 
 
 def _destination(name: str) -> Destination:

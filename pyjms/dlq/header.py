@@ -48,16 +48,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pyjms.api.constants import PERSISTENT
 from pyjms.api.destination import Destination, Queue
-from pyjms.api.message import Message, TextMessage
+from pyjms.api.message import Message, TextMessage, tag_for
 from pyjms.dlq.forward import put_unchanged
 from pyjms.dlq.symbols import MQAT_SYMBOLS, MQFB_SYMBOLS, MQMT_SYMBOLS, MQRC_SYMBOLS
-from pyjms.errors import InvalidArgumentRuntimeException, MessageFormatRuntimeException
+from pyjms.errors import (
+    InvalidArgumentRuntimeException,
+    InvalidDestinationRuntimeException,
+    JMSRuntimeException,
+    JMSSecurityRuntimeException,
+    MessageFormatRuntimeException,
+    ResourceAllocationRuntimeException,
+)
 from pyjms.rules.expiry import now_ms
+from pyjms.rules.reasons import MQRC
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
@@ -131,6 +139,31 @@ class DeadLetterHeader:
         date, time = put_stamp(now_ms() if at_ms is None else at_ms)
         return cls(reason, dest_q, dest_q_mgr, put_appl_name, put_appl_type, date, time, format)
 
+    @classmethod
+    def for_failure(
+        cls,
+        target: Destination,
+        error: JMSRuntimeException,
+        *,
+        message: Message | None = None,
+        dest_q_mgr: str = "",
+        put_appl_name: str = "pyjms",
+        at_ms: int | None = None,
+    ) -> DeadLetterHeader:
+        """The header for a message a pyjms component could not put to ``target``.
+
+        The reason is the error's own (``error.reason``), else one for its kind (see
+        :func:`reason_for`); the format is ``message``'s, when given.
+        """
+        return cls.create(
+            reason_for(error),
+            destination_name(target.key),
+            dest_q_mgr=dest_q_mgr,
+            put_appl_name=put_appl_name,
+            format=format_of(message) if message is not None else MQFMT_NONE,
+            at_ms=at_ms,
+        )
+
     def to_properties(self) -> dict[str, int | str]:
         """The header as JMS properties, by name."""
         return {
@@ -143,6 +176,10 @@ class DeadLetterHeader:
             PUT_TIME: self.put_time,
             FORMAT: self.format,
         }
+
+    def typed_properties(self) -> dict[str, tuple[int, int | str]]:
+        """The header as (JMS type tag, value) pairs, for Message._pack(extra_properties=...)."""
+        return {name: (tag_for(value), value) for name, value in self.to_properties().items()}
 
     @property
     def reason_name(self) -> str:
@@ -162,7 +199,7 @@ class DeadLetterHeader:
             stamp = datetime.strptime(self.put_date + self.put_time[:6], "%Y%m%d%H%M%S")
         except ValueError:
             return None
-        return stamp.replace(microsecond=int(self.put_time[6:8]) * 10_000, tzinfo=timezone.utc)
+        return stamp.replace(microsecond=int(self.put_time[6:8]) * 10_000, tzinfo=UTC)
 
     @classmethod
     def from_message(
@@ -240,9 +277,29 @@ class DeadLetterHeader:
         )
 
 
+#: The reason for a failed put, by the kind of error, when the error names none itself
+_REASON_BY_ERROR: tuple[tuple[type[JMSRuntimeException], int], ...] = (
+    (ResourceAllocationRuntimeException, MQRC.Q_FULL),  # a JMS provider's word for no room
+    (InvalidDestinationRuntimeException, MQRC.UNKNOWN_OBJECT_NAME),
+    (JMSSecurityRuntimeException, MQRC.NOT_AUTHORIZED),
+)
+
+
+def reason_for(error: JMSRuntimeException) -> int:
+    """The dead-letter reason for a failed put: the error's MQRC, else one for its kind
+    (resource allocation: MQRC_Q_FULL; invalid destination: MQRC_UNKNOWN_OBJECT_NAME;
+    security: MQRC_NOT_AUTHORIZED), else MQRC_UNEXPECTED_ERROR."""
+    if error.reason is not None:
+        return error.reason
+    for kind, reason in _REASON_BY_ERROR:
+        if isinstance(error, kind):
+            return int(reason)
+    return MQRC_UNEXPECTED_ERROR
+
+
 def put_stamp(at_ms: int) -> tuple[str, str]:
     """IBM's PutDate (YYYYMMDD) and PutTime (HHMMSSTH) for a time in ms, in UTC."""
-    stamp = datetime.fromtimestamp(at_ms / 1000, tz=timezone.utc)
+    stamp = datetime.fromtimestamp(at_ms / 1000, tz=UTC)
     return stamp.strftime("%Y%m%d"), stamp.strftime("%H%M%S") + f"{stamp.microsecond // 10_000:02d}"
 
 
@@ -250,7 +307,7 @@ def destination_name(key: str | None) -> str:
     """The DestQ for a destination key: a queue's plain name, any other kind as its key."""
     if not key:
         return ""
-    return key[len("queue://"):] if key.startswith("queue://") else key
+    return key.removeprefix("queue://")
 
 
 def format_of(message: Message) -> str:
@@ -339,6 +396,7 @@ __all__ = [
     "dead_letter",
     "message_fields",
     "put_stamp",
+    "reason_for",
     "HEADER_PROPERTIES",
     "REASON",
     "DEST_Q",

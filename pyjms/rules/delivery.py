@@ -110,3 +110,48 @@ def check_delayed_message(delay_ms: int, property_values: dict[str, Any]) -> Non
             f"a grouped message ({GROUP_PROPERTY}={group!r}) cannot have a delivery delay ({delay_ms} ms)",
             delivery_delay=delay_ms, **{GROUP_PROPERTY: group},
         )
+
+
+def check_delayed_target(
+    destination_key: str, attributes: Any, *, persistent: bool, size: int, delay_ms: int
+) -> None:
+    """D05, D22, D23: the target of a delayed message, checked at send time.
+
+    ``attributes`` are the target's (pyjms.broker.admin), or None where none are defined.
+    """
+    if delay_ms <= 0 or attributes is None:
+        return
+    from pyjms.errors import IllegalStateRuntimeException, ResourceAllocationRuntimeException
+
+    a = attributes
+    if hasattr(a, "persistent_delivery"):  # a topic
+        delivery = a.persistent_delivery if persistent else a.nonpersistent_delivery
+        if delivery != "ALLAVAIL":
+            kind = "PMSGDLV" if persistent else "NPMSGDLV"
+            raise mq_error(
+                JMSRuntimeException, MQRC.PUBLICATION_FAILURE,
+                f"a delayed publication to {destination_key} needs {kind}(ALLAVAIL), the topic has {kind}({delivery})",
+                delivery_delay=delay_ms, **{kind: delivery},
+            )
+        return
+    if a.clustered and a.default_bind != "NOTFIXED":
+        raise mq_error(
+            JMSRuntimeException, MQRC.OPTIONS_ERROR,
+            f"a delayed message to clustered queue {destination_key} needs DEFBIND(NOTFIXED), it has DEFBIND({a.default_bind})",
+            delivery_delay=delay_ms, DEFBIND=a.default_bind,
+        )
+    if not a.put_enabled:
+        raise mq_error(IllegalStateRuntimeException, MQRC.PUT_INHIBITED,
+                       f"queue {destination_key} is put-inhibited", delivery_delay=delay_ms)
+    if 0 <= a.max_msg_length < size:
+        raise mq_error(
+            JMSRuntimeException, MQRC.MSG_TOO_BIG_FOR_Q,
+            f"a message of {size} bytes exceeds MAXMSGL {a.max_msg_length} of {destination_key}",
+            size=size, MAXMSGL=a.max_msg_length,
+        )
+    if 0 <= a.max_depth <= a.depth:
+        raise mq_error(
+            ResourceAllocationRuntimeException, MQRC.Q_FULL,
+            f"queue {destination_key} is full ({a.depth} of MAXDEPTH {a.max_depth})",
+            depth=a.depth, MAXDEPTH=a.max_depth,
+        )

@@ -23,9 +23,16 @@ public final class EmbeddedBroker {
     public static final String NAME_PREFIX = "pyjms";
 
     private final BrokerService broker;
+    private final DestinationAttributes attributes;
     private final List<URI> asked = new ArrayList<>();
 
-    private EmbeddedBroker(BrokerService broker) { this.broker = broker; }
+    private EmbeddedBroker(BrokerService broker, DestinationAttributes attributes) {
+        this.broker = broker;
+        this.attributes = attributes;
+    }
+
+    /** The queue attributes this broker enforces on every put. */
+    public DestinationAttributes attributes() { return attributes; }
 
     /**
      * @param name broker name (must start with "pyjms"); clients reach it as vm://NAME?create=false
@@ -79,9 +86,11 @@ public final class EmbeddedBroker {
             }
             b.addConnector(c);
         }
+        DestinationAttributes attributes = new DestinationAttributes();
+        b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {attributes});
         b.start();
         if (!b.waitUntilStarted(30_000)) throw new IllegalStateException("broker " + name + " did not start");
-        EmbeddedBroker e = new EmbeddedBroker(b);
+        EmbeddedBroker e = new EmbeddedBroker(b, attributes);
         for (String c : connectors) e.asked.add(new URI(c));
         return e;
     }

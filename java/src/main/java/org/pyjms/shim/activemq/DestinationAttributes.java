@@ -1,0 +1,75 @@
+package org.pyjms.shim.activemq;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.activemq.broker.Broker;
+import org.apache.activemq.broker.BrokerFilter;
+import org.apache.activemq.broker.BrokerPlugin;
+import org.apache.activemq.broker.ProducerBrokerExchange;
+import org.apache.activemq.broker.region.Destination;
+import org.apache.activemq.command.ActiveMQDestination;
+import org.apache.activemq.command.Message;
+
+/**
+ * IBM MQ-style queue attributes enforced by the broker on every put: put enabled
+ * (MQRC_PUT_INHIBITED 2051), maximum message length (MQRC_MSG_TOO_BIG_FOR_Q 2030) and
+ * maximum depth (MQRC_Q_FULL 2053). The attributes themselves are defined from Python
+ * (pyjms.broker.admin), which also applies the delay-specific rules; this filter only
+ * refuses puts, with the reason in the message so the client can map it.
+ */
+public final class DestinationAttributes implements BrokerPlugin {
+    /** What the broker enforces for one queue; -1 means no limit. */
+    public static final class Limits {
+        public final boolean putEnabled;
+        public final long maxMessageLength;
+        public final long maxDepth;
+
+        public Limits(boolean putEnabled, long maxMessageLength, long maxDepth) {
+            this.putEnabled = putEnabled;
+            this.maxMessageLength = maxMessageLength;
+            this.maxDepth = maxDepth;
+        }
+    }
+
+    private final Map<String, Limits> limits = new ConcurrentHashMap<>();
+
+    /** Sets (or with null, clears) the limits of a queue, by physical name. */
+    public void define(String queue, Limits l) {
+        if (l == null) limits.remove(queue);
+        else limits.put(queue, l);
+    }
+
+    @Override
+    public Broker installPlugin(Broker next) {
+        return new BrokerFilter(next) {
+            @Override
+            public void send(ProducerBrokerExchange exchange, Message message) throws Exception {
+                ActiveMQDestination d = message.getDestination();
+                Limits l = d != null && d.isQueue() ? limits.get(d.getPhysicalName()) : null;
+                if (l != null) check(getDestinationMap().get(d), d, l, message);
+                super.send(exchange, message);
+            }
+        };
+    }
+
+    private static void check(Destination region, ActiveMQDestination d, Limits l, Message m) throws Exception {
+        String q = d.getPhysicalName();
+        if (!l.putEnabled) throw refused(2051, "MQRC_PUT_INHIBITED", "queue " + q + " is put-inhibited");
+        if (l.maxMessageLength >= 0 && m.getSize() > l.maxMessageLength) {
+            throw refused(2030, "MQRC_MSG_TOO_BIG_FOR_Q", "message of " + m.getSize() + " bytes exceeds MAXMSGL "
+                    + l.maxMessageLength + " of queue " + q);
+        }
+        if (l.maxDepth >= 0) {
+            long depth = region == null ? 0 : region.getDestinationStatistics().getMessages().getCount();
+            if (depth >= l.maxDepth) {
+                throw refused(2053, "MQRC_Q_FULL", "queue " + q + " holds " + depth + " messages, MAXDEPTH " + l.maxDepth);
+            }
+        }
+    }
+
+    /** The client sees this text; pyjms maps "[MQRC_...(n)]" back to the reason code. */
+    static jakarta.jms.JMSException refused(int reason, String name, String why) {
+        jakarta.jms.JMSException e = new jakarta.jms.JMSException(why + " [" + name + "(" + reason + ")]", name);
+        return e;
+    }
+}

@@ -1,0 +1,218 @@
+"""Destination attributes in IBM MQ's terms, defined on a pyjms broker.
+
+Queues: MAXDEPTH, MAXMSGL, PUT(ENABLED|DISABLED), CLUSTER with DEFBIND(OPEN|NOTFIXED|GROUP).
+Topics: PMSGDLV and NPMSGDLV (ALLDUR|ALLAVAIL|ALL). The broker refuses ordinary puts that
+break a queue's limits (put inhibited 2051, too big 2030, full 2053); pyjms.rules.delivery
+applies the delay-specific rules (D05, D22, D23) at send time using these attributes.
+
+Attributes live in the broker's process and are reached over the wire: an admin service
+answers JSON requests on the queue PYJMS.ADMIN, so ``pyjms admin --url`` works against a
+standalone broker too. A destination with no attributes has no limits.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+from pyjms.api.destination import Destination, Queue, Topic, from_key
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
+
+if TYPE_CHECKING:
+    from pyjms.api.context import ConnectionFactory, JMSContext
+    from pyjms.broker.embedded import EmbeddedBroker
+
+ADMIN_QUEUE = "PYJMS.ADMIN"
+DEFAULT_BINDS = ("OPEN", "NOTFIXED", "GROUP")
+DELIVERY = ("ALLDUR", "ALLAVAIL", "ALL")
+
+
+@dataclass(frozen=True)
+class QueueAttributes:
+    max_depth: int = -1  # -1: no limit
+    max_msg_length: int = -1  # bytes; -1: no limit
+    put_enabled: bool = True
+    clustered: bool = False
+    default_bind: str = "OPEN"
+    depth: int = field(default=0, compare=False)  # current depth, as read from the broker
+
+    def __post_init__(self) -> None:
+        if self.default_bind not in DEFAULT_BINDS:
+            raise InvalidArgumentRuntimeException(
+                f"default_bind {self.default_bind!r} is not one of {', '.join(DEFAULT_BINDS)}"
+            )
+        for name in ("max_depth", "max_msg_length"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < -1:
+                raise InvalidArgumentRuntimeException(f"{name} {v!r} must be -1 (no limit) or a count >= 0")
+
+
+@dataclass(frozen=True)
+class TopicAttributes:
+    persistent_delivery: str = "ALLDUR"  # PMSGDLV, IBM MQ's default
+    nonpersistent_delivery: str = "ALLAVAIL"  # NPMSGDLV, IBM MQ's default
+
+    def __post_init__(self) -> None:
+        for name in ("persistent_delivery", "nonpersistent_delivery"):
+            if getattr(self, name) not in DELIVERY:
+                raise InvalidArgumentRuntimeException(
+                    f"{name} {getattr(self, name)!r} is not one of {', '.join(DELIVERY)}"
+                )
+
+
+Attributes = QueueAttributes | TopicAttributes
+
+
+def _from_wire(kind: str, values: dict[str, Any]) -> Attributes:
+    cls = QueueAttributes if kind == "queue" else TopicAttributes
+    names = {f.name for f in fields(cls)}
+    return cls(**{k: v for k, v in values.items() if k in names})
+
+
+class AdminService:
+    """Runs in the broker's process: keeps the attributes and answers PYJMS.ADMIN requests."""
+
+    def __init__(self, broker: EmbeddedBroker) -> None:
+        self.broker = broker
+        self._defined: dict[str, Attributes] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def define(self, destination: Destination, attributes: Attributes | None) -> None:
+        from pyjms.broker.embedded import queue_limits
+
+        with self._lock:
+            if attributes is None:
+                self._defined.pop(destination.key, None)
+            else:
+                self._defined[destination.key] = attributes
+        if isinstance(destination, Queue):
+            self.broker._broker.attributes().define(destination.name, queue_limits(self.broker, attributes))
+
+    def describe(self, destination: Destination) -> Attributes | None:
+        with self._lock:
+            a = self._defined.get(destination.key)
+        if isinstance(a, QueueAttributes):
+            return QueueAttributes(**{**asdict(a), "depth": self.broker.queue_depth(destination.name)})
+        return a
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        dest = from_key(request["destination"])
+        assert dest is not None
+        op = request["op"]
+        if op == "define":
+            self.define(dest, _from_wire(request["kind"], request["attributes"]))
+        elif op == "delete":
+            self.define(dest, None)
+        elif op != "describe":
+            raise InvalidArgumentRuntimeException(f"unknown admin operation {op!r}")
+        a = self.describe(dest)
+        return {"ok": True, "attributes": None if a is None else asdict(a)}
+
+    def start(self, factory: ConnectionFactory) -> AdminService:
+        def serve() -> None:
+            from pyjms.bridge import jvm
+
+            with jvm.java_thread(), factory.create_context() as ctx:
+                consumer = ctx.create_consumer(Queue(ADMIN_QUEUE))
+                producer = ctx.create_producer().set_delivery_mode(1)
+                while not self._stop.is_set():
+                    m = consumer.receive(200)
+                    if m is None or m.get_jms_reply_to() is None:
+                        continue
+                    try:
+                        answer = self.handle(json.loads(m.get_text() or "{}"))
+                    except (JMSRuntimeException, KeyError, ValueError, TypeError) as e:
+                        answer = {"ok": False, "error": str(e), "reason": getattr(e, "reason", None)}
+                    producer.set_jms_correlation_id(m.get_jms_message_id()).send(m.get_jms_reply_to(), json.dumps(answer))
+
+        self._thread = threading.Thread(target=serve, name="pyjms-admin", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+
+
+class Admin:
+    """Defines and reads destination attributes on a pyjms broker, over the wire."""
+
+    def __init__(self, factory: ConnectionFactory, timeout_ms: int = 5000) -> None:
+        self.factory = factory
+        self.timeout_ms = timeout_ms
+
+    def _request(self, op: str, destination: Destination, **extra: Any) -> Attributes | None:
+        with self.factory.create_context() as ctx:
+            return request(ctx, op, destination, self.timeout_ms, **extra)
+
+    def define_queue(self, queue: Queue | str, **attributes: Any) -> QueueAttributes:
+        q = queue if isinstance(queue, Queue) else Queue(queue)
+        a = QueueAttributes(**attributes)
+        return self._request("define", q, kind="queue", attributes=asdict(a))  # type: ignore[return-value]
+
+    def define_topic(self, topic: Topic | str, **attributes: Any) -> TopicAttributes:
+        t = topic if isinstance(topic, Topic) else Topic(topic)
+        a = TopicAttributes(**attributes)
+        return self._request("define", t, kind="topic", attributes=asdict(a))  # type: ignore[return-value]
+
+    def describe(self, destination: Destination) -> Attributes | None:
+        return self._request("describe", destination)
+
+    def delete(self, destination: Destination) -> None:
+        self._request("delete", destination)
+
+
+def request(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any) -> Attributes | None:
+    """One admin request/reply on ctx; raises if no pyjms broker answers."""
+    with ctx.create_context() as c:
+        reply = c.create_temporary_queue()
+        consumer = c.create_consumer(reply)
+        body = json.dumps({"op": op, "destination": destination.key, **extra})
+        c.create_producer().set_jms_reply_to(reply).set_delivery_mode(1).set_time_to_live(timeout_ms).send(
+            Queue(ADMIN_QUEUE), body
+        )
+        answer = consumer.receive(timeout_ms)
+        if answer is None:
+            raise JMSRuntimeException(
+                f"no pyjms admin service answered on {ADMIN_QUEUE} within {timeout_ms} ms: "
+                "destination attributes need a pyjms broker"
+            )
+        data = json.loads(answer.get_text() or "{}")
+        if not data.get("ok"):
+            raise InvalidArgumentRuntimeException(data.get("error", "admin request failed"))
+        a = data.get("attributes")
+        if a is None:
+            return None
+        return _from_wire("queue" if isinstance(destination, Queue) else "topic", a)
+
+
+class AttributeCache:
+    """Per context: attributes of targets, read at most once a second each (delayed sends)."""
+
+    TTL_S = 1.0
+
+    def __init__(self, ctx: JMSContext) -> None:
+        self.ctx = ctx
+        self._cache: dict[str, tuple[float, Attributes | None]] = {}
+        self._unavailable = False
+
+    def get(self, destination: Destination) -> Attributes | None:
+        if self._unavailable:
+            return None
+        now = time.monotonic()
+        hit = self._cache.get(destination.key)
+        if hit is not None and now - hit[0] < self.TTL_S:
+            return hit[1]
+        try:
+            a = request(self.ctx, "describe", destination, 500)
+        except JMSRuntimeException:
+            self._unavailable = True  # not a pyjms broker: no attributes, no such checks
+            return None
+        self._cache[destination.key] = (now, a)
+        return a

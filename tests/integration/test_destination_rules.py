@@ -1,0 +1,119 @@
+"""Destination attributes (pyjms admin) and the delay restrictions that use them (D05, D22, D23)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+import pyjms
+from pyjms.broker.admin import Admin, QueueAttributes
+from tests.conftest import ROOT
+
+MODES = ["scheduler", "staging"]
+
+
+@pytest.fixture
+def admin(factory):
+    return Admin(factory)
+
+
+def test_attributes_round_trip_and_defaults(admin, qname):
+    q = pyjms.Queue(qname)
+    assert admin.describe(q) is None
+    a = admin.define_queue(q, max_depth=3, max_msg_length=100, clustered=True, default_bind="NOTFIXED")
+    assert (a.max_depth, a.max_msg_length, a.put_enabled, a.clustered, a.default_bind) == (3, 100, True, True, "NOTFIXED")
+    t = admin.define_topic(f"{qname}.T")
+    assert (t.persistent_delivery, t.nonpersistent_delivery) == ("ALLDUR", "ALLAVAIL")  # IBM MQ's defaults
+    admin.delete(q)
+    assert admin.describe(q) is None
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="default_bind"):
+        admin.define_queue(q, default_bind="SOMETIMES")
+
+
+def test_broker_enforces_attributes_on_ordinary_puts(ctx, admin, qname):
+    q = ctx.create_queue(qname)
+    p = ctx.create_producer()
+    admin.define_queue(q, max_depth=2)
+    p.send(q, "1")
+    p.send(q, "2")
+    with pytest.raises(pyjms.ResourceAllocationRuntimeException) as e:
+        p.send(q, "3")
+    assert e.value.reason == 2053 and e.value.reason_name == "MQRC_Q_FULL"
+    assert admin.describe(q).depth == 2
+    admin.define_queue(q, put_enabled=False)
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        p.send(q, "x")
+    assert e.value.reason == 2051
+    admin.define_queue(q, max_msg_length=200)
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        p.send(q, "x" * 1000)
+    assert e.value.reason == 2030
+    admin.delete(q)
+    p.send(q, "x" * 1000)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_d22_delayed_put_checks_the_target_at_send(url, admin, qname, mode):
+    factory = pyjms.ConnectionFactory(url, delivery_delay=mode, staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    q = pyjms.Queue(qname)
+    with factory.create_context() as ctx:
+        p = ctx.create_producer().set_delivery_delay(60_000)
+        admin.define_queue(q, put_enabled=False)
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            p.send(q, "x")
+        assert e.value.reason == 2051
+        admin.define_queue(q, max_msg_length=50)
+        ctx._attributes = None  # drop the 1 s attribute cache
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            p.send(q, "x" * 100)
+        assert e.value.reason == 2030
+        admin.define_queue(q, max_depth=1)
+        ctx.create_producer().send(q, "fills it")
+        ctx._attributes = None
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            p.send(q, "x")
+        assert e.value.reason == 2053
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_d05_clustered_target_needs_notfixed_bind(url, admin, qname, mode):
+    factory = pyjms.ConnectionFactory(url, delivery_delay=mode, staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    q = pyjms.Queue(qname)
+    admin.define_queue(q, clustered=True, default_bind="OPEN")
+    with factory.create_context() as ctx:
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            ctx.create_producer().set_delivery_delay(60_000).send(q, "x")
+        assert e.value.reason == 2046 and "DEFBIND" in str(e.value)
+    admin.define_queue(q, clustered=True, default_bind="NOTFIXED")
+    with factory.create_context() as ctx:
+        ctx.create_producer().set_delivery_delay(60_000).send(q, "fine")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_d23_delayed_publish_needs_allavail(url, admin, qname, mode):
+    factory = pyjms.ConnectionFactory(url, delivery_delay=mode, staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    t = pyjms.Topic(qname)
+    admin.define_topic(t)  # IBM MQ's defaults: PMSGDLV(ALLDUR) NPMSGDLV(ALLAVAIL)
+    with factory.create_context() as ctx:
+        p = ctx.create_producer().set_delivery_delay(60_000)
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            p.set_delivery_mode(pyjms.PERSISTENT).send(t, "x")
+        assert e.value.reason == 2502 and e.value.reason_name == "MQRC_PUBLICATION_FAILURE"
+        p.set_delivery_mode(pyjms.NON_PERSISTENT).send(t, "allowed: NPMSGDLV(ALLAVAIL)")
+
+
+def test_cli_admin_defines_and_describes(tcp_broker, qname):
+    run = lambda *a: subprocess.run([sys.executable, "-m", "pyjms", "admin", "--url", tcp_broker.tcp_url, *a],
+                                     capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = run("define-queue", qname, "--max-depth", "5", "--put", "disabled")
+    assert out.returncode == 0, out.stderr
+    assert "max_depth=5" in out.stdout and "put_enabled=False" in out.stdout
+    out = run("describe", f"queue://{qname}")
+    assert "max_depth=5" in out.stdout
+    with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            ctx.create_producer().send(ctx.create_queue(qname), "x")
+        assert e.value.reason == 2051
