@@ -80,6 +80,20 @@ def _cmd_admin(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_conformance(args: argparse.Namespace) -> int:
+    import pyjms
+    from pyjms.delay import conformance
+
+    failed = 0
+    for mode in args.mode:
+        rows = conformance.run(args.url, mode, staging_queue=args.staging_queue)
+        with pyjms.ConnectionFactory(args.url, delivery_delay=mode, staging_queue=args.staging_queue).create_context() as ctx:
+            mechanism = ctx._delay_mechanism().value
+        print(conformance.render(rows, mode, mechanism), flush=True)
+        failed += sum(not r.passed for r in rows)
+    return 1 if failed else 0
+
+
 def _cmd_send(args: argparse.Namespace) -> int:
     import pyjms
 
@@ -147,6 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--npmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLAVAIL")
     a.set_defaults(run=_cmd_admin)
 
+    c = sub.add_parser("conformance", help="run IBM MQ's delay/expiry restrictions against a provider")
+    c.add_argument("--url", default=None)
+    c.add_argument("--mode", action="append", choices=["auto", "native", "scheduler", "staging", "none"],
+                   help="delay mechanism(s) to test (repeatable; default: auto)")
+    c.add_argument("--staging-queue", default="SYSTEM.DDELAY.LOCAL.QUEUE")
+    c.set_defaults(run=_cmd_conformance)
+
     s = sub.add_parser("send", help="send text messages (arguments, else one per stdin line)")
     s.add_argument("--url", default=None, help="broker URL (default: PYJMS_URL or an embedded broker)")
     target = s.add_mutually_exclusive_group(required=True)
@@ -171,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "conformance" and not args.mode:
+        args.mode = ["auto"]
     try:
         return int(args.run(args))
     except JMSRuntimeException as e:

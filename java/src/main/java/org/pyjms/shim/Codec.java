@@ -172,7 +172,8 @@ public final class Codec {
     /** The header block alone: what a sender learns about the message it sent. */
     public static void encodeHeaders(Message m, Out out) throws JMSException {
         out.putString(m.getJMSMessageID());
-        out.putLong(m.getJMSTimestamp());
+        // a scheduled message's own send time and expiration win over what the provider stamped
+        out.putLong(carried(m, Channel.SEND_TIME, m.getJMSTimestamp()));
         String corr = m.getJMSCorrelationID();
         out.putString(corr);
         out.putString(Destinations.key(m.getJMSReplyTo()));
@@ -180,7 +181,7 @@ public final class Codec {
         out.put((byte) m.getJMSDeliveryMode());
         out.put((byte) (m.getJMSRedelivered() ? 1 : 0));
         out.putString(m.getJMSType());
-        out.putLong(m.getJMSExpiration());
+        out.putLong(carried(m, Channel.EXPIRATION, m.getJMSExpiration()));
         long deliveryTime = 0;
         try {
             deliveryTime = m.getJMSDeliveryTime();
@@ -196,6 +197,10 @@ public final class Codec {
             // not every provider exposes it
         }
         out.putInt(deliveryCount);
+    }
+
+    private static long carried(Message m, String property, long otherwise) throws JMSException {
+        return m.propertyExists(property) ? m.getLongProperty(property) : otherwise;
     }
 
     private static void encodeProperties(Message m, Out out) throws JMSException {
