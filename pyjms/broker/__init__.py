@@ -1,5 +1,5 @@
 """Brokers pyjms runs itself: embedded in-process, or standalone (``pyjms broker``)."""
 
-from pyjms.broker.embedded import EmbeddedBroker, default_broker
+from pyjms.broker.embedded import AccessRule, EmbeddedBroker, default_broker
 
-__all__ = ["EmbeddedBroker", "default_broker"]
+__all__ = ["AccessRule", "EmbeddedBroker", "default_broker"]

@@ -8,15 +8,30 @@ from __future__ import annotations
 
 import itertools
 import os
+import secrets
 import threading
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
 from pyjms.errors import InvalidArgumentRuntimeException
 
 _counter = itertools.count(1)
+SYSTEM_USER = "pyjms-system"
+SYSTEM_GROUP = "pyjms-admins"
+
+
+@dataclass(frozen=True)
+class AccessRule:
+    """Who may read, write and administer (create) destinations matching an ActiveMQ pattern."""
+
+    pattern: str
+    read: Sequence[str] = ()
+    write: Sequence[str] = ()
+    admin: Sequence[str] = ()
+    kind: str = "queue"  # or "topic"
 _default: EmbeddedBroker | None = None
 _default_lock = threading.Lock()
 
@@ -32,6 +47,8 @@ class EmbeddedBroker:
         data_dir: str | os.PathLike[str] | None = None,
         name: str | None = None,
         delay_processor: bool = True,
+        users: Mapping[str, tuple[str, Sequence[str]]] | None = None,
+        access: Sequence[AccessRule] = (),
     ) -> None:
         for label, p in (("port", port), ("stomp_port", stomp_port)):
             if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535):
@@ -45,8 +62,24 @@ class EmbeddedBroker:
             connectors.append(f"stomp://127.0.0.1:{stomp_port}")
         s = jvm.start()
         Broker = s.embedded_broker()
+        self._system_user: tuple[str, str] | None = None
+        user_rows = rule_rows = None
+        if users is not None:
+            # pyjms's own services (delay processor, admin) sign in as a system user
+            self._system_user = (SYSTEM_USER, secrets.token_hex(16))
+            user_rows = [[u, pw, ",".join(groups)] for u, (pw, groups) in users.items()]
+            user_rows.append([*self._system_user, SYSTEM_GROUP])
+            everyone = ",".join(sorted({g for _, gs in users.values() for g in gs} | {SYSTEM_GROUP}))
+            rule_rows = [[r.kind, r.pattern, ",".join(r.read), ",".join(r.write), ",".join(r.admin)] for r in access]
+            rule_rows += [
+                ["queue", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
+                ["topic", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
+                # D13: anyone may stage a delayed message; only the processor reads the staging queue
+                ["queue", "SYSTEM.DDELAY.>", SYSTEM_GROUP, everyone, everyone],
+                ["queue", "PYJMS.CONTROL.>", SYSTEM_GROUP, everyone, everyone],
+            ]
         try:
-            self._broker = Broker.start(self.name, self.data_dir, connectors)
+            self._broker = Broker.start(self.name, self.data_dir, connectors, user_rows, rule_rows)
         except s.JException as e:
             raise translate(e, f"cannot start broker {self.name}") from None
         self._stopped = False
@@ -88,7 +121,8 @@ class EmbeddedBroker:
     def _local_factory(self) -> Any:
         from pyjms.api.context import ConnectionFactory
 
-        return ConnectionFactory(self.vm_url)
+        user, password = self._system_user or (None, None)
+        return ConnectionFactory(self.vm_url, user, password)
 
     def _start_delay_processor(self) -> None:
         from pyjms.delay.processor import DelayProcessor

@@ -16,6 +16,11 @@ unchanged otherwise (pyjms.dlq.forward, Q08). A target queue manager other than 
 (or as ``transmission_queues`` maps it), with the target queue and queue manager in
 ``JMS_PYJMS_XQH_RemoteQName``/``JMS_PYJMS_XQH_RemoteQMgrName``, as IBM's MQXQH carries them.
 
+JMS has no alternate put authority: every put is made with the handler's connection, so
+PUTAUT(CTX) has the effect of PUTAUT(DEF). A target that is the DLQ itself is a failed
+attempt (it would come round for ever). Retry counts live in the handler, as in IBM's: a
+restarted handler, or another instance, starts them afresh.
+
 A failed attempt is retried on a later pass, RETRYINT seconds later; an exhausted rule
 passes the message to the next matching rule at once. WAIT(YES) keeps the handler polling
 for new messages, WAIT(NO) ends it when nothing is left to do, WAIT(n) after n idle

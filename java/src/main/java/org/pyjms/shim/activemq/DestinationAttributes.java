@@ -31,7 +31,14 @@ public final class DestinationAttributes implements BrokerPlugin {
         }
     }
 
+    /** Where a delayed message is really going: the staging header names its target. */
+    static final String STAGED_TARGET = "JMS_PYJMS_DDL_Target";
+
     private final Map<String, Limits> limits = new ConcurrentHashMap<>();
+    private volatile org.apache.activemq.security.AuthorizationMap authorization;
+
+    /** With security on, a staged message needs write access to its target too (D11). */
+    void authorizeTargetsWith(org.apache.activemq.security.AuthorizationMap map) { this.authorization = map; }
 
     /** Sets (or with null, clears) the limits of a queue, by physical name. */
     public void define(String queue, Limits l) {
@@ -47,6 +54,7 @@ public final class DestinationAttributes implements BrokerPlugin {
                 ActiveMQDestination d = message.getDestination();
                 Limits l = d != null && d.isQueue() ? limits.get(d.getPhysicalName()) : null;
                 if (l != null) check(getDestinationMap().get(d), d, l, message);
+                if (authorization != null) checkStagedTarget(exchange, message);
                 super.send(exchange, message);
             }
         };
@@ -64,6 +72,23 @@ public final class DestinationAttributes implements BrokerPlugin {
             if (depth >= l.maxDepth) {
                 throw refused(2053, "MQRC_Q_FULL", "queue " + q + " holds " + depth + " messages, MAXDEPTH " + l.maxDepth);
             }
+        }
+    }
+
+    /** D11: authorisation is checked against the original target at send time, not at delivery. */
+    private void checkStagedTarget(ProducerBrokerExchange exchange, Message message) throws Exception {
+        Object target = message.getProperty(STAGED_TARGET);
+        if (target == null) return;
+        org.apache.activemq.security.SecurityContext sc = exchange.getConnectionContext().getSecurityContext();
+        if (sc == null || sc.isBrokerContext()) return;
+        String key = target.toString();
+        ActiveMQDestination d = key.startsWith("topic://")
+                ? new org.apache.activemq.command.ActiveMQTopic(key.substring(8))
+                : new org.apache.activemq.command.ActiveMQQueue(key.substring(key.indexOf("://") + 3));
+        java.util.Set<?> allowed = authorization.getWriteACLs(d);
+        if (allowed == null || !sc.isInOneOf(allowed)) {
+            throw new SecurityException("User " + sc.getUserName() + " is not authorized to write to: " + key
+                    + " [MQRC_NOT_AUTHORIZED(2035)]");
         }
     }
 

@@ -40,6 +40,16 @@ public final class EmbeddedBroker {
      * @param connectors URIs such as tcp://127.0.0.1:0 or stomp://127.0.0.1:61613
      */
     public static EmbeddedBroker start(String name, String dataDir, String[] connectors) throws Exception {
+        return start(name, dataDir, connectors, null, null);
+    }
+
+    /**
+     * With security: {@code users} rows are "user", "password", "group,group"; {@code rules}
+     * rows are "queue"|"topic", destination pattern, read groups, write groups, admin groups.
+     * Advisory topics and temporary destinations stay open to every authenticated user.
+     */
+    public static EmbeddedBroker start(String name, String dataDir, String[] connectors, String[][] users,
+                                       String[][] rules) throws Exception {
         if (!name.startsWith(NAME_PREFIX)) throw new IllegalArgumentException("broker name must start with " + NAME_PREFIX);
         BrokerService b = new BrokerService();
         b.setBrokerName(name);
@@ -87,7 +97,14 @@ public final class EmbeddedBroker {
             b.addConnector(c);
         }
         DestinationAttributes attributes = new DestinationAttributes();
-        b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {attributes});
+        if (users != null) {
+            Security security = Security.of(users, rules);
+            attributes.authorizeTargetsWith(security.map);
+            b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {
+                security.authentication, security.authorization, attributes});
+        } else {
+            b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {attributes});
+        }
         b.start();
         if (!b.waitUntilStarted(30_000)) throw new IllegalStateException("broker " + name + " did not start");
         EmbeddedBroker e = new EmbeddedBroker(b, attributes);
