@@ -168,6 +168,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--staging-queue", default="SYSTEM.DDELAY.LOCAL.QUEUE")
     c.set_defaults(run=_cmd_conformance)
 
+    from pyjms.dlq.cli import add_parser as add_dlq_handler
+
+    add_dlq_handler(sub)
+
     s = sub.add_parser("send", help="send text messages (arguments, else one per stdin line)")
     s.add_argument("--url", default=None, help="broker URL (default: PYJMS_URL or an embedded broker)")
     target = s.add_mutually_exclusive_group(required=True)

@@ -38,6 +38,7 @@ from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.delay import staging
 from pyjms.errors import JMSRuntimeException
+from pyjms.rules.delivery import check_target_accepts
 from pyjms.rules.expiry import now_ms
 
 _log = logging.getLogger("pyjms.delay")
@@ -79,7 +80,10 @@ class DelayProcessor:
         dead_letter_queue: str = DEFAULT_DEAD_LETTER_QUEUE,
         record_lateness: bool = False,
     ) -> None:
-        self.factory = factory
+        from pyjms.dlq.activemq import handler_factory
+
+        # its own rollbacks must never turn a staged message into provider "poison"
+        self.factory = handler_factory(factory)
         self.staging = staging_queue or factory.staging_queue
         self.slot_ms = slot_ms
         self.dead_letter_queue = dead_letter_queue
@@ -89,6 +93,8 @@ class DelayProcessor:
         self._known: set[int] = set()
         self._dead_markers = 0  # markers of drained slots, removed in bulk (amortized O(1))
         self._filed: dict[int, int] = {}  # messages this sorter committed per slot
+        self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
+        self._poison: set[str] = set()  # staged copies whose own move failed at commit
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -247,11 +253,34 @@ class DelayProcessor:
                 break
             messages.extend(batch)
         messages.sort(key=lambda m: m.get_long_property(staging.DELIVERY_TIME))
-        for m in messages:
-            self._deliver(ctx, put, m)
-        put.flush()
-        ctx.commit()
+        if slot not in self._suspect:
+            for m in messages:
+                self._deliver(ctx, put, m)
+            self._commit(ctx, put, lambda: self._suspect.add(slot))
+        else:
+            # a put refused only at commit (providers send asynchronously in a transaction):
+            # one move per transaction finds the message; its next attempt dead-letters it
+            for m in messages:
+                wire_id = m._headers()["message_id"]
+                if wire_id in self._poison:
+                    self._failed(ctx, put, m, from_key(m.get_string_property(staging.TARGET)),
+                                 JMSRuntimeException("the put to the target failed at commit"))
+                else:
+                    self._deliver(ctx, put, m)
+                self._commit(ctx, put, lambda: self._poison.add(wire_id))
+            self._suspect.discard(slot)
         consumer.close()
+
+    @staticmethod
+    def _commit(ctx: JMSContext, put: _Putter, on_failure: Callable[[], None]) -> None:
+        """Commits the moves; a failed commit marks what to isolate and restarts the loop on a
+        new connection (the provider may hold the messages of a failed commit until then)."""
+        try:
+            put.flush()
+            ctx.commit()
+        except JMSRuntimeException:
+            on_failure()
+            raise
 
     def _compact_markers(self, ctx: JMSContext) -> None:
         """Drops the markers of drained slots: rewrites the live ones in one transaction."""
@@ -285,6 +314,9 @@ class DelayProcessor:
             return
         target = from_key(m.get_string_property(staging.TARGET))
         try:
+            # the target as it is now (D15: resolved again at delivery), so a refused put is
+            # known before the commit
+            check_target_accepts(target.key, ctx._target_attributes(target))
             put.deliver(target, m, expiration, now)
         except JMSRuntimeException as e:
             self._failed(ctx, put, m, target, e)
@@ -356,7 +388,9 @@ class _Putter:
     def dead_letter(self, dlq: Destination, m: Message, target: Destination, error: JMSRuntimeException) -> None:
         from pyjms.dlq import header as dlh
 
-        extra = dlh.DeadLetterHeader.for_failure(target, error).to_properties()
+        extra = dlh.DeadLetterHeader.for_failure(
+            target, error, message=m, put_appl_name="pyjms delay processor"
+        ).typed_properties()
         own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
         record = m._pack(correlation_id=own, drop_properties=staging.STAGING_HEADER, extra_properties=extra)
         self._add_record(dlq, m, 0, record)

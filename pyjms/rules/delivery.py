@@ -121,8 +121,6 @@ def check_delayed_target(
     """
     if delay_ms <= 0 or attributes is None:
         return
-    from pyjms.errors import IllegalStateRuntimeException, ResourceAllocationRuntimeException
-
     a = attributes
     if hasattr(a, "persistent_delivery"):  # a topic
         delivery = a.persistent_delivery if persistent else a.nonpersistent_delivery
@@ -140,9 +138,21 @@ def check_delayed_target(
             f"a delayed message to clustered queue {destination_key} needs DEFBIND(NOTFIXED), it has DEFBIND({a.default_bind})",
             delivery_delay=delay_ms, DEFBIND=a.default_bind,
         )
+    check_target_accepts(destination_key, a, size=size)
+
+
+def check_target_accepts(destination_key: str, attributes: Any, *, size: int = 0) -> None:
+    """D22: a queue that is put-inhibited, full, or shorter than the message refuses it.
+
+    Used at send for a delayed message, and again by the delay processor at delivery (D15).
+    """
+    from pyjms.errors import IllegalStateRuntimeException, ResourceAllocationRuntimeException
+
+    a = attributes
+    if a is None or not hasattr(a, "put_enabled"):
+        return
     if not a.put_enabled:
-        raise mq_error(IllegalStateRuntimeException, MQRC.PUT_INHIBITED,
-                       f"queue {destination_key} is put-inhibited", delivery_delay=delay_ms)
+        raise mq_error(IllegalStateRuntimeException, MQRC.PUT_INHIBITED, f"queue {destination_key} is put-inhibited")
     if 0 <= a.max_msg_length < size:
         raise mq_error(
             JMSRuntimeException, MQRC.MSG_TOO_BIG_FOR_Q,

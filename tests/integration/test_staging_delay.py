@@ -213,3 +213,31 @@ def test_processor_process_killed_with_sigkill_loses_and_duplicates_nothing(tcp_
             first.kill()
     texts = sorted(int(m.get_text()) for m in got)
     assert texts == list(range(n)), f"got {len(texts)} of {n}, {len(set(texts))} distinct"
+
+
+def test_d20_failed_put_at_delivery_goes_to_the_dead_letter_queue_with_a_header(url, qname):
+    from pyjms.broker.admin import Admin
+    from pyjms.dlq.header import DeadLetterHeader
+
+    queue = f"STAGE.{uuid.uuid4().hex[:8]}"
+    dlq = f"DLQ.{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
+    processor = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue), dead_letter_queue=dlq).start()
+    try:
+        with factory.create_context() as ctx:
+            q = ctx.create_queue(qname)
+            reports = ctx.create_temporary_queue()
+            m = ctx.create_text_message("cannot land")
+            m.set_int_property("JMS_IBM_Report_Exception", 1)
+            ctx.create_producer().set_delivery_delay(800).set_jms_reply_to(reports).send(q, m)
+            Admin(factory).define_queue(q, put_enabled=False)  # inhibited after staging, before delivery
+            dead = ctx.create_consumer(ctx.create_queue(dlq)).receive(6000)
+            assert dead is not None and dead.get_text() == "cannot land"
+            header = DeadLetterHeader.from_message(dead)
+            assert header.reason == 2051 and header.dest_q == qname
+            report = ctx.create_consumer(reports).receive(3000)
+            assert report is not None and report.get_int_property("JMS_IBM_Feedback") == 2051
+            assert report.get_jms_correlation_id() == m.get_jms_message_id()
+        assert processor.stats.failed == 1
+    finally:
+        processor.stop()
