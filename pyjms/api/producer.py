@@ -325,6 +325,31 @@ class JMSProducer:
         else:
             _notify(listener, message, None)
 
+    def send_reply(self, request: Message, body: Any, expiry: str | int | timedelta = "copy") -> JMSProducer:
+        """Replies to a request: to its JMSReplyTo, correlated by its message id (E13).
+
+        ``expiry`` is ``"copy"`` (the request's remaining lifetime, as IBM MQ's
+        MQRO_PASS_DISCARD_AND_EXPIRY does), ``"unlimited"``, or a time-to-live.
+        """
+        reply_to = request.get_jms_reply_to()
+        if reply_to is None:
+            raise InvalidArgumentRuntimeException(
+                f"request {request.get_jms_message_id()} has no JMSReplyTo to reply to"
+            )
+        if expiry == "copy":
+            left = request.get_jms_expiration() - now_ms() if request.get_jms_expiration() else 0
+            ttl = max(1, left) if request.get_jms_expiration() else 0
+        elif expiry == "unlimited":
+            ttl = 0
+        else:
+            ttl = rules.check_time_to_live(expiry)
+        saved = (self._ttl, self._correlation_id, self._blocks)
+        self._ttl, self._correlation_id, self._blocks = ttl, request.get_jms_message_id(), None
+        try:
+            return self.send(reply_to, body)
+        finally:
+            self._ttl, self._correlation_id, self._blocks = saved
+
     def send_batch(self, destination: Destination, bodies: Iterable[str | bytes]) -> int:
         """Sends many str/bytes bodies with one JVM crossing; returns how many were sent.
 

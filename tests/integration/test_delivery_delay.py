@@ -110,3 +110,34 @@ def test_delay_equal_to_ttl_expires_rather_than_delivers_late(ctx, qname):
     q = ctx.create_queue(qname)
     ctx.create_producer().set_time_to_live(300).set_delivery_delay(300).send(q, "x")
     assert ctx.create_consumer(q).receive(1500) is None  # never delivered after its expiry
+
+
+def test_e13_reply_copies_the_remaining_expiry(factory, qname):
+    with factory.create_context() as client, factory.create_context() as server:
+        replies = client.create_temporary_queue()
+        q = client.create_queue(qname)
+        client.create_producer().set_time_to_live(10_000).set_jms_reply_to(replies).send(q, "request")
+        request = server.create_consumer(q).receive(5000)
+        time.sleep(0.3)
+        p = server.create_producer()
+        p.send_reply(request, "copied")
+        p.send_reply(request, "unlimited", expiry="unlimited")
+        p.send_reply(request, "explicit", expiry=2000)
+        c = client.create_consumer(replies)
+        copied, unlimited, explicit = (c.receive(5000) for _ in range(3))
+        assert copied.get_jms_correlation_id() == request.get_jms_message_id()
+        assert abs(copied.get_jms_expiration() - request.get_jms_expiration()) <= 50
+        assert copied.get_remaining_expiry() <= request.get_remaining_expiry()
+        assert unlimited.get_remaining_expiry() == pyjms.MQEI_UNLIMITED
+        assert 0 < explicit.get_remaining_expiry() <= 20
+        assert p.get_time_to_live() == 0 and p.get_jms_correlation_id() is None  # producer unchanged
+
+
+def test_e03_browse_never_shows_an_expired_message(ctx, qname):
+    q = ctx.create_queue(qname)
+    p = ctx.create_producer()
+    p.set_time_to_live(300).set_delivery_delay(100).send(q, "short")  # carried expiration (scheduler)
+    p.set_time_to_live(0).set_delivery_delay(100).send(q, "long")
+    time.sleep(0.6)
+    with ctx.create_browser(q) as b:
+        assert [m.get_text() for m in b] == ["long"]

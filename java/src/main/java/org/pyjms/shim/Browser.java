@@ -19,7 +19,9 @@ public final class Browser implements AutoCloseable {
         int countAt = out.reserveInt();
         int n = 0;
         while (n < max && cursor.hasMoreElements()) {
-            Codec.encode((Message) cursor.nextElement(), out);
+            Message m = (Message) cursor.nextElement();
+            if (Receiver.expired(m)) continue; // a browse never shows an expired message (E03)
+            Codec.encode(m, out);
             n++;
         }
         out.patchInt(countAt, n);
