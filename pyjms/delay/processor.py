@@ -95,6 +95,11 @@ class DelayProcessor:
         self._filed: dict[int, int] = {}  # messages this sorter committed per slot
         self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
         self._poison: set[str] = set()  # staged copies whose own move failed at commit
+        # slots found at start-up: a killed processor's transaction may still hold some of their
+        # messages until the broker notices its connection is gone, so they are read again later
+        self._rechecks: list[tuple[float, int, int]] = []  # (monotonic time, slot, checks left)
+        self._drained: set[int] = set()  # slots drained whose markers are not compacted yet
+        self._rebrowse_at = [2.0, 5.0, 10.0, 20.0]  # seconds after start
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -114,6 +119,7 @@ class DelayProcessor:
         return control_queue(self.staging)
 
     def start(self) -> DelayProcessor:
+        self._started = time.monotonic()
         self._recover_slots()
         for name, target in (("sorter", self._sorter), ("deliverer", self._deliverer), ("ping", self._ping)):
             t = threading.Thread(target=self._guard(target), name=f"pyjms-delay-{name}", daemon=True)
@@ -155,11 +161,18 @@ class DelayProcessor:
 
         return run
 
-    def _recover_slots(self) -> None:
-        """A restarted processor finds the slots a previous one filled (browse, no consume)."""
-        with self.factory.create_context() as ctx, ctx.create_browser(self.slots_queue) as browser:
+    def _recover_slots(self, ctx: JMSContext | None = None) -> None:
+        """Finds the slots a previous processor filed (browse, no consume). Repeated for a while
+        after start: markers a dead processor was compacting reappear only when the broker
+        drops its connection."""
+        if ctx is None:
+            with self.factory.create_context() as own:
+                return self._recover_slots(own)
+        with ctx.create_browser(self.slots_queue) as browser:
             for m in browser:
-                self._add_slot(int(m.get_text()))
+                slot = int(m.get_text())
+                if slot not in self._drained and self._add_slot(slot):
+                    self._rechecks.append((time.monotonic() + 2.0, slot, 3))
 
     def _add_slot(self, slot: int) -> bool:
         with self._lock:
@@ -176,39 +189,38 @@ class DelayProcessor:
             consumer = ctx.create_consumer(Queue(self.staging))
             put = _Putter(ctx)
             markers = ctx.create_producer()
+            horizon = 2 * self.slot_ms  # closer than this, a slot may already be draining
+            prefix, suffix = ctx._s.String(SLOT_PREFIX), ctx._s.String(self.staging)
             while not self._stop.is_set():
-                batch = consumer.receive_batch(500, 200)
-                if not batch:
+                # the shim files each message under its slot without it crossing into Python
+                raw = bytes(consumer._r.fileBySlot(1000, 200, self.slot_ms, horizon, prefix, suffix))
+                filed, soon = _read_filing(raw)
+                if not filed and not soon:
                     continue
-                new_slots: list[int] = []
-                filed: dict[int, int] = {}
-                for m in batch:
-                    due = m.get_long_property(staging.DELIVERY_TIME)
-                    now = now_ms()
-                    if due - now < 2 * self.slot_ms:
-                        # too close for a slot the deliverer may already be draining: commit what
-                        # is filed (so its slots are visible in time), then wait here
-                        if due > now:
-                            put.flush()
-                            ctx.commit()
-                            time.sleep((due - now) / 1000)
-                        self._deliver(ctx, put, m)
-                        continue
-                    slot = due // self.slot_ms
-                    put.forward(self.slot_queue(slot), m)
-                    filed[slot] = filed.get(slot, 0) + 1
-                    with self._lock:
-                        if slot not in self._known and slot not in new_slots:
-                            new_slots.append(slot)
+                with self._lock:
+                    new_slots = [slot for slot in filed if slot not in self._known]
                 for slot in new_slots:
                     markers.send(self.slots_queue, str(slot))
+                # messages due within the horizon are put by the sorter itself, in this same
+                # transaction: committing before they are put would lose them in a crash
+                for m in sorted(soon, key=lambda m: m.get_long_property(staging.DELIVERY_TIME)):
+                    wait = m.get_long_property(staging.DELIVERY_TIME) - now_ms()
+                    if wait > 0:
+                        time.sleep(wait / 1000)
+                    self._deliver(ctx, put, m)
                 put.flush()
                 ctx.commit()
-                self.stats.staged += len(batch)
+                self.stats.staged += sum(filed.values()) + len(soon)
                 with self._lock:
                     for slot, count in filed.items():
                         self._filed[slot] = self._filed.get(slot, 0) + count
-                for slot in new_slots:
+                    # a slot the deliverer drained before this commit gets drained again
+                    late = [slot for slot in filed if slot not in self._known and slot not in new_slots]
+                for slot in late:
+                    markers.send(self.slots_queue, str(slot))
+                if late:
+                    ctx.commit()
+                for slot in [*new_slots, *late]:
                     self._add_slot(slot)
 
     # ------------------------------------------------------------------ deliverer
@@ -217,6 +229,7 @@ class DelayProcessor:
         with self.factory.create_context(SESSION_TRANSACTED) as ctx:
             put = _Putter(ctx)
             while not self._stop.is_set():
+                self._recheck(ctx, put)
                 with self._lock:
                     slot = self._slots[0] if self._slots else None
                 if slot is None:
@@ -230,10 +243,27 @@ class DelayProcessor:
                 with self._lock:
                     heapq.heappop(self._slots)
                     self._known.discard(slot)
+                    self._drained.add(slot)
                     self._dead_markers += 1
                     compact = self._dead_markers > max(64, len(self._known))
                 if compact:
                     self._compact_markers(ctx)
+
+    def _recheck(self, ctx: JMSContext, put: _Putter) -> None:
+        """Reads recovered slots again (at 2, 4 and 8 s): what a dead processor's transaction
+        held comes back only when the broker drops its connection."""
+        now = time.monotonic()
+        if self._rebrowse_at and now - self._started >= self._rebrowse_at[0]:
+            self._rebrowse_at.pop(0)
+            self._recover_slots(ctx)
+        due = [r for r in self._rechecks if r[0] <= now]
+        if not due:
+            return
+        self._rechecks = [r for r in self._rechecks if r[0] > now]
+        for _, slot, left in due:
+            self._drain(ctx, put, slot)
+            if left > 1:
+                self._rechecks.append((now + 2.0 * (4 - left + 1), slot, left - 1))
 
     def _drain(self, ctx: JMSContext, put: _Putter, slot: int) -> None:
         """Moves every message of a slot to its target in one transaction.
@@ -299,6 +329,7 @@ class DelayProcessor:
         consumer.close()
         with self._lock:
             self._dead_markers = 0
+            self._drained.clear()  # their markers are gone now
 
     # ------------------------------------------------------------------ one message
 
@@ -364,26 +395,14 @@ class _Putter:
         self.ctx = ctx
         self._pending: list[bytes] = []
 
-    def forward(self, destination: Destination, m: Message) -> None:
-        """To a slot queue: no TTL (the processor expires messages itself)."""
-        self._add(destination, m, 0, m._pack())
-
     def deliver(self, target: Destination, m: Message, expiration: int, now: int) -> None:
         """To the target: without the staging header, with the sender's correlation id back,
-        and with the exact expiration receivers enforce (the TTL lets the broker expire it too)."""
+        and with the exact expiration receivers enforce (the TTL lets the broker expire it too).
+        Batched: a put the provider refuses in a transaction only fails at commit anyway."""
         own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
         extra = {staging.EXPIRATION: (C.T_LONG, expiration)} if expiration else None
         record = m._pack(correlation_id=own, drop_properties=staging.STAGING_HEADER, extra_properties=extra)
-        ttl = expiration - now if expiration else 0
-        # a put that can fail must fail alone, so that only this message is dead-lettered
-        self.flush()
-        ctx = self.ctx
-        try:
-            ctx._ch.send(ctx._jkey(target), record, m.get_jms_delivery_mode(), m.get_jms_priority(), ttl, 0, 0)
-        except ctx._s.JException as e:
-            from pyjms.bridge.errors import translate
-
-            raise translate(e, f"deliver to {target}") from None
+        self._add_record(target, m, expiration - now if expiration else 0, record)
 
     def dead_letter(self, dlq: Destination, m: Message, target: Destination, error: JMSRuntimeException) -> None:
         from pyjms.dlq import header as dlh
@@ -404,9 +423,6 @@ class _Putter:
         )
         self._add_record(reply_to, m, 0, record)
 
-    def _add(self, destination: Destination, m: Message, ttl: int, record: bytes) -> None:
-        self._add_record(destination, m, ttl, record)
-
     def _add_record(self, destination: Destination, m: Message, ttl: int, record: bytes) -> None:
         self._pending.append(C.pack_routed(destination.key, m.get_jms_delivery_mode(), m.get_jms_priority(), ttl, 0, record))
         if len(self._pending) >= self.BATCH:
@@ -423,6 +439,27 @@ class _Putter:
             from pyjms.bridge.errors import translate
 
             raise translate(e, "delay processor batch") from None
+
+
+def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message]]:
+    """Decodes Receiver.fileBySlot's answer: messages filed per slot, and those due soon."""
+    import struct
+
+    (n,) = struct.unpack_from(">i", raw, 0)
+    pos = 4
+    filed: dict[int, int] = {}
+    for _ in range(n):
+        slot, count = struct.unpack_from(">qi", raw, pos)
+        filed[slot] = count
+        pos += 12
+    (m,) = struct.unpack_from(">i", raw, pos)
+    pos += 4
+    soon = []
+    for _ in range(m):
+        rec = C.IncomingRecord(raw, pos)
+        pos = rec.end
+        soon.append(Message._received(rec, None))
+    return filed, soon
 
 
 def processor_answers(ctx: JMSContext, timeout_ms: int = 1000) -> bool:

@@ -214,6 +214,11 @@ public final class Channel implements AutoCloseable {
         return n;
     }
 
+    /** Sends a received message on unchanged (headers, properties, body), with no TTL. */
+    void forward(String queue, Message m) throws JMSException {
+        producer.send(destinations.resolve("queue://" + queue), m, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
+    }
+
     /** Whether the broker is known to run a scheduler the provider can use (false = unknown). */
     public boolean schedulerKnown() { return provider.schedulerKnownOn(shared.connection); }
 

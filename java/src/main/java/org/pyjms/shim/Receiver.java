@@ -87,6 +87,44 @@ public final class Receiver implements AutoCloseable {
         return out.toByteArray();
     }
 
+    /**
+     * The delay processor's filing step, done here so that staged messages do not cross into
+     * Python: each message received (up to max, waiting up to timeoutMs for the first) whose
+     * delivery time is at least horizonMs away is sent unchanged, with no TTL, to the queue
+     * slotPrefix + (deliveryTime / slotMs) + "." + suffix on this (transacted) session. Returns
+     * int n, then n pairs (long slot, int count); then int m and m records of the messages due
+     * sooner, which Python handles itself.
+     */
+    public byte[] fileBySlot(int max, long timeoutMs, long slotMs, long horizonMs, String slotPrefix, String suffix)
+            throws JMSException {
+        channel.checkOpen();
+        java.util.Map<Long, Integer> filed = new java.util.LinkedHashMap<>();
+        java.util.List<Message> soon = new java.util.ArrayList<>();
+        Message m = consumer.receive(Math.max(1, timeoutMs));
+        int n = 0;
+        while (m != null) {
+            long due = m.propertyExists(Channel.DELIVERY_TIME) ? m.getLongProperty(Channel.DELIVERY_TIME) : 0;
+            if (due - System.currentTimeMillis() < horizonMs) {
+                soon.add(m);
+            } else {
+                long slot = due / slotMs;
+                channel.forward(slotPrefix + slot + "." + suffix, m);
+                filed.merge(slot, 1, Integer::sum);
+            }
+            if (++n >= max) break;
+            m = consumer.receiveNoWait();
+        }
+        Codec.Out out = new Codec.Out(1024);
+        out.putInt(filed.size());
+        for (java.util.Map.Entry<Long, Integer> e : filed.entrySet()) {
+            out.putLong(e.getKey());
+            out.putInt(e.getValue());
+        }
+        out.putInt(soon.size());
+        for (Message s : soon) Codec.encode(s, out);
+        return out.toByteArray();
+    }
+
     /** Delivers asynchronously through Channel.nextListened / listenedDone. */
     public void listen() throws JMSException {
         channel.checkOpen();
