@@ -279,7 +279,6 @@ class JMSProducer:
 
     def _staged_record(self, destination: Destination, body: Any) -> tuple[bytes, str, int, Message]:
         message = message_for_body(body)
-        self._check_delayed(destination, {**message._properties(), **self._props}, len(message._pack()))
         now = now_ms()
         original_id = staging.new_message_id()
         own_correlation = self._correlation_id if self._correlation_id is not None else message.get_jms_correlation_id()
@@ -287,6 +286,7 @@ class JMSProducer:
         overrides = self._overrides()
         overrides["correlation_id"] = original_id  # D12: find a staged message by its original id
         record = message._pack(**overrides, extra_properties={**self._props, **header})
+        self._check_delayed(destination, {**message._properties(), **self._props}, len(record))
         return record, original_id, now, message
 
     def _staging_key(self) -> Any:
