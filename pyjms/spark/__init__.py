@@ -4,9 +4,9 @@ Register it once per session, then use the format name ``jms``::
 
     from pyjms.spark import JMSDataSource
     spark.dataSource.register(JMSDataSource)
+    url = "tcp://127.0.0.1:61616"      # executors are other processes: never vm://
 
-    (df.write.format("jms").mode("append")                  # batch write, Arrow writer
-       .option("url", "tcp://127.0.0.1:61616").option("destination", "ORDERS").save())
+    df.write.format("jms").mode("append").option("url", url).option("destination", "ORDERS").save()
     spark.read.format("jms").option("url", url).option("destination", "ORDERS").load()   # browse
     spark.readStream.format("jms").option("url", url).option("destination", "ORDERS").load()
 
@@ -35,14 +35,7 @@ from pyjms.errors import NotSupportedRuntimeException
 from pyjms.spark.batch_read import JMSBrowseBatch, JMSConsumeBatch, JMSPartition
 from pyjms.spark.options import JMSOptions
 from pyjms.spark.schema import READ_SCHEMA, WRITE_COLUMNS, check_read_schema, check_write_schema
-from pyjms.spark.sink import (
-    DLQ_DESTINATION,
-    DLQ_DETAIL,
-    DLQ_REASON,
-    JMSBatchWrite,
-    JMSCommitMessage,
-    JMSStreamingWrite,
-)
+from pyjms.spark.sink import DLQ_DETAIL, JMSBatchWrite, JMSCommitMessage, JMSStreamingWrite
 from pyjms.spark.stream_read import JMSMicroBatchStream
 
 
@@ -88,5 +81,5 @@ class JMSDataSource(DataSource):
 __all__ = [
     "JMSDataSource", "JMSOptions", "READ_SCHEMA", "WRITE_COLUMNS",
     "JMSBatchWrite", "JMSStreamingWrite", "JMSCommitMessage", "JMSBrowseBatch", "JMSConsumeBatch",
-    "JMSPartition", "JMSMicroBatchStream", "DLQ_REASON", "DLQ_DESTINATION", "DLQ_DETAIL",
+    "JMSPartition", "JMSMicroBatchStream", "DLQ_DETAIL",
 ]

@@ -25,7 +25,7 @@ consume
 from __future__ import annotations
 
 import zlib
-from typing import Any, Iterator
+from typing import Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
@@ -34,8 +34,7 @@ from pyspark.sql.types import StructType
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, SESSION_TRANSACTED
 from pyjms.api.destination import Queue, from_key
 from pyjms.api.message import Message
-from pyjms.errors import JMSRuntimeException
-from pyjms.spark.options import JMSOptions, connection_factory
+from pyjms.spark.options import JMSOptions, close_context, connection_factory
 from pyjms.spark.schema import ArrowRows
 
 
@@ -84,21 +83,21 @@ class JMSBrowseBatch(_JMSBatchRead):
             return
         chunk: list[Message] = []
         taken = 0
-        with connection_factory(self.options).create_context(AUTO_ACKNOWLEDGE) as ctx:
-            with ctx.create_browser(self._queue(), self.options.message_selector) as browser:
-                for m in browser:
-                    if partition.count > 1 and _owner(m, partition.count) != partition.index:
-                        continue
-                    chunk.append(m)
-                    if len(chunk) >= self.options.batch_size or (
-                            partition.limit is not None and taken + len(chunk) >= partition.limit):
-                        batch = rows.batch(chunk)
-                        chunk = []
-                        if batch is not None:
-                            taken += batch.num_rows
-                            yield _head(batch, partition.limit, taken)
-                        if partition.limit is not None and taken >= partition.limit:
-                            return
+        with connection_factory(self.options).create_context(AUTO_ACKNOWLEDGE) as ctx, \
+                ctx.create_browser(self._queue(), self.options.message_selector) as browser:
+            for m in browser:
+                if partition.count > 1 and _owner(m, partition.count) != partition.index:
+                    continue
+                chunk.append(m)
+                if len(chunk) >= self.options.batch_size or (
+                        partition.limit is not None and taken + len(chunk) >= partition.limit):
+                    batch = rows.batch(chunk)
+                    chunk = []
+                    if batch is not None:
+                        taken += batch.num_rows
+                        yield _head(batch, partition.limit, taken)
+                    if partition.limit is not None and taken >= partition.limit:
+                        return
         batch = rows.batch(chunk)
         if batch is not None:
             yield _head(batch, partition.limit, taken + batch.num_rows)
@@ -145,19 +144,5 @@ class JMSConsumeBatch(_JMSBatchRead):
             ctx.commit()
             committed = True
         finally:
-            _close(ctx, rollback=not committed)
+            close_context(ctx, rollback=not committed)
 
-
-def _close(ctx: Any, rollback: bool) -> None:
-    """Closes a transacted context; an uncommitted transaction is rolled back first."""
-    try:
-        if rollback:
-            ctx.rollback()
-    except JMSRuntimeException:
-        pass  # a broken connection discards the transaction by itself
-    finally:
-        try:
-            ctx.close()
-        except JMSRuntimeException:
-            if not rollback:
-                raise

@@ -11,7 +11,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from pyjms.api.constants import DEFAULT_PRIORITY, NON_PERSISTENT, PERSISTENT
 from pyjms.api.destination import from_key
@@ -26,6 +26,20 @@ MODES = ("browse", "consume")
 DELIVERY_MODE_NAMES = {"PERSISTENT": PERSISTENT, "NON_PERSISTENT": NON_PERSISTENT}
 # options Spark itself passes to sources and sinks; not ours, not a typo
 _SPARK_OPTIONS = {"path", "checkpointlocation", "queryname"}
+
+
+def _pairs(raw: str | None, name: str) -> tuple[tuple[str, str], ...]:
+    """``a=1,b=2`` as pairs. A value, unlike an option name, keeps its case through Spark."""
+    out = []
+    for item in (raw or "").split(","):
+        if not item.strip():
+            continue
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise InvalidArgumentRuntimeException(f"option {name} takes name=value pairs, got {item!r}",
+                                                  values={name: raw})
+        out.append((key.strip(), value.strip()))
+    return tuple(out)
 
 
 def destination_key(value: str, what: str) -> str:
@@ -47,10 +61,15 @@ def delivery_mode_value(value: Any) -> int:
     return rules.check_delivery_mode(value)
 
 
-def _int(options: Mapping[str, str], name: str, default: int | None, minimum: int | None = None) -> int | None:
+def _int(options: Mapping[str, str], name: str, default: int, minimum: int | None = None) -> int:
+    value = _optional_int(options, name, minimum)
+    return default if value is None else value
+
+
+def _optional_int(options: Mapping[str, str], name: str, minimum: int | None = None) -> int | None:
     raw = options.get(name.lower())
     if raw is None or str(raw).strip() == "":
-        return default
+        return None
     try:
         value = int(str(raw).strip())
     except ValueError:
@@ -95,17 +114,21 @@ class JMSOptions:
     #: how long a reader waits for a further message before it takes the queue as drained (ms)
     receive_timeout: int = 1000
     max_messages_per_trigger: int | None = None
-    #: how delayed messages are held: auto (probe), native, scheduler or none
+    #: how delayed messages are held: auto (probe), native, scheduler, staging or none
     delay_mechanism: str = "auto"
+    #: ``factoryProperties`` ("name=value,name=value"): bean properties of the provider's
+    #: connection factory (ConnectionFactory(properties=...)), as Kafka's connector passes kafka.*
+    factory_properties: tuple[tuple[str, str], ...] = ()
 
     #: option name (as users write it) for each field
-    NAMES = {
+    NAMES: ClassVar[dict[str, str]] = {
         "url": "url", "user": "user", "password": "password", "destination": "destination",
         "delivery_delay": "deliveryDelay", "time_to_live": "timeToLive", "priority": "priority",
         "delivery_mode": "deliveryMode", "batch_size": "batchSize", "on_invalid": "onInvalid",
         "dead_letter_queue": "deadLetterQueue", "message_selector": "messageSelector", "mode": "mode",
         "max_messages": "maxMessages", "num_partitions": "numPartitions", "receive_timeout": "receiveTimeout",
         "max_messages_per_trigger": "maxMessagesPerTrigger", "delay_mechanism": "deliveryDelayMechanism",
+        "factory_properties": "factoryProperties",
     }
 
     @classmethod
@@ -158,11 +181,12 @@ class JMSOptions:
             dead_letter_queue=destination_key(dlq, "deadLetterQueue") if dlq else None,
             message_selector=selector.strip() if selector and selector.strip() else None,
             mode=_choice(o, "mode", MODES),
-            max_messages=_int(o, "maxMessages", None, minimum=0),
+            max_messages=_optional_int(o, "maxMessages", minimum=0),
             num_partitions=_int(o, "numPartitions", 1, minimum=1),
             receive_timeout=_int(o, "receiveTimeout", 1000, minimum=1),
-            max_messages_per_trigger=_int(o, "maxMessagesPerTrigger", None, minimum=1),
+            max_messages_per_trigger=_optional_int(o, "maxMessagesPerTrigger", minimum=1),
             delay_mechanism=mechanism,
+            factory_properties=_pairs(o.get("factoryproperties"), "factoryProperties"),
         )
 
     def require_destination(self) -> str:
@@ -195,10 +219,32 @@ def connection_factory(options: JMSOptions) -> Any:
     """
     from pyjms.api.context import ConnectionFactory
 
-    key = (options.url, options.user, options.password, options.delay_mechanism)
+    key = (options.url, options.user, options.password, options.delay_mechanism, options.factory_properties)
     with _factories_lock:
         f = _factories.get(key)
         if f is None:
             f = _factories[key] = ConnectionFactory(options.url, options.user, options.password,
-                                                    delivery_delay=options.delay_mechanism)
+                                                    delivery_delay=options.delay_mechanism,
+                                                    properties=dict(options.factory_properties))
         return f
+
+
+def close_context(ctx: Any, rollback: bool) -> None:
+    """Closes a task's transacted context, rolling back first unless it committed.
+
+    After a failure the rollback may fail too (the connection may be what broke); closing,
+    or the broker noticing the dead connection, discards the transaction all the same.
+    """
+    from pyjms.errors import JMSRuntimeException
+
+    try:
+        if rollback:
+            ctx.rollback()
+    except JMSRuntimeException:
+        pass
+    finally:
+        try:
+            ctx.close()
+        except JMSRuntimeException:
+            if not rollback:
+                raise

@@ -7,7 +7,8 @@ broker scheduler, IBM MQ's remaining expiry in tenths of a second).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+import struct
+from typing import Any, Iterable
 
 import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -26,9 +27,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from pyjms.api.message import DELIVERY_TIME_PROPERTY, EXPIRATION_PROPERTY, SEND_TIME_PROPERTY, Message, TextMessage
+from pyjms.api.message import DELIVERY_TIME_PROPERTY, EXPIRATION_PROPERTY, SEND_TIME_PROPERTY, Message
+from pyjms.bridge import codec as C
 from pyjms.errors import InvalidArgumentRuntimeException
-from pyjms.rules.expiry import is_expired, now_ms
+from pyjms.rules.expiry import is_expired, now_ms, remaining_expiry
 
 _STRING_MAP = MapType(StringType(), StringType(), valueContainsNull=True)
 
@@ -114,13 +116,13 @@ def check_write_schema(schema: StructType) -> dict[str, DataType]:
 
 # ---------------------------------------------------------------------------- messages to Arrow
 
+_TEXT, _BYTES = C.KIND_TEXT, C.KIND_BYTES
+_I32 = struct.Struct(">i")
+_NAMES = [f.name for f in READ_SCHEMA.fields]
+
 
 def _micros(ms: int) -> int | None:
     return ms * 1000 if ms > 0 else None
-
-
-def _key(d: Any) -> str | None:
-    return None if d is None else d.key
 
 
 def _property_text(value: Any) -> str | None:
@@ -131,46 +133,32 @@ def _property_text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _properties(m: Message) -> list[tuple[str, str | None]]:
-    return [(k, _property_text(v)) for k, v in m.properties.items() if k not in _TRANSPORT_PROPERTIES]
-
-
-def _body(m: Message) -> bytes | None:
-    if isinstance(m, TextMessage):
-        text = m.get_text()
-        return None if text is None else text.encode("utf-8", "surrogatepass")
-    body = m.get_body()
-    return bytes(body) if isinstance(body, (bytes, bytearray, memoryview)) else None
-
-
-_COLUMNS: dict[str, Callable[[Message], Any]] = {
-    "message_id": Message.get_jms_message_id,
-    "destination": lambda m: _key(m.get_jms_destination()),
-    "correlation_id": Message.get_jms_correlation_id,
-    "type": Message.get_jms_type,
-    "reply_to": lambda m: _key(m.get_jms_reply_to()),
-    "priority": Message.get_jms_priority,
-    "delivery_mode": Message.get_jms_delivery_mode,
-    "timestamp": lambda m: _micros(m.get_jms_timestamp()),
-    "delivery_time": lambda m: _micros(m.get_jms_delivery_time()),
-    "expiration": lambda m: _micros(m.get_jms_expiration()),
-    "remaining_expiry": Message.get_remaining_expiry,
-    "redelivered": Message.get_jms_redelivered,
-    "delivery_count": Message.get_delivery_count,
-    "properties": _properties,
-    "body": _body,
-    "text": lambda m: m.get_text() if isinstance(m, TextMessage) else None,
-}
+def _bodies(rec: C.IncomingRecord) -> tuple[bytes | None, str | None]:
+    """(body bytes, text): a text message's UTF-8 bytes and its text, a bytes message's bytes."""
+    if rec.kind == _TEXT:
+        (n,) = _I32.unpack_from(rec.buf, rec.body_at)
+        if n < 0:
+            return None, None
+        raw = rec.buf[rec.body_at + 4: rec.body_at + 4 + n]
+        return raw, raw.decode("utf-8", "surrogateescape")
+    if rec.kind == _BYTES:
+        return bytes(rec.body()), None
+    return None, None
 
 
 class ArrowRows:
-    """Turns messages into record batches of a (possibly pruned) read schema."""
+    """Turns received messages into record batches of a (possibly pruned) read schema.
+
+    A message is decoded once (headers and properties in one pass); the send time, delivery
+    time and expiration come from pyjms's Message getters, which know where pyjms carries them
+    across a broker scheduler, and the remaining expiry from pyjms.rules.expiry.
+    """
 
     def __init__(self, schema: StructType) -> None:
         self.schema = schema
         # the very Arrow schema PySpark checks a reader's batches against
         self.arrow_schema = to_arrow_schema(schema, timezone="UTC")
-        self._getters = [_COLUMNS[f.name] for f in schema.fields]
+        self._wanted = [_NAMES.index(f.name) for f in schema.fields]
 
     def batch(self, messages: Iterable[Message]) -> pa.RecordBatch | None:
         """The unexpired messages as one record batch, or None if none is left.
@@ -179,8 +167,27 @@ class ArrowRows:
         expires, and IBM MQ discards a message on get once its expiry has passed.
         """
         now = now_ms()
-        live = [m for m in messages if not is_expired(m.get_jms_expiration(), now)]
-        if not live:
+        rows = []
+        for m in messages:
+            rec = m._rec
+            assert rec is not None  # a received message keeps its record
+            h = m._headers()  # decodes headers and properties together
+            expiration = m.get_jms_expiration()
+            if is_expired(expiration, now):
+                continue
+            props = m._properties()
+            body, text = _bodies(rec)
+            count = h["delivery_count"]
+            rows.append((
+                h["message_id"], h["destination"], h["correlation_id"], h["type"], h["reply_to"],
+                h["priority"], h["delivery_mode"], _micros(m.get_jms_timestamp()),
+                _micros(m.get_jms_delivery_time()), _micros(expiration), remaining_expiry(expiration, now),
+                bool(h["redelivered"]), count if count else 1,
+                [(k, _property_text(v)) for k, (_, v) in props.items() if k not in _TRANSPORT_PROPERTIES],
+                body, text,
+            ))
+        if not rows:
             return None
-        arrays = [pa.array([get(m) for m in live], type=f.type) for get, f in zip(self._getters, self.arrow_schema)]
+        columns = list(zip(*rows))
+        arrays = [pa.array(columns[i], type=f.type) for i, f in zip(self._wanted, self.arrow_schema)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)

@@ -3,7 +3,10 @@
 Each Spark task (one partition of one job, or of one micro-batch) opens its own
 SESSION_TRANSACTED context, checks every row against pyjms.rules.delivery, sends the rows in
 routed batches (one JVM crossing per ``batchSize`` rows, each row with its own destination and
-send options: ``Channel.sendRouted``) and commits as the last thing the task does. Spark's
+send options: ``Channel.sendRouted``) and commits as the last thing the task does. A row with a
+delivery delay is sent through a ``JMSProducer`` on the same context instead, so that it gets
+exactly what the Python API does for a delayed message: the target checks (D05, D22, D23) and
+the delay mechanism the factory probed (broker scheduler or IBM MQ's staging queue). Spark's
 driver-side ``commit``/``abort`` run in another process and cannot reach a task's JMS session,
 so the task's transaction is the unit of atomicity:
 
@@ -30,19 +33,21 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import DataType, StringType
 
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT, SESSION_TRANSACTED
-from pyjms.api.message import check_property_name
+from pyjms.api.destination import Destination, from_key
+from pyjms.api.message import TextMessage, check_property_name
 from pyjms.bridge import codec as C
 from pyjms.bridge.errors import translate
+from pyjms.dlq.header import MQFMT_NONE, MQFMT_STRING, DeadLetterHeader, destination_name, reason_for
 from pyjms.errors import InvalidDestinationRuntimeException, JMSRuntimeException
 from pyjms.rules import delivery as rules
-from pyjms.spark.options import JMSOptions, connection_factory, delivery_mode_value, destination_key
+from pyjms.spark.options import JMSOptions, close_context, connection_factory, delivery_mode_value, destination_key
 
 try:  # PySpark >= 4.1
     from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
 
     _ARROW_STREAM_WRITER = True
 except ImportError:  # pragma: no cover - PySpark 4.0 has only the row writer
-    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase
+    from pyspark.sql.datasource import DataSourceStreamWriter as _StreamWriterBase  # type: ignore[assignment]
 
     _ARROW_STREAM_WRITER = False
 
@@ -50,11 +55,14 @@ _log = logging.getLogger("pyjms.spark")
 
 # what follows a row's destination key in Channel.sendRouted: delivery mode, priority, TTL, delay
 _ROUTE = struct.Struct(">iiqq")
+_LENGTH = struct.Struct(">i")
+_NULL_TEXT = _LENGTH.pack(-1)  # a TextMessage with no text
 
-#: properties of a row sent to deadLetterQueue (the facts IBM MQ's dead-letter header carries)
-DLQ_REASON = "JMS_PYJMS_DLQReason"  # the MQRC of the broken rule (0 where IBM MQ defines none)
-DLQ_DESTINATION = "JMS_PYJMS_DLQDestination"  # where the row was going, as a destination key
-DLQ_DETAIL = "JMS_PYJMS_DLQDetail"  # the error, naming the values that broke the rule
+#: PutApplName in the dead-letter header of a row this sink dead-letters
+PUT_APPL_NAME = "pyjms.spark"
+#: beside the header (pyjms.dlq.header: JMS_PYJMS_DLH_Reason, _DestQ, ...): the error itself,
+#: naming the row and the values that broke the rule
+DLQ_DETAIL = "JMS_PYJMS_DLQDetail"
 
 _OPTIONAL = ("destination", "priority", "delivery_mode", "time_to_live", "delivery_delay",
              "correlation_id", "type", "reply_to", "properties")
@@ -85,8 +93,8 @@ class _PartitionSender:
         self._kind = C.KIND_TEXT if isinstance(columns["body"], StringType) else C.KIND_BYTES
         self._keys: dict[str, bytes] = {}
         self._records: list[bytes] = []
-        self._delayed = False  # whether the pending batch holds a delayed row
-        self._delay_flag: int | None = None  # probed on the first delayed row only
+        self._producer: Any = None  # for delayed rows, made on the first one
+        self._destinations: dict[str, Destination] = {}
         self._row = 0
         self.sent = self.skipped = self.dead_lettered = 0
         self._first_skip: JMSRuntimeException | None = None
@@ -97,6 +105,9 @@ class _PartitionSender:
     def add(self, batch: pa.RecordBatch) -> None:
         n = batch.num_rows
         names = batch.schema.names
+        if names == ["body"] and not self._o.delivery_delay:
+            self._add_bodies(batch.column(0))
+            return
 
         def column(name: str) -> Iterable[Any]:
             return batch.column(names.index(name)).to_pylist() if name in names else repeat(None, n)
@@ -107,7 +118,9 @@ class _PartitionSender:
             row = self._row
             self._row += 1
             try:
-                records.append(self._encode(*values))
+                record = self._encode(*values)
+                if record is not None:
+                    records.append(record)
                 self.sent += 1
             except JMSRuntimeException as e:
                 self._invalid(row, e, values)
@@ -115,10 +128,29 @@ class _PartitionSender:
                 self.flush()
                 records = self._records
 
+    def _add_bodies(self, bodies: pa.Array) -> None:
+        """The common case, rows with only a body and no delay: every send option comes from
+        the options, which passed the rules when the job was planned, so no row can break one.
+        Bodies stay UTF-8 bytes from Arrow to the JVM (a string column is cast to binary)."""
+        o = self._o
+        key = o.require_destination()
+        prefix = self._route(key, o.delivery_mode, o.priority, o.time_to_live, None, None, None, None,
+                             {})[:-4]  # the record for a null body, without the body
+        length = _LENGTH.pack
+        empty = b"" if self._kind == C.KIND_BYTES else _NULL_TEXT
+        raw = bodies.cast(pa.binary()) if pa.types.is_string(bodies.type) or pa.types.is_large_string(bodies.type) \
+            else bodies
+        self._records.extend([prefix + (length(len(b)) + b if b is not None else empty) for b in raw.to_pylist()])
+        self.sent += len(bodies)
+        self._row += len(bodies)
+        if len(self._records) >= self._o.batch_size:
+            self.flush()
+
     def _encode(self, body: Any, dest: str | None, priority: int | None, mode: Any, ttl: int | None,
                 delay: int | None, correlation_id: str | None, jms_type: str | None, reply_to: str | None,
-                properties: list[tuple[str, str | None]] | None) -> bytes:
-        """A routed record for one row, after the same rules as JMSProducer's setters and send."""
+                properties: list[tuple[str, str | None]] | None) -> bytes | None:
+        """A routed record for one row, after the same rules as JMSProducer's setters; a delayed
+        row is sent at once through a JMSProducer (None is returned)."""
         o = self._o
         key = o.destination if dest is None else destination_key(dest, "destination")
         if key is None:
@@ -130,13 +162,39 @@ class _PartitionSender:
         delay = o.delivery_delay if delay is None else rules.check_delivery_delay(delay)
         rules.check_delay_within_ttl(delay, ttl)
         props = _string_properties(properties)
-        if delay:
-            rules.check_delayed_message(delay, {k: v for k, (_, v) in props.items()})
-            self._require_delay(delay)
         reply_key = None if reply_to is None else destination_key(reply_to, "reply_to")
-        return self._route(key, mode, priority, ttl, delay, body, correlation_id, jms_type, reply_key, props)
+        if delay:
+            self._send_delayed(key, mode, priority, ttl, delay, body, correlation_id, jms_type, reply_key, props)
+            return None
+        return self._route(key, mode, priority, ttl, body, correlation_id, jms_type, reply_key, props)
 
-    def _route(self, key: str, mode: int, priority: int, ttl: int, delay: int, body: Any,
+    def _destination(self, key: str) -> Destination:
+        d = self._destinations.get(key)
+        if d is None:
+            d = from_key(key)
+            assert d is not None  # keys come from destination_key()
+            self._destinations[key] = d
+        return d
+
+    def _send_delayed(self, key: str, mode: int, priority: int, ttl: int, delay: int, body: Any,
+                      correlation_id: str | None, jms_type: str | None, reply_key: str | None,
+                      props: dict[str, tuple[int, Any]]) -> None:
+        """One delayed row, the way JMSProducer sends a delayed message (its rules raise here)."""
+        p = self._producer
+        if p is None:
+            p = self._producer = self.ctx.create_producer()
+        p.set_delivery_delay(0)  # so that the TTL and the delay are checked as a pair below (D06)
+        p.set_delivery_mode(mode).set_priority(priority).set_time_to_live(ttl).set_delivery_delay(delay)
+        p.set_jms_correlation_id(correlation_id).set_jms_type(jms_type)
+        p.set_jms_reply_to(None if reply_key is None else self._destination(reply_key))
+        p.clear_properties()
+        for name, (_, value) in props.items():
+            p.set_string_property(name, value)
+        if body is None:
+            body = TextMessage(None) if self._kind == C.KIND_TEXT else b""
+        p.send(self._destination(key), body)
+
+    def _route(self, key: str, mode: int, priority: int, ttl: int, body: Any,
                correlation_id: str | None, jms_type: str | None, reply_key: str | None,
                props: dict[str, tuple[int, Any]]) -> bytes:
         head = self._keys.get(key)
@@ -146,15 +204,8 @@ class _PartitionSender:
         headers = C.pack_headers(correlation_id, jms_type, reply_key) if has_headers else b""
         if body is None and self._kind == C.KIND_BYTES:
             body = b""
-        return (head + _ROUTE.pack(mode, priority, ttl, delay)
+        return (head + _ROUTE.pack(mode, priority, ttl, 0)  # no delay: delayed rows go through _send_delayed
                 + C.pack_record(self._kind, body, headers, C.pack_properties(props) if props else b""))
-
-    def _require_delay(self, delay: int) -> None:
-        if self._delay_flag is None:
-            self._delay_flag = self.ctx._delay_mechanism().send_flag  # probed once per worker process
-        if not self._delay_flag:
-            raise rules.delay_not_supported(delay, self.ctx.provider_name)
-        self._delayed = True
 
     def _invalid(self, row: int, error: JMSRuntimeException, values: tuple[Any, ...]) -> None:
         """A row that broke a rule: fail the task, skip the row, or dead-letter it (onInvalid)."""
@@ -178,29 +229,33 @@ class _PartitionSender:
             reply_key = None if reply_to is None else destination_key(reply_to, "reply_to")
         except JMSRuntimeException:
             reply_key = None
-        props = {k: v for k, v in _string_properties(properties, strict=False).items()}
-        props[DLQ_REASON] = (C.T_INT, error.reason or 0)
-        props[DLQ_DESTINATION] = (C.T_STRING, intended or "")
+        # IBM MQ's dead-letter header, as pyjms carries it, so that pyjms's DLQ handler (or
+        # anyone reading DLH_Reason / DLH_DestQ) can deal with the row like any dead letter
+        header = DeadLetterHeader.create(
+            reason_for(error), destination_name(intended), put_appl_name=PUT_APPL_NAME,
+            format=MQFMT_STRING if self._kind == C.KIND_TEXT else MQFMT_NONE)
+        props = {**_string_properties(properties, strict=False), **header.typed_properties()}
         props[DLQ_DETAIL] = (C.T_STRING, f"row {row} of partition {self.partition}: {error}")
         # no delay and no TTL: the dead-letter queue keeps the row until someone looks at it
-        self._records.append(self._route(o.dead_letter_queue or "", PERSISTENT, DEFAULT_PRIORITY, 0, 0, body,
+        self._records.append(self._route(o.dead_letter_queue or "", PERSISTENT, DEFAULT_PRIORITY, 0, body,
                                          correlation_id, jms_type, reply_key, props))
         self.dead_lettered += 1
 
     # ------------------------------------------------------------------ the transaction
 
     def flush(self) -> None:
-        records = self._records
-        if not records:
-            return
-        flags = self._delay_flag if self._delayed and self._delay_flag else 0
+        """Sends what is pending, at most batchSize records per JVM crossing."""
+        records, size = self._records, self._o.batch_size
         ctx = self.ctx
-        try:
-            ctx._ch.sendRouted(C.pack_batch(records, len(records)), flags)  # one JVM crossing
-        except ctx._s.JException as e:
-            raise translate(e, f"send of {len(records)} rows of partition {self.partition}") from None
+        for at in range(0, len(records), size):
+            chunk = records[at:at + size]
+            try:
+                # pyjms internals: JMSProducer has no public routed batch send (yet), so the
+                # records (built with pyjms.bridge.codec) go to the shim's Channel.sendRouted
+                ctx._ch.sendRouted(C.pack_batch(chunk, len(chunk)), 0)
+            except ctx._s.JException as e:
+                raise translate(e, f"send of {len(chunk)} rows of partition {self.partition}") from None
         self._records = []
-        self._delayed = False
 
     def commit(self) -> JMSCommitMessage:
         self.flush()
@@ -211,17 +266,7 @@ class _PartitionSender:
         return JMSCommitMessage(self.partition, self.attempt, self.sent, self.skipped, self.dead_lettered)
 
     def close(self, rollback: bool) -> None:
-        try:
-            if rollback:
-                self.ctx.rollback()
-        except JMSRuntimeException:
-            pass  # the connection may be what failed; closing it discards the transaction anyway
-        finally:
-            try:
-                self.ctx.close()
-            except JMSRuntimeException:
-                if not rollback:
-                    raise
+        close_context(self.ctx, rollback)
 
 
 def _string_properties(properties: list[tuple[str, str | None]] | None,

@@ -63,12 +63,11 @@ from pyjms.spark.schema import ArrowRows
 try:  # PySpark >= 4.2: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
         ReadAllAvailable,
-        ReadLimit,
         ReadMaxRows,
         SupportsTriggerAvailableNow,
     )
 except ImportError:  # pragma: no cover
-    ReadLimit = ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment, misc]
+    ReadAllAvailable = ReadMaxRows = None  # type: ignore[assignment, misc]
 
     class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
         pass
@@ -140,10 +139,9 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"received": self._pending.end}
 
     def _bound(self, limit: Any) -> int:
+        """Spark's ReadMaxRows; otherwise (ReadAllAvailable) still what the driver can hold."""
         if ReadMaxRows is not None and isinstance(limit, ReadMaxRows):
             return max(1, int(limit.max_rows))
-        if ReadAllAvailable is not None and isinstance(limit, ReadAllAvailable):
-            return self.options.max_messages_per_trigger or _DEFAULT_BATCH_BOUND
         return self.options.max_messages_per_trigger or _DEFAULT_BATCH_BOUND
 
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:

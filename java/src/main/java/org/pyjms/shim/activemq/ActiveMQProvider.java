@@ -25,7 +25,9 @@ public final class ActiveMQProvider implements Provider {
         // No ObjectMessage body is ever deserialized by pyjms; trust no package either.
         f.setTrustAllPackages(false);
         f.setTrustedPackages(java.util.List.of());
-        f.setMessagePrioritySupported(true); // the prefetch buffer keeps priority order too
+        // the broker dispatches by priority (pyjms brokers); re-sorting the client's prefetch
+        // buffer as well made transacted consumers ~10x slower (measured)
+        f.setMessagePrioritySupported(false);
         for (Map.Entry<String, String> e : properties.entrySet()) {
             org.apache.activemq.util.IntrospectionSupport.setProperty(f, e.getKey(), e.getValue());
         }

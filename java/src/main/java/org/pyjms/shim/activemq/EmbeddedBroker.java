@@ -78,6 +78,10 @@ public final class EmbeddedBroker {
         PolicyEntry everyQueue = new PolicyEntry();
         everyQueue.setQueue(">");
         everyQueue.setPrioritizedMessages(true);
+        // browsers (browse mode, DLQ handler) see deep queues, not just the first 400 messages;
+        // a bigger page lets transacted and selector consumers reach further too
+        everyQueue.setMaxBrowsePageSize(20_000);
+        everyQueue.setMaxPageSize(2_000);
         // the delay processor's drained slot queues are removed once empty and idle
         PolicyEntry delaySlots = new PolicyEntry();
         delaySlots.setQueue("PYJMS.SLOT.>");

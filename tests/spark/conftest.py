@@ -1,0 +1,57 @@
+"""A real local Spark (local[2,3]: two task threads, a task may fail three times) against the
+real standalone broker. Spark's Python workers are separate processes, so they reach the
+broker over tcp://, never vm://."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+# each test module skips itself when PySpark is missing (tests/spark/__init__.needs_spark);
+# nothing here imports it outside a fixture, so that collection gets that far
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    # workers must run this interpreter and import this checkout (pyjms and tests.spark.faults)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    from pyspark.sql import SparkSession
+
+    from pyjms.spark import JMSDataSource
+    from tests.spark.faults import FailingConsumeJMS, FlakyWriteJMS
+
+    session = (
+        SparkSession.builder.master("local[2,3]")
+        .appName("pyjms-spark-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    for source in (JMSDataSource, FlakyWriteJMS, FailingConsumeJMS):
+        session.dataSource.register(source)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def jms_url(tcp_broker) -> str:
+    return tcp_broker.tcp_url
+
+
+@pytest.fixture
+def jms_ctx(jms_url: str) -> Iterator[Any]:
+    """A pyjms context in the test process, to check what Spark did on the broker."""
+    import pyjms
+
+    with pyjms.ConnectionFactory(jms_url).create_context() as ctx:
+        yield ctx
