@@ -24,6 +24,8 @@ from pyjms.errors import SetupError
 _lock = threading.RLock()
 _started = False
 _closers: "weakref.WeakKeyDictionary[Any, Callable[[], None]]" = weakref.WeakKeyDictionary()
+_first_closers: "weakref.WeakKeyDictionary[Any, Callable[[], None]]" = weakref.WeakKeyDictionary()
+_shutting_down = False
 _LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 
 
@@ -102,20 +104,29 @@ def is_started() -> bool:
     return _shim is not None
 
 
-def on_shutdown(owner: Any, close: Callable[[], None]) -> None:
-    """Runs close() before the JVM stops, unless owner was collected first."""
-    _closers[owner] = close
+def on_shutdown(owner: Any, close: Callable[[], None], *, first: bool = False) -> None:
+    """Runs close() before the JVM stops, unless owner was collected first. ``first``
+    closers (brokers, which stop their own services cleanly) run before the others."""
+    (_first_closers if first else _closers)[owner] = close
 
 
 def forget(owner: Any) -> None:
     _closers.pop(owner, None)
+    _first_closers.pop(owner, None)
+
+
+def shutting_down() -> bool:
+    return _shutting_down
 
 
 def _shutdown() -> None:
-    for owner, close in list(_closers.items()):
-        with contextlib.suppress(Exception):
-            close()
-    _closers.clear()
+    global _shutting_down
+    _shutting_down = True
+    for closers in (_first_closers, _closers):
+        for owner, close in list(closers.items()):
+            with contextlib.suppress(Exception):
+                close()
+        closers.clear()
 
 
 @contextlib.contextmanager

@@ -121,7 +121,12 @@ class AdminService:
                 consumer = ctx.create_consumer(Queue(ADMIN_QUEUE))
                 producer = ctx.create_producer().set_delivery_mode(1)
                 while not self._stop.is_set():
-                    m = consumer.receive(200)
+                    try:
+                        m = consumer.receive(200)
+                    except JMSRuntimeException:
+                        if self._stop.is_set() or jvm.shutting_down():
+                            return
+                        raise
                     if m is None or m.get_jms_reply_to() is None:
                         continue
                     try:

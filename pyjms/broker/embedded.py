@@ -84,7 +84,7 @@ class EmbeddedBroker:
             raise translate(e, f"cannot start broker {self.name}") from None
         self._stopped = False
         self.connect_uris: list[str] = [str(u) for u in self._broker.connectUris()]
-        jvm.on_shutdown(self, self.stop)
+        jvm.on_shutdown(self, self.stop, first=True)
         from pyjms.broker.admin import AdminService
 
         self.admin = AdminService(self)

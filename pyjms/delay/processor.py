@@ -153,7 +153,7 @@ class DelayProcessor:
                     try:
                         loop()
                     except Exception as e:  # the broker went away, a session broke...
-                        if self._stop.is_set():
+                        if self._stop.is_set() or jvm.shutting_down():
                             return
                         self._errors.append(e)
                         _log.warning("delay processor %s failed, restarting: %s", loop.__name__, e)
