@@ -92,7 +92,10 @@ class DelayProcessor:
         self._slots: list[int] = []  # heap of pending slot numbers
         self._known: set[int] = set()
         self._dead_markers = 0  # markers of drained slots, removed in bulk (amortized O(1))
-        self._filed: dict[int, int] = {}  # messages this sorter committed per slot
+        # per slot: messages the sorter committed, and messages the deliverer moved on; their
+        # difference is what a drain waits for (the two threads race, so never below zero)
+        self._filed: dict[int, int] = {}
+        self._moved: dict[int, int] = {}
         self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
         self._poison: set[str] = set()  # staged copies whose own move failed at commit
         # slots found at start-up: a killed processor's transaction may still hold some of their
@@ -273,15 +276,21 @@ class DelayProcessor:
         collect (pyjms brokers do): deleting one could race with a late message.
         """
         with self._lock:
-            expected = self._filed.pop(slot, None)
+            known_count = slot in self._filed
+            expected = max(0, self._filed.get(slot, 0) - self._moved.get(slot, 0)) if known_count else None
         consumer = ctx.create_consumer(self.slot_queue(slot))
         messages: list[Message] = []
         deadline = time.monotonic() + 10
-        while expected is None or len(messages) < expected:
+        while True:
+            # a slot this processor filed: wait for what it is owed, then take what else is
+            # there; a recovered slot: read until it stays empty a little longer
+            owed = expected is not None and len(messages) < expected
             batch = consumer.receive_batch(1000, 20 if expected is not None else 200)
-            if not batch and (expected is None or time.monotonic() > deadline):
+            if not batch and (not owed or time.monotonic() > deadline):
                 break
             messages.extend(batch)
+        with self._lock:
+            self._moved[slot] = self._moved.get(slot, 0) + len(messages)
         messages.sort(key=lambda m: m.get_long_property(staging.DELIVERY_TIME))
         if slot not in self._suspect:
             for m in messages:
@@ -330,6 +339,9 @@ class DelayProcessor:
         with self._lock:
             self._dead_markers = 0
             self._drained.clear()  # their markers are gone now
+            for slot in [n for n, moved in self._moved.items() if n not in self._known and moved >= self._filed.get(n, 0)]:
+                self._moved.pop(slot, None)
+                self._filed.pop(slot, None)
 
     # ------------------------------------------------------------------ one message
 

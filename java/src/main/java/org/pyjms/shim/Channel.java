@@ -214,9 +214,15 @@ public final class Channel implements AutoCloseable {
         return n;
     }
 
-    /** Sends a received message on unchanged (headers, properties, body), with no TTL. */
+    /**
+     * Sends a copy of a received message on (body, properties, correlation id, type, reply-to,
+     * priority, delivery mode), with no TTL. A copy, because a provider may restamp the very
+     * object it sends (ActiveMQ gives it a new id), and the received one must still be
+     * acknowledged by its own id.
+     */
     void forward(String queue, Message m) throws JMSException {
-        producer.send(destinations.resolve("queue://" + queue), m, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
+        Message copy = Codec.copy(m, session);
+        producer.send(destinations.resolve("queue://" + queue), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
     }
 
     /** Whether the broker is known to run a scheduler the provider can use (false = unknown). */

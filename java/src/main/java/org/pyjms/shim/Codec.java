@@ -131,6 +131,38 @@ public final class Codec {
         if (n > 0) in.position(in.position() + n);
     }
 
+    /** A new message of the same kind with the same body, properties and application headers. */
+    static Message copy(Message m, Session session) throws JMSException {
+        Message c;
+        if (m instanceof TextMessage t) c = session.createTextMessage(t.getText());
+        else if (m instanceof BytesMessage b) {
+            b.reset();
+            byte[] body = new byte[(int) b.getBodyLength()];
+            if (body.length > 0) b.readBytes(body);
+            BytesMessage cb = session.createBytesMessage();
+            cb.writeBytes(body);
+            c = cb;
+        } else if (m instanceof MapMessage mm) {
+            MapMessage cm = session.createMapMessage();
+            for (Enumeration<?> e = mm.getMapNames(); e.hasMoreElements(); ) {
+                String name = (String) e.nextElement();
+                cm.setObject(name, mm.getObject(name));
+            }
+            c = cm;
+        } else if (kindOf(m) == KIND_MESSAGE) c = session.createMessage();
+        else throw new IllegalArgumentException("pyjms does not copy " + m.getClass().getSimpleName() + " bodies");
+        c.setJMSCorrelationID(m.getJMSCorrelationID());
+        c.setJMSType(m.getJMSType());
+        c.setJMSReplyTo(m.getJMSReplyTo());
+        for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
+            String name = (String) e.nextElement();
+            if (name.startsWith("JMSX")) continue; // set by the provider
+            Object v = m.getObjectProperty(name);
+            if (v != null) c.setObjectProperty(name, v);
+        }
+        return c;
+    }
+
     // ---------------------------------------------------------------- encode (JMS -> Python)
 
     /** Appends a received message as a full record (headers, properties, body). */
