@@ -15,25 +15,11 @@ from pyjms.dlq.handler import XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
 from pyjms.dlq.header import HEADER_PROPERTIES, REASON
 from pyjms.rules.reasons import MQRC
 from tests.dlq.conftest import FULL_PREFIX, browse, drain_all, put_dead_letters
+from tests.unit.test_dlq_rules import IBM_EXAMPLE
 
 UNKNOWN_OBJECT = MQRC.UNKNOWN_OBJECT_NAME
 
-# IBM's published example table (DESIGN.md); queue names get a per-test prefix.
-IBM_EXAMPLE = """\
-inputqm(' ') inputq(' ')
-REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(5)
-REASON(MQRC_PUT_INHIBITED) ACTION(RETRY) RETRY(5)
-MSGTYPE(MQMT_REQUEST) REPLYQM(AAAA.*) +
-  ACTION(FWD) FWDQ(DEADQ) FWDQM(&REPLYQM)
-DESTQM(bbbb.1) +
-  action(fwd) fwdq(&DESTQ) fwdqm(bbbb.2) header(no)
-REPLYQM(CCCC.*) +
-  ACTION(FWD) FWDQ(ALARM) FWDQM(CCCC.1)
-PERSIST(MQPER_NOT_PERSISTENT) ACTION(DISCARD)
-REPLYQM('?*') +
-  ACTION(FWD) FWDQ(DEADQ.MANUAL) FWDQM(&REPLYQM)
-ACTION(FWD) FWDQ(DEADQ.MANUAL)
-"""
+# IBM's published example table (DESIGN.md), the one the parser tests use.
 
 
 def texts(messages: list[pyjms.Message]) -> list[str]:
