@@ -52,6 +52,9 @@ MQFB_EXPIRATION = 258
 DEFAULT_DEAD_LETTER_QUEUE = "SYSTEM.DEAD.LETTER.QUEUE"
 #: slot queues are PYJMS.SLOT.<n>.<staging queue>, so one broker policy covers them all
 SLOT_PREFIX = "PYJMS.SLOT."
+#: moves per transaction when a slot is drained: below ActiveMQ's default maxPageSize (200),
+#: the most one transaction can get from a queue (see DelayProcessor._drain)
+DRAIN_CHUNK = 100
 
 
 def control_queue(staging_queue: str) -> Queue:
@@ -242,13 +245,19 @@ class DelayProcessor:
                 if wait_ms > 0:
                     self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
                     continue
-                self._drain(ctx, put, slot)
+                complete = self._drain(ctx, put, slot)
                 with self._lock:
+                    if complete and self._filed.get(slot, 0) > self._moved.get(slot, 0):
+                        continue  # the sorter committed more to it while it drained: again
                     heapq.heappop(self._slots)
                     self._known.discard(slot)
                     self._drained.add(slot)
                     self._dead_markers += 1
                     compact = self._dead_markers > max(64, len(self._known))
+                if not complete:  # owed messages did not come: read the slot again later
+                    _log.warning("slot %s: %d filed messages did not arrive in time; reading it again later",
+                                 slot, self._filed.get(slot, 0) - self._moved.get(slot, 0))
+                    self._rechecks.append((time.monotonic() + 2.0, slot, 3))
                 if compact:
                     self._compact_markers(ctx)
 
@@ -264,33 +273,51 @@ class DelayProcessor:
             return
         self._rechecks = [r for r in self._rechecks if r[0] > now]
         for _, slot, left in due:
-            self._drain(ctx, put, slot)
+            self._drain(ctx, put, slot, patience_s=0.5)
             if left > 1:
                 self._rechecks.append((now + 2.0 * (4 - left + 1), slot, left - 1))
 
-    def _drain(self, ctx: JMSContext, put: _Putter, slot: int) -> None:
-        """Moves every message of a slot to its target in one transaction.
+    def _drain(self, ctx: JMSContext, put: _Putter, slot: int, patience_s: float = 10) -> bool:
+        """Moves every message of a slot to its target, at most DRAIN_CHUNK per transaction.
 
-        How many to expect is known for slots this processor filed; a slot found after a
-        restart is read until it stays empty. Empty slot queues are left for the broker to
-        collect (pyjms brokers do): deleting one could race with a late message.
+        A transaction gets few messages from one queue: ActiveMQ keeps what an open
+        transaction got paged in until it commits and pages in at most maxPageSize messages
+        of a queue (200 by default), so a drain that waited for a whole big slot in one
+        transaction waited for messages the broker would never dispatch to it. Each chunk is
+        put in delivery-time order and committed with its gets.
+
+        How many to expect is known for slots this processor filed (what the sorter committed
+        minus what was moved, read again after each chunk); a slot found after a restart is
+        read until it stays empty. Returns False if a filed slot was still owed messages after
+        patience_s. Empty slot queues are left for the broker to collect (pyjms brokers
+        do): deleting one could race with a late message.
         """
-        with self._lock:
-            known_count = slot in self._filed
-            expected = max(0, self._filed.get(slot, 0) - self._moved.get(slot, 0)) if known_count else None
         consumer = ctx.create_consumer(self.slot_queue(slot))
-        messages: list[Message] = []
-        deadline = time.monotonic() + 10
-        while True:
-            # a slot this processor filed: wait for what it is owed, then take what else is
-            # there; a recovered slot: read until it stays empty a little longer
-            owed = expected is not None and len(messages) < expected
-            batch = consumer.receive_batch(1000, 20 if expected is not None else 200)
-            if not batch and (not owed or time.monotonic() > deadline):
-                break
-            messages.extend(batch)
-        with self._lock:
-            self._moved[slot] = self._moved.get(slot, 0) + len(messages)
+        deadline = time.monotonic() + patience_s
+        complete = True
+        try:
+            while True:
+                with self._lock:
+                    known_count = slot in self._filed
+                    owed = self._filed.get(slot, 0) - self._moved.get(slot, 0) if known_count else 0
+                batch = consumer.receive_batch(DRAIN_CHUNK, 20 if known_count else 200)
+                if not batch:
+                    if owed <= 0:
+                        break
+                    if time.monotonic() > deadline:
+                        complete = False
+                        break
+                    continue
+                self._move(ctx, put, slot, batch)
+                with self._lock:
+                    self._moved[slot] = self._moved.get(slot, 0) + len(batch)
+        finally:
+            consumer.close()
+        self._suspect.discard(slot)
+        return complete
+
+    def _move(self, ctx: JMSContext, put: _Putter, slot: int, messages: list[Message]) -> None:
+        """Puts a chunk of a slot to its targets, in delivery-time order, in one transaction."""
         messages.sort(key=lambda m: m.get_long_property(staging.DELIVERY_TIME))
         if slot not in self._suspect:
             for m in messages:
@@ -307,8 +334,6 @@ class DelayProcessor:
                 else:
                     self._deliver(ctx, put, m)
                 self._commit(ctx, put, lambda: self._poison.add(wire_id))
-            self._suspect.discard(slot)
-        consumer.close()
 
     @staticmethod
     def _commit(ctx: JMSContext, put: _Putter, on_failure: Callable[[], None]) -> None:
@@ -326,7 +351,7 @@ class DelayProcessor:
         consumer = ctx.create_consumer(self.slots_queue)
         producer = ctx.create_producer()
         with self._lock:
-            live = set(self._known)
+            live = set(self._known) | {slot for _, slot, _ in self._rechecks}  # rechecked slots keep theirs
         seen: set[int] = set()
         while batch := consumer.receive_batch(1000, 50):
             for m in batch:
