@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from pyjms.api.constants import AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
-from pyjms.api.destination import Destination
+from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
+from pyjms.api.destination import Destination, Queue
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge.errors import translate
-from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, MessageFormatRuntimeException
+from pyjms.errors import (
+    IllegalStateRuntimeException,
+    InvalidArgumentRuntimeException,
+    InvalidDestinationRuntimeException,
+    MessageFormatRuntimeException,
+)
 from pyjms.rules.delivery import to_ms
+from pyjms.rules.reasons import MQRC
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
@@ -121,6 +128,65 @@ class JMSConsumer:
         ack = self._ack
         received = Message._received
         return [received(rec, ack) for rec in C.iter_batch(bytes(raw))]
+
+    def receive_by_token(self, token: str, timeout_ms: int | timedelta = 1000) -> Message:
+        """Gets exactly the message a marking browser returned with this token (IBM MQ's
+        MQMO_MATCH_MSG_TOKEN), destructively and in this context's transaction.
+
+        Raises NoMessageAvailable (MQRC_NO_MSG_AVAILABLE, 2033) if the message is not on the
+        queue within timeout_ms: another consumer got it, it expired, or it was removed. When a
+        transacted context rolls back, the message is unmarked for its cooperating set and can
+        be dispatched again; when it commits, the mark service forgets it.
+        """
+        got = self.receive_by_tokens([token], timeout_ms)
+        if not got:
+            from pyjms.browse.browser import NoMessageAvailable
+
+            raise NoMessageAvailable(
+                f"message {token} is not on {self._destination}: another consumer got it, it expired, "
+                "or it was removed", reason=MQRC.NO_MSG_AVAILABLE, values={"token": token},
+            )
+        return got[0]
+
+    def receive_by_tokens(self, tokens: Sequence[str], timeout_ms: int | timedelta = 1000) -> list[Message]:
+        """Gets the messages with these tokens that are on the queue, with one consumer, waiting
+        up to timeout_ms for them all; those that are gone are simply not in the list."""
+        from pyjms.browse.browser import check_token
+
+        self._check()
+        if not isinstance(self._destination, Queue):
+            raise InvalidDestinationRuntimeException(f"receive_by_token needs a consumer on a Queue, not {self._destination}")
+        if self._ctx.get_session_mode() == CLIENT_ACKNOWLEDGE:
+            raise IllegalStateRuntimeException(
+                "receive_by_token needs an AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE or SESSION_TRANSACTED context"
+            )
+        wanted = list(dict.fromkeys(check_token(t) for t in tokens))
+        if not wanted:
+            return []
+        wait_ms = _timeout(timeout_ms) or 0
+        ids = ", ".join("'" + t.replace("'", "''") + "'" for t in wanted)
+        selector = f"JMSMessageID IN ({ids})"
+        if self._selector:
+            selector = f"({self._selector}) AND {selector}"
+        ctx = self._ctx
+        key = ctx._jkey(self._destination)
+        r = ctx._call(lambda: ctx._ch.consumer(key, selector, False), f"receive_by_token on {self._destination}")
+        got: list[Message] = []
+        try:
+            deadline = time.monotonic() + wait_ms / 1000.0
+            while len(got) < len(wanted):
+                left = max(int((deadline - time.monotonic()) * 1000), 0)
+                raw = r.receiveBatch(len(wanted) - len(got), max(left, 1))
+                batch = [Message._received(rec, None) for rec in C.iter_batch(bytes(raw))]
+                if not batch and left <= 0:
+                    break
+                got.extend(batch)
+        except ctx._s.JException as e:
+            raise translate(e, f"receive_by_token from {self._destination}") from None
+        finally:
+            ctx._call(r.close, f"close receive_by_token consumer on {self._destination}")
+        ctx._got_by_token(self._destination.name, [m.get_message_token() for m in got])
+        return got
 
     def messages(self, idle_timeout_ms: int | timedelta = 1000) -> Iterator[Message]:
         """Messages until none arrives for idle_timeout_ms."""

@@ -22,11 +22,13 @@ from pyjms.errors import (
     InvalidArgumentRuntimeException,
     InvalidDestinationRuntimeException,
     JMSRuntimeException,
+    TransactionRolledBackRuntimeException,
 )
 
 if TYPE_CHECKING:
     from pyjms.api.consumer import JMSConsumer, QueueBrowser
     from pyjms.api.producer import JMSProducer
+    from pyjms.browse.browser import MarkingBrowser
 
 
 def _url_from_environment() -> str:
@@ -139,6 +141,8 @@ class JMSContext:
         self._async: _AsyncSender | None = None
         self._auto_start = True
         self._attributes: Any = None  # AttributeCache, made on the first delayed send
+        self._marks: Any = None  # MarkClient, made on the first receive_by_token
+        self._by_token: list[tuple[str, str]] = []  # (queue, token) got in this transaction
         self._client_id = factory.client_id if parent is None else parent._client_id
         provider, jfactory = factory._java()
         s = jvm.shim()
@@ -173,6 +177,11 @@ class JMSContext:
         """
         if self._closed:
             return
+        pending = bool(self._by_token) and self._mode == SESSION_TRANSACTED
+        if pending and self._marks is None:
+            from pyjms.browse.client import MarkClient
+
+            self._marks = MarkClient(self)  # a sibling session: it outlives this one's close
         if self._async is not None:
             self._async.stop()
         self._closed = True
@@ -184,6 +193,10 @@ class JMSContext:
             raise translate(e, "close") from None
         finally:
             jvm.forget(self)
+            if self._marks is not None:
+                if pending:
+                    self._settle_tokens("unmark")  # closing rolled the transaction back
+                self._marks.close()
 
     def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
         """Another session on this context's connection."""
@@ -391,6 +404,16 @@ class JMSContext:
         b = self._call(lambda: self._ch.browser(key, message_selector), f"create_browser({queue})")
         return QueueBrowser(self, b, queue, message_selector)
 
+    def create_marking_browser(
+        self, queue: Queue, message_selector: str | None = None, cooperative: bool = False, claim_batch: int = 16
+    ) -> MarkingBrowser:
+        """IBM MQ's browse with mark on queue: a handle of its own, or (cooperative=True, IBM's
+        MQOO_CO_OP) one of a cooperating set whose marks every handle on the broker sees.
+        See pyjms.browse."""
+        from pyjms.browse.browser import MarkingBrowser
+
+        return MarkingBrowser(self, queue, message_selector, cooperative, claim_batch)
+
     # ------------------------------------------------------------------ transactions and acks
 
     def commit(self) -> None:
@@ -398,7 +421,12 @@ class JMSContext:
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("commit() needs a SESSION_TRANSACTED context")
         self._drain_async()
-        self._call(self._ch.commit, "commit")
+        try:
+            self._call(self._ch.commit, "commit")
+        except TransactionRolledBackRuntimeException:
+            self._settle_tokens("unmark")
+            raise
+        self._settle_tokens("consumed")
 
     def rollback(self) -> None:
         self._check_open()
@@ -406,6 +434,7 @@ class JMSContext:
             raise IllegalStateRuntimeException("rollback() needs a SESSION_TRANSACTED context")
         self._drain_async()
         self._call(self._ch.rollback, "rollback")
+        self._settle_tokens("unmark")
 
     def recover(self) -> None:
         """Redelivers every unacknowledged message (not for transacted contexts)."""
@@ -419,6 +448,32 @@ class JMSContext:
         self._check_open()
         if self._mode == CLIENT_ACKNOWLEDGE:
             self._call(self._ch.acknowledge, "acknowledge")
+
+    # ------------------------------------------------------------------ message tokens
+
+    def _got_by_token(self, queue: str, tokens: list[str]) -> None:
+        """Messages got by token: the mark service hears of them at commit or rollback."""
+        if not tokens:
+            return
+        self._by_token.extend((queue, t) for t in tokens)
+        if self._mode != SESSION_TRANSACTED:
+            self._settle_tokens("consumed")
+
+    def _settle_tokens(self, outcome: str) -> None:
+        """Tells the mark service the gets were committed ("consumed": forget the marks) or
+        backed out ("unmark": the messages can be dispatched again). A notice, not a request."""
+        if not self._by_token:
+            return
+        got, self._by_token = self._by_token, []
+        from pyjms.browse.client import MarkClient
+
+        if self._marks is None:
+            self._marks = MarkClient(self)
+        by_queue: dict[str, list[str]] = {}
+        for queue, token in got:
+            by_queue.setdefault(queue, []).append(token)
+        for queue, tokens in by_queue.items():
+            self._marks.notify(outcome, queue=queue, ids=tokens)
 
     # ------------------------------------------------------------------ listeners
 

@@ -15,6 +15,7 @@ from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.destination import Destination, from_key
 from pyjms.bridge import codec as C
 from pyjms.errors import (
+    IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
     MessageFormatRuntimeException,
     MessageNotWriteableRuntimeException,
@@ -224,6 +225,14 @@ class Message:
         if carried is not None:
             return str(carried[1])
         return self._headers().get("message_id")
+
+    def get_message_token(self) -> str:
+        """The token that gets exactly this message (JMSConsumer.receive_by_token): the
+        provider's message id as it is on the queue now (IBM MQ's MsgToken)."""
+        token = self._headers().get("message_id")
+        if not token:
+            raise IllegalStateRuntimeException("a message has a token only once it is on a queue")
+        return str(token)
 
     def set_jms_message_id(self, value: str | None) -> None:
         self._headers()["message_id"] = value

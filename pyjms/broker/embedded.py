@@ -16,7 +16,9 @@ from typing import Any, Mapping, Sequence
 
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
+from pyjms.browse.options import check_interval
 from pyjms.errors import InvalidArgumentRuntimeException
+from pyjms.rules.reasons import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS
 
 _counter = itertools.count(1)
 SYSTEM_USER = "pyjms-system"
@@ -49,7 +51,9 @@ class EmbeddedBroker:
         delay_processor: bool = True,
         users: Mapping[str, tuple[str, Sequence[str]]] | None = None,
         access: Sequence[AccessRule] = (),
+        mark_browse_interval: int = DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
     ) -> None:
+        check_interval(mark_browse_interval)
         for label, p in (("port", port), ("stomp_port", stomp_port)):
             if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535):
                 raise InvalidArgumentRuntimeException(f"{label} {p!r} is not a TCP port (0..65535)")
@@ -89,6 +93,11 @@ class EmbeddedBroker:
 
         self.admin = AdminService(self)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
+        # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
+        from pyjms.browse.service import MarkService
+
+        self.marks = MarkService(self._local_factory(), mark_browse_interval)
+        threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         self.delay_processor: Any = None
         if delay_processor:
             # IBM MQ runs the delay processor with the queue manager; so does a pyjms broker.
@@ -145,6 +154,7 @@ class EmbeddedBroker:
         if self.delay_processor is not None:
             self.delay_processor.stop()
         self.admin.stop()
+        self.marks.stop()
         try:
             self._broker.stop()
         except Exception:  # stopping is best effort at shutdown

@@ -1,0 +1,302 @@
+"""MarkingBrowser: IBM MQ's browse with mark, for one handle or a cooperating set, on any provider.
+
+A handle's own marks (MARK_BROWSE_HANDLE) live in the handle: nobody else sees them and the
+interval does not touch them. Marks for the cooperating set (MARK_BROWSE_CO_OP) live in the
+mark service at the broker, so dispatchers in other processes and hosts see them, and they
+lapse after MsgMarkBrowseInterval.
+
+The browse itself is a JMS QueueBrowser "pass" over the queue. BROWSE_FIRST starts a new pass
+at the head; BROWSE_NEXT goes on from the cursor. BROWSE_FIRST with UNMARKED_BROWSE_MSG and a
+mark option (BROWSE_HANDLE, BROWSE_CO_OP) would return the same message as going on from the
+cursor, because everything before the cursor is marked; so it goes on, and starts a new pass
+only when the current one runs out. A message unmarked behind the cursor (a lapsed mark, a
+backed-out get) is therefore found on the next pass, not at once.
+
+A cooperative handle claims its next ``claim_batch`` candidates in one request and hands them
+out in order; they count as marked for the set from the claim (the interval runs from then),
+and a claimed message whose mark is about to lapse before it is handed out is dropped, never
+returned late.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from pyjms.api.destination import Queue
+from pyjms.api.message import Message
+from pyjms.bridge import codec as C
+from pyjms.bridge.errors import translate
+from pyjms.browse import options as O
+from pyjms.browse.client import Heartbeat, MarkClient
+from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, JMSRuntimeException
+from pyjms.rules.reasons import MQRC
+
+if TYPE_CHECKING:
+    from pyjms.api.context import JMSContext
+
+_PAGE = 500
+_POLL_S = 0.1
+# a claimed message is handed out only if its mark has at least this much of the interval left
+_LAPSE_MARGIN = 0.2
+
+
+class NoMessageAvailable(JMSRuntimeException):
+    """No message matched: MQRC_NO_MSG_AVAILABLE (2033)."""
+
+
+class MarkingBrowser:
+    """Browse with mark on one queue. Make one with JMSContext.create_marking_browser."""
+
+    def __init__(
+        self,
+        ctx: JMSContext,
+        queue: Queue,
+        message_selector: str | None = None,
+        cooperative: bool = False,
+        claim_batch: int = 16,
+    ) -> None:
+        if not isinstance(queue, Queue):
+            raise InvalidArgumentRuntimeException(f"a marking browser needs a Queue, got {queue!r}")
+        if isinstance(claim_batch, bool) or not isinstance(claim_batch, int) or not 1 <= claim_batch <= 1000:
+            raise InvalidArgumentRuntimeException(f"claim_batch {claim_batch!r} must be an int 1..1000")
+        ctx._check_open()
+        self._ctx = ctx
+        self._queue = queue
+        self._selector = message_selector
+        self._cooperative = bool(cooperative)
+        self._claim_batch = claim_batch
+        self._handle = uuid.uuid4().hex
+        self._own: set[str] = set()  # marked for this handle
+        self._jb: Any = None  # the current pass's Java browser
+        self._page: deque[Message] = deque()
+        self._pass_done = True
+        self._cursor_seen: set[str] = set()  # returned by BROWSE_NEXT in this cursor run
+        self._reserved: deque[tuple[Message, float]] = deque()  # claimed for the set, not yet returned
+        self._closed = False
+        self._client: MarkClient | None = None
+        self._heartbeat: Heartbeat | None = None
+        self._interval_ms = -1
+        if self._cooperative:
+            self._client = MarkClient(ctx)
+            try:
+                answer = self._client.call("open", handle=self._handle)
+                self._interval_ms = int(answer["interval_ms"])
+                self._heartbeat = Heartbeat(ctx, self._handle, int(answer["lease_ms"]))
+            except BaseException:
+                self._client.close()
+                raise
+
+    def __repr__(self) -> str:
+        kind = "cooperative" if self._cooperative else "handle"
+        return f"<MarkingBrowser {self._queue} {kind} selector={self._selector!r}>"
+
+    # ------------------------------------------------------------------ public
+
+    def get_queue(self) -> Queue:
+        return self._queue
+
+    def get_message_selector(self) -> str | None:
+        return self._selector
+
+    def is_cooperative(self) -> bool:
+        return self._cooperative
+
+    def get_mark_browse_interval(self) -> int:
+        """The broker's MsgMarkBrowseInterval in ms (-1: never), as the mark service reports it now."""
+        self._check()
+        if self._client is not None:
+            return int(self._client.call("config")["interval_ms"])
+        client = MarkClient(self._ctx)
+        try:
+            return int(client.call("config")["interval_ms"])
+        finally:
+            client.close()
+
+    def get(self, options: int = O.BROWSE_HANDLE, wait_ms: int = 0) -> Message:
+        """The next message the options select, marked as they say; raises NoMessageAvailable
+        (MQRC_NO_MSG_AVAILABLE, 2033) if none comes within wait_ms."""
+        m = self.get_or_none(options, wait_ms)
+        if m is None:
+            raise NoMessageAvailable(f"no {'unmarked ' if options & O.UNMARKED_BROWSE_MSG else ''}message on "
+                                     f"{self._queue}" + (f" matching {self._selector!r}" if self._selector else ""),
+                                     reason=MQRC.NO_MSG_AVAILABLE, values={"queue": self._queue.name})
+        return m
+
+    def get_or_none(self, options: int = O.BROWSE_HANDLE, wait_ms: int = 0) -> Message | None:
+        """As get, but None when no message is available."""
+        self._check()
+        O.check_get_options(options, self._cooperative)
+        if isinstance(wait_ms, bool) or not isinstance(wait_ms, int) or wait_ms < 0:
+            raise InvalidArgumentRuntimeException(f"wait_ms {wait_ms!r} must be an int >= 0")
+        claiming = bool(options & O.UNMARKED_BROWSE_MSG and options & O.MARK_BROWSE_CO_OP)
+        if self._reserved and not claiming:
+            self._release_reserved()
+        marking = bool(options & (O.MARK_BROWSE_HANDLE | O.MARK_BROWSE_CO_OP))
+        first = bool(options & O.BROWSE_FIRST)
+        fresh = False
+        if first and not (options & O.UNMARKED_BROWSE_MSG and marking):
+            self._new_pass()
+            fresh = True
+        if first:
+            self._cursor_seen.clear()
+        deadline = time.monotonic() + wait_ms / 1000.0
+        while True:
+            m = self._claimed_next() if claiming else self._next(options)
+            if m is not None:
+                if options & O.MARK_BROWSE_HANDLE:
+                    self._own.add(m.get_message_token())
+                if options & O.BROWSE_NEXT:
+                    self._cursor_seen.add(m.get_message_token())
+                return m
+            if not fresh:  # the pass ran out: one new pass from the head (or on from the cursor)
+                self._new_pass()
+                fresh = True
+                continue
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(_POLL_S)
+            self._new_pass()
+
+    def unmark(self, message_or_token: Message | str, options: int = O.UNMARK_BROWSE_HANDLE) -> None:
+        """Removes this handle's mark (UNMARK_BROWSE_HANDLE) and/or its mark for the set
+        (UNMARK_BROWSE_CO_OP) from one message, so it can be browsed again."""
+        self._check()
+        O.check_unmark_options(options, self._cooperative)
+        token = _token(message_or_token)
+        if options & O.UNMARK_BROWSE_HANDLE:
+            self._own.discard(token)
+        if options & O.UNMARK_BROWSE_CO_OP:
+            assert self._client is not None
+            self._client.call("unmark", handle=self._handle, queue=self._queue.name, ids=[token])
+        self._pass_done = True  # the message is behind the cursor: look from the head again
+
+    def close(self) -> None:
+        """Closes the handle; its marks (for the handle and for the set) are released."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._heartbeat is not None:
+                self._heartbeat.stop()
+            if self._client is not None and not self._ctx._closed:
+                try:
+                    self._client.call("close", handle=self._handle)
+                finally:
+                    self._client.close()
+        finally:
+            self._close_pass()
+
+    def __enter__(self) -> MarkingBrowser:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ the pass
+
+    def _check(self) -> None:
+        if self._closed:
+            raise IllegalStateRuntimeException("the marking browser is closed")
+        self._ctx._check_open()
+
+    def _close_pass(self) -> None:
+        if self._jb is not None:
+            jb, self._jb = self._jb, None
+            if not self._ctx._closed:
+                self._ctx._call(jb.close, f"close browser on {self._queue}")
+
+    def _new_pass(self) -> None:
+        self._close_pass()
+        self._page.clear()
+        key = self._ctx._jkey(self._queue)
+        self._jb = self._ctx._call(lambda: self._ctx._ch.browser(key, self._selector), f"browse {self._queue}")
+        self._pass_done = False
+
+    def _fetch(self) -> Message | None:
+        """The pass's next message, or None when it has run out."""
+        if not self._page:
+            if self._pass_done or self._jb is None:
+                return None
+            try:
+                raw = self._jb.next(_PAGE)
+            except self._ctx._s.JException as e:
+                raise translate(e, f"browse {self._queue}") from None
+            self._page.extend(Message._received(rec, None) for rec in C.iter_batch(bytes(raw)))
+            if not self._page:
+                self._pass_done = True
+                return None
+        return self._page.popleft()
+
+    def _next(self, options: int) -> Message | None:
+        """The next message of the pass that the options accept, marked for the set if asked."""
+        unmarked = options & O.UNMARKED_BROWSE_MSG
+        while (m := self._fetch()) is not None:
+            mid = m.get_message_token()
+            if options & O.BROWSE_NEXT and mid in self._cursor_seen:
+                continue
+            if unmarked and mid in self._own:
+                continue
+            if unmarked and self._cooperative:
+                assert self._client is not None
+                if self._client.call("marked", queue=self._queue.name, ids=[mid])["marked"]:
+                    continue
+            if options & O.MARK_BROWSE_CO_OP:
+                self._claim([mid])  # returned either way; the mark stays with whoever holds it
+            return m
+        return None
+
+    def _claim(self, ids: list[str]) -> list[str]:
+        assert self._client is not None
+        answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids)
+        if answer.get("lost"):
+            # the lease ran out (the process stalled): every mark we thought we held is gone
+            self._reserved.clear()
+            self._client.call("open", handle=self._handle)
+            answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids)
+        if not answer.get("ok"):
+            raise JMSRuntimeException(f"mark service refused a claim on {self._queue}: {answer.get('error')}")
+        return list(answer["granted"])
+
+    def _claimed_next(self) -> Message | None:
+        """BROWSE_CO_OP: the next message claimed for the set, claiming a batch at a time."""
+        while True:
+            while self._reserved:
+                m, at = self._reserved.popleft()
+                if self._interval_ms < 0 or (time.monotonic() - at) * 1000.0 < self._interval_ms * (1 - _LAPSE_MARGIN):
+                    return m
+            batch: list[Message] = []
+            while len(batch) < self._claim_batch and (m := self._fetch()) is not None:
+                if (m.get_message_token()) not in self._own:
+                    batch.append(m)
+            if not batch:
+                return None
+            at = time.monotonic()
+            granted = set(self._claim([m.get_message_token() for m in batch]))
+            self._reserved.extend((m, at) for m in batch if m.get_message_token() in granted)
+
+    def _release_reserved(self) -> None:
+        ids = [m.get_message_token() for m, _ in self._reserved]
+        self._reserved.clear()
+        if ids and self._client is not None:
+            self._client.call("unmark", handle=self._handle, queue=self._queue.name, ids=ids)
+
+
+def _token(message_or_token: Message | str) -> str:
+    if isinstance(message_or_token, Message):
+        token = message_or_token.get_message_token()
+    else:
+        token = message_or_token
+    return check_token(token)
+
+
+def check_token(token: Any) -> str:
+    """A message token is the JMS message id ("ID:..."), as every JMS provider writes it."""
+    if not isinstance(token, str) or not token.startswith("ID:") or len(token) > 4096:
+        raise InvalidArgumentRuntimeException(
+            f"message token {token!r} is not a token from a browsed message (a JMS message id 'ID:...')",
+            values={"token": token},
+        )
+    return token

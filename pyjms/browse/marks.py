@@ -1,0 +1,163 @@
+"""The cooperative mark table: which browse handle marked which message, and for how long.
+
+Pure Python with an injectable clock, so MsgMarkBrowseInterval and lease expiry are tested
+without sleeping. The mark service (pyjms.browse.service) holds one table per broker and
+answers every cooperating handle from it.
+
+Three things end a mark:
+- the interval: a mark older than MsgMarkBrowseInterval lapses (never when it is -1);
+- its handle: closing releases its marks, and a handle that stops renewing its lease (the
+  process stopped or died) has them released when the lease runs out;
+- the message: a consumer that backs out its get unmarks it; one that commits turns the mark
+  into a tombstone, so a dispatcher holding an old browse snapshot cannot dispatch a message
+  that is already gone.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from pyjms.browse.options import check_interval
+from pyjms.errors import IllegalStateRuntimeException
+from pyjms.rules.reasons import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS
+
+Key = tuple[str, str]  # (queue name, message id)
+
+
+class LostHandle(IllegalStateRuntimeException):
+    """The handle's lease ran out (or it was closed): its marks were released."""
+
+
+@dataclass
+class _Mark:
+    handle: str
+    at: float
+
+
+class MarkTable:
+    """Marks for the cooperating set of each queue. Not thread-safe: one service thread owns it."""
+
+    def __init__(
+        self,
+        interval_ms: int = DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
+        lease_ms: int = 10_000,
+        tombstone_ms: int = 60_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.interval_ms = check_interval(interval_ms)
+        self.lease_ms = lease_ms
+        self.tombstone_ms = tombstone_ms
+        self.clock = clock
+        self._marks: dict[Key, _Mark] = {}  # insertion order = marking order
+        self._by_handle: dict[str, set[Key]] = {}
+        self._seen: dict[str, float] = {}  # handle -> last renewal
+        self._gone: dict[Key, float] = {}  # consumed messages -> when
+
+    # ------------------------------------------------------------------ handles
+
+    def open(self, handle: str) -> None:
+        self._seen[handle] = self.clock()
+        self._by_handle.setdefault(handle, set())
+
+    def renew(self, handle: str) -> bool:
+        """Keeps a live handle's lease; False if it is not live (its marks are gone)."""
+        if handle not in self._seen:
+            return False
+        self._seen[handle] = self.clock()
+        return True
+
+    def close(self, handle: str) -> int:
+        """Releases every mark of the handle; returns how many."""
+        self._seen.pop(handle, None)
+        keys = self._by_handle.pop(handle, set())
+        for k in keys:
+            self._marks.pop(k, None)
+        return len(keys)
+
+    def live_handles(self) -> int:
+        return len(self._seen)
+
+    # ------------------------------------------------------------------ marks
+
+    def _lapsed(self, mark: _Mark, now: float) -> bool:
+        return self.interval_ms >= 0 and (now - mark.at) * 1000.0 >= self.interval_ms
+
+    def _current(self, key: Key, now: float) -> _Mark | None:
+        mark = self._marks.get(key)
+        if mark is not None and self._lapsed(mark, now):
+            self._drop(key)
+            return None
+        return mark
+
+    def _drop(self, key: Key) -> None:
+        mark = self._marks.pop(key, None)
+        if mark is not None:
+            held = self._by_handle.get(mark.handle)
+            if held is not None:
+                held.discard(key)
+
+    def claim(self, handle: str, queue: str, ids: Iterable[str]) -> list[str]:
+        """Marks for the set each id that nobody in it holds; returns those granted, in order."""
+        if not self.renew(handle):
+            raise LostHandle(f"browse handle {handle} is not live: its lease ran out or it was closed")
+        now = self.clock()
+        held = self._by_handle[handle]
+        granted = []
+        for mid in ids:
+            key = (queue, mid)
+            if key in self._gone or self._current(key, now) is not None:
+                continue
+            self._marks[key] = _Mark(handle, now)
+            held.add(key)
+            granted.append(mid)
+        return granted
+
+    def marked(self, queue: str, ids: Iterable[str]) -> list[str]:
+        """The ids marked for the set now (or already consumed)."""
+        now = self.clock()
+        return [m for m in ids if (queue, m) in self._gone or self._current((queue, m), now) is not None]
+
+    def unmark(self, queue: str, ids: Iterable[str], handle: str | None = None) -> int:
+        """Removes marks: a handle's own (UNMARK_BROWSE_CO_OP), or anyone's (a backed-out get)."""
+        n = 0
+        for mid in ids:
+            key = (queue, mid)
+            mark = self._marks.get(key)
+            if mark is not None and (handle is None or mark.handle == handle):
+                self._drop(key)
+                n += 1
+        return n
+
+    def consumed(self, queue: str, ids: Iterable[str]) -> None:
+        """The messages were got and committed: forget their marks, refuse them from now on."""
+        now = self.clock()
+        for mid in ids:
+            key = (queue, mid)
+            self._drop(key)
+            self._gone.pop(key, None)
+            self._gone[key] = now
+
+    def count(self) -> int:
+        return len(self._marks)
+
+    # ------------------------------------------------------------------ time
+
+    def sweep(self) -> None:
+        """Expires leases, lapses marks, forgets old tombstones. Cheap: marks are in time order."""
+        now = self.clock()
+        for handle, seen in list(self._seen.items()):
+            if (now - seen) * 1000.0 >= self.lease_ms:
+                self.close(handle)
+        if self.interval_ms >= 0:
+            while self._marks:
+                key, mark = next(iter(self._marks.items()))
+                if not self._lapsed(mark, now):
+                    break
+                self._drop(key)
+        while self._gone:
+            key, at = next(iter(self._gone.items()))
+            if (now - at) * 1000.0 < self.tombstone_ms:
+                break
+            del self._gone[key]

@@ -1,0 +1,133 @@
+"""The mark service: one MarkTable per broker, answering cooperating browse handles over JMS.
+
+Marks must outlive any dispatcher and be seen by dispatchers in other processes and hosts, so
+they live with the broker: a pyjms broker runs this service in its process (as IBM MQ keeps
+marks in the queue manager), and ``pyjms mark-service --url URL`` runs it beside any other
+broker. Requests are small JSON text messages on PYJMS.MARKS; the ones that need an answer
+carry a reply-to queue.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from pyjms.api.destination import Queue
+from pyjms.browse.marks import LostHandle, MarkTable
+from pyjms.browse.options import check_interval
+from pyjms.errors import JMSRuntimeException
+from pyjms.rules.reasons import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS
+
+if TYPE_CHECKING:
+    from pyjms.api.context import ConnectionFactory
+
+MARK_QUEUE = "PYJMS.MARKS"
+_log = logging.getLogger("pyjms.browse")
+
+
+class MarkService:
+    """Serves a MarkTable on PYJMS.MARKS from one thread, which owns the table."""
+
+    SWEEP_EVERY_S = 0.1
+
+    def __init__(
+        self,
+        factory: ConnectionFactory,
+        mark_browse_interval: int = DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
+        lease_ms: int = 10_000,
+    ) -> None:
+        self.factory = factory
+        self.table = MarkTable(interval_ms=mark_browse_interval, lease_ms=lease_ms)
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.requests = 0
+
+    # ------------------------------------------------------------------ requests
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request; the answer (sent only if the request has a reply-to)."""
+        t = self.table
+        op = request.get("op")
+        handle = request.get("handle")
+        queue = request.get("queue", "")
+        ids = request.get("ids", [])
+        if op == "claim":
+            try:
+                return {"ok": True, "granted": t.claim(handle, queue, ids)}
+            except LostHandle as e:
+                return {"ok": False, "lost": True, "error": str(e)}
+        if op == "marked":
+            return {"ok": True, "marked": t.marked(queue, ids)}
+        if op == "unmark":
+            return {"ok": True, "unmarked": t.unmark(queue, ids, handle)}
+        if op == "consumed":
+            t.consumed(queue, ids)
+            return {"ok": True}
+        if op == "renew":
+            return {"ok": True, "lost": [h for h in request.get("handles", []) if not t.renew(h)]}
+        if op == "open":
+            t.open(handle)
+            return {"ok": True, **self.config()}
+        if op == "close":
+            return {"ok": True, "released": t.close(handle)}
+        if op == "config":
+            if request.get("interval_ms") is not None:
+                t.interval_ms = check_interval(request["interval_ms"])
+            return {"ok": True, **self.config()}
+        return {"ok": False, "error": f"unknown mark service operation {op!r}"}
+
+    def config(self) -> dict[str, Any]:
+        t = self.table
+        return {"interval_ms": t.interval_ms, "lease_ms": t.lease_ms, "marks": t.count(),
+                "handles": t.live_handles()}
+
+    # ------------------------------------------------------------------ loop
+
+    def start(self) -> MarkService:
+        self._thread = threading.Thread(target=self._serve, name="pyjms-marks", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(30):
+            raise JMSRuntimeException(f"the mark service on {self.factory.url} did not start within 30 s")
+        return self
+
+    def _serve(self) -> None:
+        from pyjms.bridge import jvm
+
+        with jvm.java_thread(), self.factory.create_context() as ctx:
+            consumer = ctx.create_consumer(Queue(MARK_QUEUE))
+            producer = ctx.create_producer().set_delivery_mode(1).set_time_to_live(30_000)
+            self._ready.set()
+            swept = time.monotonic()
+            while not self._stop.is_set():
+                try:
+                    batch = consumer.receive_batch(256, 100)
+                except JMSRuntimeException:
+                    if self._stop.is_set() or jvm.shutting_down():
+                        return
+                    raise
+                for m in batch:
+                    self.requests += 1
+                    try:
+                        answer = self.handle(json.loads(m.get_text() or "{}"))
+                    except (JMSRuntimeException, KeyError, ValueError, TypeError, AttributeError) as e:
+                        answer = {"ok": False, "error": str(e), "reason": getattr(e, "reason", None)}
+                    reply_to = m.get_jms_reply_to()
+                    if reply_to is not None:
+                        try:
+                            correlation = m.get_jms_correlation_id() or m.get_jms_message_id()
+                            producer.set_jms_correlation_id(correlation).send(reply_to, json.dumps(answer))
+                        except JMSRuntimeException as e:  # the asker went away: nothing to answer
+                            _log.debug("mark service reply to %s failed: %s", reply_to, e)
+                now = time.monotonic()
+                if now - swept >= self.SWEEP_EVERY_S:
+                    self.table.sweep()
+                    swept = now
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
