@@ -44,8 +44,10 @@ class JMSConsumer:
 
     def __init__(self, ctx: JMSContext, receiver: Any, destination: Destination, selector: str | None) -> None:
         self._ctx = ctx
-        self._r = receiver
+        self._r: Any = receiver  # None while parked for receive_by_token
         self._id = int(receiver.id())
+        # set for queue consumers: makes the Java consumer again after receive_by_token parked it
+        self._reopen: Callable[[], Any] | None = None
         self._destination = destination
         self._selector = selector
         self._closed = False
@@ -64,10 +66,25 @@ class JMSConsumer:
         self._ctx._check_open()
         self._ctx._check_no_listener()
 
+    def _receiver(self) -> Any:
+        if self._r is None:
+            assert self._reopen is not None
+            self._r = self._ctx._call(self._reopen, f"create_consumer({self._destination})")
+            self._id = int(self._r.id())
+        return self._r
+
+    def _park(self) -> None:
+        """Before a get by token: close the Java consumer, so that the messages the provider
+        prefetched to it go back to the queue where the by-token consumer can reach them. The
+        next ordinary receive makes it again."""
+        if self._r is not None and self._reopen is not None and self._listener is None:
+            r, self._r = self._r, None
+            self._ctx._call(r.close, f"close consumer on {self._destination}")
+
     def _one(self, wait_ms: int, ack: bool = True) -> Message | None:
         ctx = self._ctx
         try:
-            raw = self._r.receive(wait_ms, ack)
+            raw = self._receiver().receive(wait_ms, ack)
         except ctx._s.JException as e:
             raise translate(e, f"receive from {self._destination}") from None
         if raw is None:
@@ -122,7 +139,7 @@ class JMSConsumer:
         wait = _timeout(timeout_ms) or 0
         ctx = self._ctx
         try:
-            raw = self._r.receiveBatch(max_messages, wait)
+            raw = self._receiver().receiveBatch(max_messages, wait)
         except ctx._s.JException as e:
             raise translate(e, f"receive_batch from {self._destination}") from None
         ack = self._ack
@@ -163,6 +180,7 @@ class JMSConsumer:
         wanted = list(dict.fromkeys(check_token(t) for t in tokens))
         if not wanted:
             return []
+        self._park()
         wait_ms = _timeout(timeout_ms) or 0
         ids = ", ".join("'" + t.replace("'", "''") + "'" for t in wanted)
         selector = f"JMSMessageID IN ({ids})"
@@ -217,7 +235,7 @@ class JMSConsumer:
         if listener is not None and not callable(listener):
             raise InvalidArgumentRuntimeException(f"a message listener must be callable, got {listener!r}")
         if listener is not None and self._listener is None:
-            self._ctx._call(self._r.listen, "set_message_listener")
+            self._ctx._call(self._receiver().listen, "set_message_listener")
         elif listener is None and self._listener is not None:
             self._ctx._call(self._r.unlisten, "set_message_listener(None)")
         self._listener = listener
@@ -235,7 +253,8 @@ class JMSConsumer:
         self._closed = True
         self._ctx._set_listener(self, False)
         if not self._ctx._closed:
-            self._ctx._call(self._r.close, f"close consumer on {self._destination}")
+            if self._r is not None:
+                self._ctx._call(self._r.close, f"close consumer on {self._destination}")
 
     def __enter__(self) -> JMSConsumer:
         return self

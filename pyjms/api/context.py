@@ -346,9 +346,14 @@ class JMSContext:
 
         self._check_open()
         key = self._jkey(destination)
-        r = self._call(lambda: self._ch.consumer(key, message_selector, bool(no_local)),
-                       f"create_consumer({destination}, selector={message_selector!r})")
-        return self._register(JMSConsumer(self, r, destination, message_selector))
+        def make() -> Any:
+            return self._ch.consumer(key, message_selector, bool(no_local))
+
+        r = self._call(make, f"create_consumer({destination}, selector={message_selector!r})")
+        consumer = JMSConsumer(self, r, destination, message_selector)
+        if isinstance(destination, Queue):
+            consumer._reopen = make
+        return self._register(consumer)
 
     def create_durable_consumer(
         self, topic: Topic, name: str, message_selector: str | None = None, no_local: bool = False

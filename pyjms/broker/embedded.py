@@ -52,8 +52,11 @@ class EmbeddedBroker:
         users: Mapping[str, tuple[str, Sequence[str]]] | None = None,
         access: Sequence[AccessRule] = (),
         mark_browse_interval: int = DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
+        mark_lease_ms: int = 10_000,
     ) -> None:
         check_interval(mark_browse_interval)
+        if isinstance(mark_lease_ms, bool) or not isinstance(mark_lease_ms, int) or mark_lease_ms < 100:
+            raise InvalidArgumentRuntimeException(f"mark_lease_ms {mark_lease_ms!r} must be an int >= 100")
         for label, p in (("port", port), ("stomp_port", stomp_port)):
             if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535):
                 raise InvalidArgumentRuntimeException(f"{label} {p!r} is not a TCP port (0..65535)")
@@ -96,7 +99,7 @@ class EmbeddedBroker:
         # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
         from pyjms.browse.service import MarkService
 
-        self.marks = MarkService(self._local_factory(), mark_browse_interval)
+        self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
         threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         self.delay_processor: Any = None
         if delay_processor:

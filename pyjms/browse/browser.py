@@ -148,8 +148,7 @@ class MarkingBrowser:
             if m is not None:
                 if options & O.MARK_BROWSE_HANDLE:
                     self._own.add(m.get_message_token())
-                if options & O.BROWSE_NEXT:
-                    self._cursor_seen.add(m.get_message_token())
+                self._cursor_seen.add(m.get_message_token())  # behind the cursor now
                 return m
             if not fresh:  # the pass ran out: one new pass from the head (or on from the cursor)
                 self._new_pass()

@@ -16,7 +16,8 @@ def _cmd_broker(args: argparse.Namespace) -> int:
 
     stop = threading.Event()
     broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, data_dir=args.data, name=args.name,
-                            delay_processor=not args.no_delay_processor)
+                            delay_processor=not args.no_delay_processor,
+                            mark_browse_interval=args.mark_browse_interval, mark_lease_ms=args.mark_lease)
     for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started, so they stay ours
         signal.signal(sig, lambda *_: stop.set())
     try:
@@ -49,6 +50,38 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
         processor.stop()
     st = processor.stats
     print(f"stopped: staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed}", flush=True)
+    return 0
+
+
+def _cmd_mark_service(args: argparse.Namespace) -> int:
+    import pyjms
+    from pyjms.browse import MarkService
+
+    stop = threading.Event()
+    factory = pyjms.ConnectionFactory(args.url, args.user, args.password)
+    service = MarkService(factory, args.mark_browse_interval, args.mark_lease).start()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"pyjms mark service on {factory.url}: MsgMarkBrowseInterval {service.table.interval_ms} ms, "
+          f"handle lease {service.table.lease_ms} ms", flush=True)
+    try:
+        while not stop.wait(1.0):
+            pass
+    finally:
+        service.stop()
+    return 0
+
+
+def _cmd_mark_interval(args: argparse.Namespace) -> int:
+    import pyjms
+    from pyjms.browse import mark_browse_interval, set_mark_browse_interval
+
+    factory = pyjms.ConnectionFactory(args.url)
+    if args.set is not None:
+        value = set_mark_browse_interval(factory, args.set)
+    else:
+        value = mark_browse_interval(factory)
+    print(f"MsgMarkBrowseInterval {value}", flush=True)
     return 0
 
 
@@ -137,7 +170,24 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--data", default=None, help="KahaDB directory (default: non-persistent)")
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
     b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")
+    b.add_argument("--mark-browse-interval", type=int, default=5000,
+                   help="MsgMarkBrowseInterval in ms for cooperative browse marks (-1: never lapse)")
+    b.add_argument("--mark-lease", type=int, default=10_000,
+                   help="ms after which a silent browse handle's marks are released")
     b.set_defaults(run=_cmd_broker)
+
+    m = sub.add_parser("mark-service", help="serve cooperative browse marks for a broker that is not a pyjms broker")
+    m.add_argument("--url", required=True)
+    m.add_argument("--user", default=None)
+    m.add_argument("--password", default=None)
+    m.add_argument("--mark-browse-interval", type=int, default=5000, help="MsgMarkBrowseInterval in ms (-1: never)")
+    m.add_argument("--mark-lease", type=int, default=10_000, help="ms after which a silent handle's marks go")
+    m.set_defaults(run=_cmd_mark_service)
+
+    mi = sub.add_parser("mark-interval", help="show (or --set) a broker's MsgMarkBrowseInterval")
+    mi.add_argument("--url", default=None)
+    mi.add_argument("--set", type=int, default=None, metavar="MS", help="new interval in ms (-1: never)")
+    mi.set_defaults(run=_cmd_mark_interval)
 
     d = sub.add_parser("delay-processor", help="run the staging-queue delay processor against a broker")
     d.add_argument("--url", required=True)

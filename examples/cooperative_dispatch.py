@@ -1,0 +1,113 @@
+"""Cooperative dispatchers: N processes browse one queue with BROWSE_CO_OP, each message goes
+to exactly one of them, and a consumer gets it by its token in a transaction.
+
+    python examples/cooperative_dispatch.py                      # embedded broker, 3 dispatchers
+    python examples/cooperative_dispatch.py --url tcp://127.0.0.1:61616 --dispatchers 4 --messages 2000
+
+One process is started per dispatcher (``--dispatcher`` mode). Each prints a line per message
+it handled, ``<dispatcher> <message id> <body>``, and the parent prints who handled what.
+``--fail-every K`` makes each dispatcher's consumer back out every K-th get, to show the message
+coming back unmarked and being dispatched again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import subprocess
+import sys
+import time
+
+import pyjms
+from pyjms.browse import BROWSE_CO_OP, NoMessageAvailable
+
+
+def dispatcher(url: str, queue_name: str, name: str, idle_s: float, fail_every: int, selector: str | None) -> None:
+    factory = pyjms.ConnectionFactory(url)
+    with factory.create_context() as browse_ctx, factory.create_context(pyjms.SESSION_TRANSACTED) as work_ctx:
+        queue = browse_ctx.create_queue(queue_name)
+        browser = browse_ctx.create_marking_browser(queue, message_selector=selector, cooperative=True)
+        consumer = work_ctx.create_consumer(queue)
+        print(f"ready {name} {os.getpid()}", flush=True)
+        handled = 0
+        idle_since = time.monotonic()
+        while True:
+            try:
+                m = browser.get(BROWSE_CO_OP, wait_ms=200)
+            except NoMessageAvailable:
+                if time.monotonic() - idle_since > idle_s:
+                    break
+                continue
+            idle_since = time.monotonic()
+            token = m.get_message_token()
+            print(f"dispatched {name} {token}", flush=True)
+            try:
+                got = consumer.receive_by_token(token, 2000)
+            except NoMessageAvailable:
+                print(f"gone {name} {token}", flush=True)
+                continue
+            handled += 1
+            if fail_every and handled % fail_every == 0:
+                work_ctx.rollback()  # backed out: unmarked at once, dispatched again
+                print(f"backout {name} {token}", flush=True)
+                continue
+            work_ctx.commit()
+            print(f"handled {name} {token} {got.get_text()}", flush=True)
+        browser.close()
+    print(f"done {name}", flush=True)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", default=None, help="broker URL (default: an embedded broker with a tcp port)")
+    p.add_argument("--queue", default="DISPATCH.DEMO")
+    p.add_argument("--dispatchers", type=int, default=3)
+    p.add_argument("--messages", type=int, default=30)
+    p.add_argument("--idle", type=float, default=2.0, help="a dispatcher stops after this many idle seconds")
+    p.add_argument("--fail-every", type=int, default=0)
+    p.add_argument("--selector", default=None)
+    p.add_argument("--dispatcher", metavar="NAME", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.dispatcher:
+        dispatcher(args.url, args.queue, args.dispatcher, args.idle, args.fail_every, args.selector)
+        return 0
+
+    broker = None
+    url = args.url
+    if url is None:
+        from pyjms.broker import EmbeddedBroker
+
+        broker = EmbeddedBroker(port=0)
+        url = broker.tcp_url
+    with pyjms.ConnectionFactory(url).create_context() as ctx:
+        queue = ctx.create_queue(args.queue)
+        producer = ctx.create_producer()
+        for i in range(args.messages):
+            producer.send(queue, f"order {i}")
+    print(f"{args.messages} messages on {args.queue}; starting {args.dispatchers} dispatchers", flush=True)
+    procs = [
+        subprocess.Popen([sys.executable, __file__, "--url", url, "--queue", args.queue, "--dispatcher", f"d{i}",
+                          "--idle", str(args.idle), "--fail-every", str(args.fail_every)],
+                         stdout=subprocess.PIPE, text=True)
+        for i in range(1, args.dispatchers + 1)
+    ]
+    handled: dict[str, list[str]] = collections.defaultdict(list)
+    for proc in procs:
+        out, _ = proc.communicate()
+        for line in out.splitlines():
+            parts = line.split(" ", 3)
+            if parts[0] == "handled":
+                handled[parts[1]].append(parts[3])
+                print(f"  {parts[1]} handled {parts[3]}")
+    total = sum(len(v) for v in handled.values())
+    print("who handled what: " + ", ".join(f"{k}: {len(v)}" for k, v in sorted(handled.items())))
+    print(f"{total} of {args.messages} messages handled, each once" if total == args.messages
+          else f"{total} of {args.messages} handled")
+    if broker is not None:
+        broker.stop()
+    return 0 if total == args.messages else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
