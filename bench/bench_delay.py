@@ -6,6 +6,11 @@ maximum lateness (receive time minus delivery time), early deliveries (must be 0
 memory of whatever holds the delayed messages (the broker for the scheduler, the delay
 processor's process for staging).
 
+The messages are received by a process of their own, started before the first send, so that
+the time the sender spends sending does not count as lateness (a message due while a
+single-threaded bench was still sending used to wait in its consumer's prefetch until the
+sending ended, which made every mode look seconds late).
+
     python bench/bench_delay.py [--messages 100000] [--window-s 30]
 """
 
@@ -42,7 +47,35 @@ def start(args: list[str], ready: str) -> subprocess.Popen[str]:
     return proc
 
 
+def receive(url: str, queue: str, n: int, deadline_s: float) -> None:
+    """The receiving side (its own process): prints lateness figures as one JSON line."""
+    import json
+
+    factory = pyjms.ConnectionFactory(url)
+    with factory.create_context() as ctx:
+        consumer = ctx.create_consumer(ctx.create_queue(queue))
+        print("ready", flush=True)
+        lateness: list[int] = []
+        early = 0
+        deadline = time.time() + deadline_s
+        while len(lateness) < n and time.time() < deadline:
+            batch = consumer.receive_batch(1000, 200)
+            now = int(time.time() * 1000)
+            for m in batch:
+                late = now - m.get_jms_delivery_time()
+                lateness.append(late)
+                early += late < 0
+    lateness.sort()
+    summary = {"received": len(lateness), "early": early}
+    if lateness:
+        summary.update(p50=lateness[len(lateness) // 2], p99=lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))],
+                       max=lateness[-1])
+    print(json.dumps(summary), flush=True)
+
+
 def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int) -> str:
+    import json
+
     factory = pyjms.ConnectionFactory(url, delivery_delay=mode)
     queue = f"BENCH.DELAY.{mode}"
     rng = random.Random(7)
@@ -50,37 +83,32 @@ def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int) -> st
     rng.shuffle(delays)
     with factory.create_context() as ctx:
         q = ctx.create_queue(queue)
-        consumer = ctx.create_consumer(q)
         producer = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
         try:
             producer.set_delivery_delay(1000)
         except pyjms.JMSRuntimeException as e:
             return f"{mode:10} not available on this provider: {e}"
+        receiver = subprocess.Popen(
+            [sys.executable, __file__, "--receive", url, queue, str(n), str(window_ms / 1000 + 120)],
+            stdout=subprocess.PIPE, text=True, cwd=ROOT,
+        )
+        if "ready" not in receiver.stdout.readline():
+            raise SystemExit(f"the {mode} receiver did not start")
         body = "x" * 100
         t0 = time.time()
         for d in delays:
             producer.set_delivery_delay(d).send_batch(q, [body] * CHUNK)
         send_s = time.time() - t0
-        lateness: list[int] = []
-        early = 0
         peak_rss = 0.0
-        deadline = time.time() + window_ms / 1000 + 120
-        while len(lateness) < n and time.time() < deadline:
-            batch = consumer.receive_batch(1000, 1000)
-            now = int(time.time() * 1000)
-            for m in batch:
-                late = now - m.get_jms_delivery_time()
-                lateness.append(late)
-                early += late < 0
+        while receiver.poll() is None:
             peak_rss = max(peak_rss, rss_mb(memory_pid)[0])
-    lateness.sort()
-    if not lateness:
+            time.sleep(0.5)
+        result = json.loads(receiver.stdout.read().strip().splitlines()[-1])
+    if not result["received"]:
         return f"{mode:10} nothing received"
-    p50 = lateness[len(lateness) // 2]
-    p99 = lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))]
-    lost = n - len(lateness)
-    return (f"{mode:10} {len(lateness):>8,} {p50:>7} {p99:>7} {lateness[-1]:>7} {early:>6} {lost:>5}"
-            f"   {peak_rss:8.0f} MB   (sent in {send_s:.1f} s)")
+    lost = n - result["received"]
+    return (f"{mode:10} {result['received']:>8,} {result['p50']:>7} {result['p99']:>7} {result['max']:>7}"
+            f" {result['early']:>6} {lost:>5}   {peak_rss:8.0f} MB   (sent in {send_s:.1f} s)")
 
 
 def main() -> None:
@@ -88,7 +116,11 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--window-s", type=int, default=30)
     ap.add_argument("--modes", default="native,scheduler,staging")
+    ap.add_argument("--receive", nargs=4, metavar=("URL", "QUEUE", "N", "DEADLINE_S"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.receive:
+        url, queue, count, deadline_s = args.receive
+        return receive(url, queue, int(count), float(deadline_s))
     n = args.messages - args.messages % CHUNK
     broker = start(["broker", "--port", "0", "--no-delay-processor"], "ready:")
     url = broker.ready_line.split("ready:")[1].split()[0]  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -106,6 +107,10 @@ class DelayProcessor:
         self._rechecks: list[tuple[float, int, int]] = []  # (monotonic time, slot, checks left)
         self._drained: set[int] = set()  # slots drained whose markers are not compacted yet
         self._rebrowse_at = [2.0, 5.0, 10.0, 20.0]  # seconds after start
+        # targets without rules (the deliverer's, a java.util.Set for the shim), and when found
+        self._plain: Any = None
+        self._plain_keys: set[str] = set()
+        self._plain_since = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -234,6 +239,7 @@ class DelayProcessor:
     def _deliverer(self) -> None:
         with self.factory.create_context(SESSION_TRANSACTED) as ctx:
             put = _Putter(ctx)
+            self._plain = None  # a Java object of the previous JVM session is not reused
             while not self._stop.is_set():
                 self._recheck(ctx, put)
                 with self._lock:
@@ -300,21 +306,67 @@ class DelayProcessor:
                 with self._lock:
                     known_count = slot in self._filed
                     owed = self._filed.get(slot, 0) - self._moved.get(slot, 0) if known_count else 0
-                batch = consumer.receive_batch(DRAIN_CHUNK, 20 if known_count else 200)
-                if not batch:
+                timeout = 20 if known_count else 200
+                if slot in self._suspect:
+                    batch = consumer.receive_batch(DRAIN_CHUNK, timeout)
+                    if batch:
+                        self._move(ctx, put, slot, batch)
+                    n = len(batch)
+                else:
+                    n = self._move_plain(ctx, put, slot, consumer, timeout)
+                if not n:
                     if owed <= 0:
                         break
                     if time.monotonic() > deadline:
                         complete = False
                         break
                     continue
-                self._move(ctx, put, slot, batch)
                 with self._lock:
-                    self._moved[slot] = self._moved.get(slot, 0) + len(batch)
+                    self._moved[slot] = self._moved.get(slot, 0) + n
         finally:
             consumer.close()
         self._suspect.discard(slot)
         return complete
+
+    def _move_plain(self, ctx: JMSContext, put: _Putter, slot: int, consumer: Any, timeout: int) -> int:
+        """Moves a chunk of a slot in one transaction; returns how many messages it got.
+
+        The shim moves the chunk itself when every message is plain: due (the slot has
+        ended), unexpired, bound for a target Python found no rules for (``_plain``, built
+        here and forgotten every AttributeCache.TTL_S so rule changes are seen). Else the chunk
+        comes back, in delivery-time order, and is handled here message by message.
+        """
+        from pyjms.broker.admin import AttributeCache
+
+        if self._plain is None or time.monotonic() - self._plain_since > AttributeCache.TTL_S:
+            self._plain = ctx._s.jclass("java.util.HashSet")()
+            self._plain_keys = set()
+            self._plain_since = time.monotonic()
+        try:
+            raw = bytes(consumer._r.deliverDue(DRAIN_CHUNK, timeout, self._plain))
+        except ctx._s.JException as e:
+            from pyjms.bridge.errors import translate
+
+            raise translate(e, f"delay processor slot {slot}") from None
+        (n,) = struct.unpack_from(">i", raw, 0)
+        if n < 0:
+            messages = [Message._received(rec, None) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
+            self._move(ctx, put, slot, messages)
+            for m in messages:  # targets without rules: the shim may move their next ones
+                target = from_key(m.get_string_property(staging.TARGET))
+                attrs = ctx._target_attributes(target)
+                if target.key not in self._plain_keys and (attrs is None or not hasattr(attrs, "put_enabled")):
+                    self._plain_keys.add(target.key)
+                    self._plain.add(target.key)
+            return -n
+        if n:
+            self._commit(ctx, put, lambda: self._suspect.add(slot))
+            early_by = struct.unpack_from(f">{n}i", raw, 4)  # delivery time minus put time
+            self.stats.delivered += n
+            self.stats.early += sum(1 for d in early_by if d > 0)
+            if self._record_lateness:
+                self.stats.lateness_ms.extend(-d for d in early_by)
+        return n
 
     def _move(self, ctx: JMSContext, put: _Putter, slot: int, messages: list[Message]) -> None:
         """Puts a chunk of a slot to its targets, in delivery-time order, in one transaction."""
