@@ -111,6 +111,7 @@ class DelayProcessor:
         self._plain: Any = None
         self._plain_keys: set[str] = set()
         self._plain_since = 0.0
+        self._opened: dict[int, Any] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -240,6 +241,7 @@ class DelayProcessor:
         with self.factory.create_context(SESSION_TRANSACTED) as ctx:
             put = _Putter(ctx)
             self._plain = None  # a Java object of the previous JVM session is not reused
+            self._opened = {}  # slot -> its consumer, opened ahead of its end
             while not self._stop.is_set():
                 self._recheck(ctx, put)
                 with self._lock:
@@ -248,6 +250,10 @@ class DelayProcessor:
                     self._stop.wait(0.02)
                     continue
                 wait_ms = (slot + 1) * self.slot_ms - now_ms()  # the slot's end: all of it is due
+                if 0 < wait_ms <= self.slot_ms and slot not in self._opened:
+                    # its consumer opens a little ahead, so the broker has dispatched the slot's
+                    # messages to it when the slot ends (nothing is got before then)
+                    self._opened[slot] = ctx.create_consumer(self.slot_queue(slot))
                 if wait_ms > 0:
                     self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
                     continue
@@ -298,7 +304,7 @@ class DelayProcessor:
         patience_s. Empty slot queues are left for the broker to collect (pyjms brokers
         do): deleting one could race with a late message.
         """
-        consumer = ctx.create_consumer(self.slot_queue(slot))
+        consumer = self._opened.pop(slot, None) or ctx.create_consumer(self.slot_queue(slot))
         deadline = time.monotonic() + patience_s
         complete = True
         try:
@@ -306,7 +312,9 @@ class DelayProcessor:
                 with self._lock:
                     known_count = slot in self._filed
                     owed = self._filed.get(slot, 0) - self._moved.get(slot, 0) if known_count else 0
-                timeout = 20 if known_count else 200
+                # a filed slot owed nothing more: take only what is already here (what the sorter
+                # commits meanwhile is counted in _filed and drained again by _deliverer)
+                timeout = (20 if owed > 0 else 0) if known_count else 200
                 if slot in self._suspect:
                     batch = consumer.receive_batch(DRAIN_CHUNK, timeout)
                     if batch:

@@ -133,9 +133,9 @@ public final class Receiver implements AutoCloseable {
     /**
      * The delay processor's delivery step for one chunk of a due time slot, done here so that
      * plain deliveries do not cross into Python. Receives up to max messages (waiting up to
-     * timeoutMs for the first) and orders them by delivery time. If each one goes to a target
-     * in {@code plainTargets} (targets Python found no rules for), has not expired and has a
-     * body pyjms copies, each is sent on this (transacted) session to its target as the
+     * timeoutMs for the first; 0: only what is already here) and orders them by delivery time.
+     * If each one goes to a target in {@code plainTargets} (targets Python found no rules
+     * for), has not expired and has a body pyjms copies, each is sent on this (transacted) session to its target as the
      * processor's Python side would: without the staging header, with the sender's
      * correlation id back, with the exact expiration as JMS_PYJMS_Expiration and the time
      * left as TTL, its own priority and delivery mode. The answer is then int n, then n ints:
@@ -145,8 +145,7 @@ public final class Receiver implements AutoCloseable {
     public byte[] deliverDue(int max, long timeoutMs, java.util.Set<String> plainTargets) throws JMSException {
         channel.checkOpen();
         java.util.List<Message> got = new java.util.ArrayList<>();
-        java.util.List<Long> dues = new java.util.ArrayList<>();
-        Message m = consumer.receive(Math.max(1, timeoutMs));
+        Message m = timeoutMs > 0 ? consumer.receive(timeoutMs) : consumer.receiveNoWait();
         while (m != null) {
             got.add(m);
             if (got.size() >= max) break;
