@@ -10,9 +10,11 @@ Two threads, each with its own transacted context:
   transaction, so a restarted processor finds every slot again. Messages already due go
   straight to their target.
 * the **deliverer** keeps the known slots in a heap (O(log n) per slot), and at each slot's
-  end drains it, orders its messages by delivery time and puts each to its target, or
-  discards it with an expiration report if it expired while staged (D18). A slot's moves
-  commit together, so lateness is at most a slot (50 ms by default) plus the work.
+  end drains it in chunks of up to DRAIN_CHUNK messages, one transaction each (a transaction
+  gets at most a broker page of a queue): orders each chunk by delivery time and puts each
+  message to its target, or discards it with an expiration report if it expired while staged
+  (D18). The shim moves plain chunks itself (Receiver.deliverDue); Python keeps the policy.
+  Lateness is at most a slot (50 ms by default) plus the work.
 
 Every move (get from one queue, put to the next) commits in one transaction on the broker,
 so a processor killed at any point loses nothing and duplicates nothing: what was not
