@@ -7,7 +7,8 @@ to exactly one of them, and a consumer gets it by its token in a transaction.
 One process is started per dispatcher (``--dispatcher`` mode). Each prints a line per message
 it handled, ``<dispatcher> <message id> <body>``, and the parent prints who handled what.
 ``--fail-every K`` makes each dispatcher's consumer back out every K-th get, to show the message
-coming back unmarked and being dispatched again.
+coming back unmarked and being dispatched again. ``--batch K`` hands K tokens to the consumer at
+a time (one by-token consumer and one commit for K messages).
 """
 
 from __future__ import annotations
@@ -23,39 +24,48 @@ import pyjms
 from pyjms.browse import BROWSE_CO_OP, NoMessageAvailable
 
 
-def dispatcher(url: str, queue_name: str, name: str, idle_s: float, fail_every: int, selector: str | None) -> None:
+def dispatcher(url: str, queue_name: str, name: str, idle_s: float, fail_every: int, selector: str | None,
+               batch: int) -> None:
     factory = pyjms.ConnectionFactory(url)
     with factory.create_context() as browse_ctx, factory.create_context(pyjms.SESSION_TRANSACTED) as work_ctx:
         queue = browse_ctx.create_queue(queue_name)
         browser = browse_ctx.create_marking_browser(queue, message_selector=selector, cooperative=True)
         consumer = work_ctx.create_consumer(queue)
         print(f"ready {name} {os.getpid()}", flush=True)
-        handled = 0
-        idle_since = time.monotonic()
+        handled = gone = rounds = 0
+        started = idle_since = time.monotonic()
         while True:
             try:
-                m = browser.get(BROWSE_CO_OP, wait_ms=200)
+                dispatched = [browser.get(BROWSE_CO_OP, wait_ms=200)]
             except NoMessageAvailable:
                 if time.monotonic() - idle_since > idle_s:
                     break
                 continue
             idle_since = time.monotonic()
-            token = m.get_message_token()
-            print(f"dispatched {name} {token}", flush=True)
-            try:
-                got = consumer.receive_by_token(token, 2000)
-            except NoMessageAvailable:
-                print(f"gone {name} {token}", flush=True)
-                continue
-            handled += 1
-            if fail_every and handled % fail_every == 0:
+            while len(dispatched) < batch and (m := browser.get_or_none(BROWSE_CO_OP)) is not None:
+                dispatched.append(m)
+            tokens = [m.get_message_token() for m in dispatched]
+            for token in tokens:
+                print(f"dispatched {name} {token}", flush=True)
+            # the consumer gets exactly the dispatched messages, in one transaction
+            got = consumer.receive_by_tokens(tokens, 10_000)
+            got_tokens = {m.get_message_token() for m in got}
+            for token in tokens:
+                if token not in got_tokens:
+                    print(f"gone {name} {token}", flush=True)  # another consumer had it
+                    gone += 1
+            rounds += 1
+            if fail_every and rounds % fail_every == 0:
                 work_ctx.rollback()  # backed out: unmarked at once, dispatched again
-                print(f"backout {name} {token}", flush=True)
+                for m in got:
+                    print(f"backout {name} {m.get_message_token()}", flush=True)
                 continue
             work_ctx.commit()
-            print(f"handled {name} {token} {got.get_text()}", flush=True)
+            handled += len(got)
+            for m in got:
+                print(f"handled {name} {m.get_message_token()} {m.get_text()}", flush=True)
         browser.close()
-    print(f"done {name}", flush=True)
+    print(f"done {name} handled {handled} gone {gone} in {idle_since - started:.1f} s", flush=True)
 
 
 def main() -> int:
@@ -67,10 +77,11 @@ def main() -> int:
     p.add_argument("--idle", type=float, default=2.0, help="a dispatcher stops after this many idle seconds")
     p.add_argument("--fail-every", type=int, default=0)
     p.add_argument("--selector", default=None)
+    p.add_argument("--batch", type=int, default=1, help="tokens a dispatcher hands its consumer at a time")
     p.add_argument("--dispatcher", metavar="NAME", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.dispatcher:
-        dispatcher(args.url, args.queue, args.dispatcher, args.idle, args.fail_every, args.selector)
+        dispatcher(args.url, args.queue, args.dispatcher, args.idle, args.fail_every, args.selector, args.batch)
         return 0
 
     broker = None
@@ -88,7 +99,7 @@ def main() -> int:
     print(f"{args.messages} messages on {args.queue}; starting {args.dispatchers} dispatchers", flush=True)
     procs = [
         subprocess.Popen([sys.executable, __file__, "--url", url, "--queue", args.queue, "--dispatcher", f"d{i}",
-                          "--idle", str(args.idle), "--fail-every", str(args.fail_every)],
+                          "--idle", str(args.idle), "--fail-every", str(args.fail_every), "--batch", str(args.batch)],
                          stdout=subprocess.PIPE, text=True)
         for i in range(1, args.dispatchers + 1)
     ]
@@ -97,6 +108,8 @@ def main() -> int:
         out, _ = proc.communicate()
         for line in out.splitlines():
             parts = line.split(" ", 3)
+            if parts[0] == "done":
+                print(" ", line)
             if parts[0] == "handled":
                 handled[parts[1]].append(parts[3])
                 print(f"  {parts[1]} handled {parts[3]}")

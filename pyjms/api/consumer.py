@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 _log = logging.getLogger("pyjms")
 # a wait "forever" is made of slices so that Ctrl-C and close() are noticed
 _SLICE_MS = 500
+# receive_by_token waits this long for a message before asking the provider again
+_TOKEN_SLICE_MS = 250
 
 
 def _timeout(timeout_ms: int | timedelta | None) -> int | None:
@@ -182,27 +184,37 @@ class JMSConsumer:
             return []
         self._park()
         wait_ms = _timeout(timeout_ms) or 0
-        ids = ", ".join("'" + t.replace("'", "''") + "'" for t in wanted)
-        selector = f"JMSMessageID IN ({ids})"
-        if self._selector:
-            selector = f"({self._selector}) AND {selector}"
         ctx = self._ctx
         key = ctx._jkey(self._destination)
-        r = ctx._call(lambda: ctx._ch.consumer(key, selector, False), f"receive_by_token on {self._destination}")
         got: list[Message] = []
-        try:
-            deadline = time.monotonic() + wait_ms / 1000.0
-            while len(got) < len(wanted):
-                left = max(int((deadline - time.monotonic()) * 1000), 0)
-                raw = r.receiveBatch(len(wanted) - len(got), max(left, 1))
-                batch = [Message._received(rec, None) for rec in C.iter_batch(bytes(raw))]
-                if not batch and left <= 0:
-                    break
-                got.extend(batch)
-        except ctx._s.JException as e:
-            raise translate(e, f"receive_by_token from {self._destination}") from None
-        finally:
-            ctx._call(r.close, f"close receive_by_token consumer on {self._destination}")
+        deadline = time.monotonic() + wait_ms / 1000.0
+        while True:
+            # One consumer selecting exactly the missing messages. If a slice passes with none
+            # of them, a new consumer is made: a provider may be slow to dispatch to a
+            # consumer that is one of many coming and going on a queue (ActiveMQ is).
+            have = {m.get_message_token() for m in got}
+            missing = [t for t in wanted if t not in have]
+            if not missing:
+                break
+            ids = ", ".join("'" + t.replace("'", "''") + "'" for t in missing)
+            selector = f"JMSMessageID IN ({ids})"
+            if self._selector:
+                selector = f"({self._selector}) AND {selector}"
+            r = ctx._call(lambda: ctx._ch.consumer(key, selector, False), f"receive_by_token on {self._destination}")
+            try:
+                while len(got) < len(wanted):
+                    left_ms = int((deadline - time.monotonic()) * 1000)
+                    raw = r.receiveBatch(len(wanted) - len(got), max(min(left_ms, _TOKEN_SLICE_MS), 1))
+                    batch = [Message._received(rec, None) for rec in C.iter_batch(bytes(raw))]
+                    if not batch:
+                        break
+                    got.extend(batch)
+            except ctx._s.JException as e:
+                raise translate(e, f"receive_by_token from {self._destination}") from None
+            finally:
+                ctx._call(r.close, f"close receive_by_token consumer on {self._destination}")
+            if time.monotonic() >= deadline:
+                break
         ctx._got_by_token(self._destination.name, [m.get_message_token() for m in got])
         return got
 

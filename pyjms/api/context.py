@@ -352,7 +352,11 @@ class JMSContext:
         r = self._call(make, f"create_consumer({destination}, selector={message_selector!r})")
         consumer = JMSConsumer(self, r, destination, message_selector)
         if isinstance(destination, Queue):
+            # Made (so a bad selector or a refused read fails here, as JMS says) and parked at
+            # once: a queue consumer takes messages from the provider only when it is first
+            # used, so one kept for receive_by_token never hoards the queue (see _park)
             consumer._reopen = make
+            consumer._park()
         return self._register(consumer)
 
     def create_durable_consumer(

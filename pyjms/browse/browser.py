@@ -37,7 +37,15 @@ from pyjms.rules.reasons import MQRC
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
 
-_PAGE = 500
+# A pass looks at no more than a window of messages from the head, then starts again there:
+# - within the provider's browser prefetch (ActiveMQ: 500), a pass never waits for the provider
+#   to page more to the browser (which can take seconds while the queue is being consumed);
+# - within the provider's dispatch page (ActiveMQ maxPageSize; 2000 on pyjms brokers), a message
+#   a dispatcher sees is one a by-token consumer can be given.
+# The messages a pass takes are consumed, so the next pass reaches further. If a whole window is
+# marked by others, the next pass looks twice as far (up to _MAX_WINDOW).
+_WINDOW = 400
+_MAX_WINDOW = 20_000
 _POLL_S = 0.1
 # a claimed message is handed out only if its mark has at least this much of the interval left
 _LAPSE_MARGIN = 0.2
@@ -73,6 +81,9 @@ class MarkingBrowser:
         self._jb: Any = None  # the current pass's Java browser
         self._page: deque[Message] = deque()
         self._pass_done = True
+        self._pass_count = 0
+        self._window = _WINDOW
+        self._pass_took = False  # the pass returned (or claimed) something
         self._cursor_seen: set[str] = set()  # returned by BROWSE_NEXT in this cursor run
         self._reserved: deque[tuple[Message, float]] = deque()  # claimed for the set, not yet returned
         self._closed = False
@@ -146,6 +157,7 @@ class MarkingBrowser:
         while True:
             m = self._claimed_next() if claiming else self._next(options)
             if m is not None:
+                self._pass_took = True
                 if options & O.MARK_BROWSE_HANDLE:
                     self._own.add(m.get_message_token())
                 self._cursor_seen.add(m.get_message_token())  # behind the cursor now
@@ -208,11 +220,17 @@ class MarkingBrowser:
                 self._ctx._call(jb.close, f"close browser on {self._queue}")
 
     def _new_pass(self) -> None:
+        if self._pass_count >= self._window and not self._pass_took:
+            self._window = min(self._window * 2, _MAX_WINDOW)  # all marked: look further
+        elif self._pass_took:
+            self._window = _WINDOW
+        self._pass_took = False
         self._close_pass()
         self._page.clear()
         key = self._ctx._jkey(self._queue)
         self._jb = self._ctx._call(lambda: self._ctx._ch.browser(key, self._selector), f"browse {self._queue}")
         self._pass_done = False
+        self._pass_count = 0
 
     def _fetch(self) -> Message | None:
         """The pass's next message, or None when it has run out."""
@@ -220,12 +238,17 @@ class MarkingBrowser:
             if self._pass_done or self._jb is None:
                 return None
             try:
-                raw = self._jb.next(_PAGE)
+                raw = self._jb.next(self._window - self._pass_count)
             except self._ctx._s.JException as e:
                 raise translate(e, f"browse {self._queue}") from None
             self._page.extend(Message._received(rec, None) for rec in C.iter_batch(bytes(raw)))
-            if not self._page:
+            self._pass_count += len(self._page)
+            if self._pass_count >= self._window or not self._page:
+                # an open browser costs the broker work on every change to the queue: close it
+                # as soon as the pass has what it will take
                 self._pass_done = True
+                self._close_pass()
+            if not self._page:
                 return None
         return self._page.popleft()
 
@@ -275,6 +298,7 @@ class MarkingBrowser:
             at = time.monotonic()
             granted = set(self._claim([m.get_message_token() for m in batch]))
             self._reserved.extend((m, at) for m in batch if m.get_message_token() in granted)
+            self._pass_took = self._pass_took or bool(granted)
 
     def _release_reserved(self) -> None:
         ids = [m.get_message_token() for m, _ in self._reserved]

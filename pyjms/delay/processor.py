@@ -207,7 +207,7 @@ class DelayProcessor:
             prefix, suffix = ctx._s.String(SLOT_PREFIX), ctx._s.String(self.staging)
             while not self._stop.is_set():
                 # the shim files each message under its slot without it crossing into Python
-                raw = bytes(consumer._r.fileBySlot(1000, 200, self.slot_ms, horizon, prefix, suffix))
+                raw = bytes(consumer._receiver().fileBySlot(1000, 200, self.slot_ms, horizon, prefix, suffix))
                 filed, soon = _read_filing(raw)
                 if not filed and not soon:
                     continue
@@ -353,7 +353,7 @@ class DelayProcessor:
             self._plain_keys = set()
             self._plain_since = time.monotonic()
         try:
-            raw = bytes(consumer._r.deliverDue(DRAIN_CHUNK, timeout, self._plain))
+            raw = bytes(consumer._receiver().deliverDue(DRAIN_CHUNK, timeout, self._plain))
         except ctx._s.JException as e:
             from pyjms.bridge.errors import translate
 
