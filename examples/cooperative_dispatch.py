@@ -18,7 +18,9 @@ import collections
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pyjms
 from pyjms.browse import BROWSE_CO_OP, NoMessageAvailable
@@ -34,6 +36,7 @@ def dispatcher(url: str, queue_name: str, name: str, idle_s: float, fail_every: 
         print(f"ready {name} {os.getpid()}", flush=True)
         handled = gone = rounds = 0
         started = idle_since = time.monotonic()
+        first_dispatch = last_handled = 0.0  # wall clock, for benchmarks that add up dispatchers
         while True:
             try:
                 dispatched = [browser.get(BROWSE_CO_OP, wait_ms=200)]
@@ -42,6 +45,7 @@ def dispatcher(url: str, queue_name: str, name: str, idle_s: float, fail_every: 
                     break
                 continue
             idle_since = time.monotonic()
+            first_dispatch = first_dispatch or time.time()
             while len(dispatched) < batch and (m := browser.get_or_none(BROWSE_CO_OP)) is not None:
                 dispatched.append(m)
             tokens = [m.get_message_token() for m in dispatched]
@@ -61,11 +65,13 @@ def dispatcher(url: str, queue_name: str, name: str, idle_s: float, fail_every: 
                     print(f"backout {name} {m.get_message_token()}", flush=True)
                 continue
             work_ctx.commit()
+            last_handled = time.time()
             handled += len(got)
             for m in got:
                 print(f"handled {name} {m.get_message_token()} {m.get_text()}", flush=True)
         browser.close()
-    print(f"done {name} handled {handled} gone {gone} in {idle_since - started:.1f} s", flush=True)
+    print(f"done {name} handled {handled} gone {gone} in {idle_since - started:.1f} s "
+          f"first {first_dispatch:.3f} last {last_handled:.3f}", flush=True)
 
 
 def main() -> int:
@@ -97,22 +103,26 @@ def main() -> int:
         for i in range(args.messages):
             producer.send(queue, f"order {i}")
     print(f"{args.messages} messages on {args.queue}; starting {args.dispatchers} dispatchers", flush=True)
-    procs = [
-        subprocess.Popen([sys.executable, __file__, "--url", url, "--queue", args.queue, "--dispatcher", f"d{i}",
-                          "--idle", str(args.idle), "--fail-every", str(args.fail_every), "--batch", str(args.batch)],
-                         stdout=subprocess.PIPE, text=True)
-        for i in range(1, args.dispatchers + 1)
-    ]
+    # each dispatcher writes to a file of its own: a pipe nobody reads yet would fill and stop it
+    with tempfile.TemporaryDirectory() as tmp:
+        outs = [Path(tmp) / f"d{i}.out" for i in range(1, args.dispatchers + 1)]
+        procs = [
+            subprocess.Popen([sys.executable, __file__, "--url", url, "--queue", args.queue, "--dispatcher", f"d{i}",
+                              "--idle", str(args.idle), "--fail-every", str(args.fail_every), "--batch", str(args.batch)],
+                             stdout=out.open("w"), text=True)
+            for i, out in enumerate(outs, 1)
+        ]
+        for proc in procs:
+            proc.wait()
+        lines = [line for out in outs for line in out.read_text().splitlines()]
     handled: dict[str, list[str]] = collections.defaultdict(list)
-    for proc in procs:
-        out, _ = proc.communicate()
-        for line in out.splitlines():
-            parts = line.split(" ", 3)
-            if parts[0] == "done":
-                print(" ", line)
-            if parts[0] == "handled":
-                handled[parts[1]].append(parts[3])
-                print(f"  {parts[1]} handled {parts[3]}")
+    for line in lines:
+        parts = line.split(" ", 3)
+        if parts[0] == "done":
+            print(" ", line)
+        if parts[0] == "handled":
+            handled[parts[1]].append(parts[3])
+            print(f"  {parts[1]} handled {parts[3]}")
     total = sum(len(v) for v in handled.values())
     print("who handled what: " + ", ".join(f"{k}: {len(v)}" for k, v in sorted(handled.items())))
     print(f"{total} of {args.messages} messages handled, each once" if total == args.messages

@@ -200,7 +200,7 @@ class JMSConsumer:
             selector = f"JMSMessageID IN ({ids})"
             if self._selector:
                 selector = f"({self._selector}) AND {selector}"
-            r = ctx._call(lambda: ctx._ch.consumer(key, selector, False), f"receive_by_token on {self._destination}")
+            r = ctx._call(lambda: ctx._ch.pullConsumer(key, selector), f"receive_by_token on {self._destination}")
             try:
                 while len(got) < len(wanted):
                     left_ms = int((deadline - time.monotonic()) * 1000)

@@ -349,14 +349,17 @@ class JMSContext:
         def make() -> Any:
             return self._ch.consumer(key, message_selector, bool(no_local))
 
-        r = self._call(make, f"create_consumer({destination}, selector={message_selector!r})")
-        consumer = JMSConsumer(self, r, destination, message_selector)
-        if isinstance(destination, Queue):
-            # Made (so a bad selector or a refused read fails here, as JMS says) and parked at
-            # once: a queue consumer takes messages from the provider only when it is first
-            # used, so one kept for receive_by_token never hoards the queue (see _park)
-            consumer._reopen = make
-            consumer._park()
+        what = f"create_consumer({destination}, selector={message_selector!r})"
+        if not isinstance(destination, Queue):
+            return self._register(JMSConsumer(self, self._call(make, what), destination, message_selector))
+        # A queue consumer takes messages from the provider only from its first receive, so one
+        # kept for receive_by_token never hoards the queue. It is checked here (a bad selector
+        # or a refused read fails at creation, as JMS says) with a consumer that prefetches
+        # nothing, so the check moves no message.
+        probe = self._call(lambda: self._ch.pullConsumer(key, message_selector), what)
+        consumer = JMSConsumer(self, probe, destination, message_selector)
+        consumer._reopen = make
+        consumer._park()
         return self._register(consumer)
 
     def create_durable_consumer(

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -44,27 +45,28 @@ def fill(url: str, queue: str, n: int) -> None:
             p.send_batch(q, batch[start:start + 1000])
 
 
-def run_dispatchers(url: str, queue: str, n: int, *extra: str) -> dict[str, list[tuple[str, str]]]:
+def run_dispatchers(tmp: Path, url: str, queue: str, n: int, *extra: str) -> dict[str, list[tuple[str, str]]]:
     """Runs n dispatcher processes until each has been idle 3 s; their event lines by kind."""
+    outs = [tmp / f"{queue}.d{i}.out" for i in range(n)]
     procs = [
         subprocess.Popen([sys.executable, EXAMPLE, "--url", url, "--queue", queue, "--dispatcher", f"d{i}",
-                          "--idle", "3", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-        for i in range(n)
+                          "--idle", "3", *extra], stdout=out.open("w"), stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        for i, out in enumerate(outs)  # files, not pipes: a pipe read later would fill and stop its writer
     ]
     events: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
-    for p in procs:
-        out, err = p.communicate(timeout=900)
+    for p, out in zip(procs, outs):
+        _, err = p.communicate(timeout=900)
         assert p.returncode == 0, err[-3000:]
-        for line in out.splitlines():
+        for line in out.read_text().splitlines():
             kind, name, *rest = line.split(" ", 3)
             if kind in ("dispatched", "handled", "gone", "backout"):
                 events[kind].append((name, rest[0]))
     return events
 
 
-def test_B10_three_dispatcher_processes_dispatch_10000_messages_exactly_once(broker_url: str, qname: str) -> None:
+def test_B10_three_dispatcher_processes_dispatch_10000_messages_exactly_once(broker_url: str, qname: str, tmp_path: Path) -> None:
     fill(broker_url, qname, 10_000)
-    events = run_dispatchers(broker_url, qname, 3)
+    events = run_dispatchers(tmp_path, broker_url, qname, 3)
     dispatched = collections.Counter(token for _, token in events["dispatched"])
     handled = collections.Counter(token for _, token in events["handled"])
     assert len(handled) == 10_000, "none missed"
@@ -73,9 +75,9 @@ def test_B10_three_dispatcher_processes_dispatch_10000_messages_exactly_once(bro
     assert len({name for name, _ in events["handled"]}) == 3, "every dispatcher took part"
 
 
-def test_B08_consumers_that_back_out_get_their_messages_dispatched_again(broker_url: str, qname: str) -> None:
+def test_B08_consumers_that_back_out_get_their_messages_dispatched_again(broker_url: str, qname: str, tmp_path: Path) -> None:
     fill(broker_url, qname, 600)
-    events = run_dispatchers(broker_url, qname, 3, "--fail-every", "4")
+    events = run_dispatchers(tmp_path, broker_url, qname, 3, "--fail-every", "4")
     handled = collections.Counter(token for _, token in events["handled"])
     backed_out = {token for _, token in events["backout"]}
     dispatched = collections.Counter(token for _, token in events["dispatched"])

@@ -247,6 +247,14 @@ public final class Channel implements AutoCloseable {
         return new Receiver(this, c, nextReceiverId++, null);
     }
 
+    /** A consumer with no prefetch (see Provider.pulling): for gets by token, and probes. */
+    public Receiver pullConsumer(String destination, String selector) throws JMSException {
+        checkOpen();
+        start();
+        MessageConsumer c = session.createConsumer(provider.pulling(destinations.resolve(destination)), selector, false);
+        return new Receiver(this, c, nextReceiverId++, null);
+    }
+
     public Receiver durableConsumer(String topic, String name, String selector, boolean noLocal)
             throws JMSException {
         checkOpen();

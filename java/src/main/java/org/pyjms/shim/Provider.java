@@ -31,6 +31,14 @@ public interface Provider {
     /** Whether the broker behind this connection is known to run the scheduler (false = unknown). */
     default boolean schedulerKnownOn(Connection c) { return false; }
 
+    /**
+     * The destination to give a consumer that must take messages only when asked (no
+     * prefetch): closing it then hands nothing back to the broker. Used for consumers that are
+     * made and closed per get (gets by message token) and for checking a new consumer's
+     * selector and access. The default is the destination itself.
+     */
+    default Destination pulling(Destination d) { return d; }
+
     /** Deletes a queue if nobody consumes from it; false when not possible. */
     default boolean deleteIfUnused(Connection c, Queue q) throws JMSException { return false; }
 }

@@ -34,6 +34,15 @@ public final class ActiveMQProvider implements Provider {
         return f;
     }
 
+    /** ActiveMQ takes consumer options in the destination name: a prefetch of 0 pulls. */
+    @Override
+    public Destination pulling(Destination d) {
+        if (d instanceof ActiveMQQueue q && !(d instanceof ActiveMQTempQueue) && q.getOptions() == null) {
+            return new ActiveMQQueue(q.getPhysicalName() + "?consumer.prefetchSize=0");
+        }
+        return d;
+    }
+
     @Override
     public Destination temporary(String key) {
         if (key.startsWith("temp-queue://")) return new ActiveMQTempQueue(key.substring(13));
