@@ -29,16 +29,9 @@ import pyjms  # noqa: E402
 from pyjms.bridge import classpath  # noqa: E402
 from pyjms.browse import BROWSE_CO_OP, BROWSE_HANDLE  # noqa: E402
 
+from bench_throughput import start_broker  # noqa: E402  (the same standalone broker)
+
 EXAMPLE = ROOT / "examples" / "cooperative_dispatch.py"
-
-
-def start_broker() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "pyjms", "broker", "--port", "0"],
-                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    line = proc.stdout.readline()
-    if "ready:" not in line:
-        raise SystemExit(f"broker did not start: {line!r}")
-    return proc, line.split("ready:")[1].split()[0]
 
 
 def fill(url: str, queue: str, n: int) -> None:

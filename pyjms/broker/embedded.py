@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
-from pyjms.browse.options import check_interval
+from pyjms.browse.options import check_interval, check_lease
 from pyjms.errors import InvalidArgumentRuntimeException
 from pyjms.rules.reasons import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS
 
@@ -55,8 +55,7 @@ class EmbeddedBroker:
         mark_lease_ms: int = 10_000,
     ) -> None:
         check_interval(mark_browse_interval)
-        if isinstance(mark_lease_ms, bool) or not isinstance(mark_lease_ms, int) or mark_lease_ms < 100:
-            raise InvalidArgumentRuntimeException(f"mark_lease_ms {mark_lease_ms!r} must be an int >= 100")
+        check_lease(mark_lease_ms)
         for label, p in (("port", port), ("stomp_port", stomp_port)):
             if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535):
                 raise InvalidArgumentRuntimeException(f"{label} {p!r} is not a TCP port (0..65535)")

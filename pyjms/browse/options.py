@@ -70,3 +70,11 @@ def check_interval(interval_ms: object) -> int:
             values={"mark_browse_interval": interval_ms},
         )
     return interval_ms
+
+
+def check_lease(lease_ms: object) -> int:
+    """How long a silent browse handle keeps its marks: ms, at least 100."""
+    if isinstance(lease_ms, bool) or not isinstance(lease_ms, int) or lease_ms < 100:
+        raise InvalidArgumentRuntimeException(f"mark lease {lease_ms!r} ms must be an int >= 100",
+                                              values={"mark_lease_ms": lease_ms})
+    return lease_ms

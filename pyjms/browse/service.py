@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyjms.api.destination import Queue
 from pyjms.browse.marks import LostHandle, MarkTable
-from pyjms.browse.options import check_interval
-from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
+from pyjms.browse.options import check_interval, check_lease
+from pyjms.errors import JMSRuntimeException
 from pyjms.rules.reasons import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS
 
 if TYPE_CHECKING:
@@ -40,8 +40,7 @@ class MarkService:
         lease_ms: int = 10_000,
     ) -> None:
         check_interval(mark_browse_interval)
-        if isinstance(lease_ms, bool) or not isinstance(lease_ms, int) or lease_ms < 100:
-            raise InvalidArgumentRuntimeException(f"mark lease {lease_ms!r} ms must be an int >= 100")
+        check_lease(lease_ms)
         self.factory = factory
         self.table = MarkTable(interval_ms=mark_browse_interval, lease_ms=lease_ms)
         self._stop = threading.Event()

@@ -140,3 +140,23 @@ def test_B05_interval_outside_minus_one_to_999999999_is_refused(value: object) -
         O.check_interval(value)
     with pytest.raises(InvalidArgumentRuntimeException):
         MarkTable(interval_ms=value)  # type: ignore[arg-type]
+
+
+def test_mark_service_requests_answer_as_the_table_says(clock: Clock) -> None:
+    from pyjms.browse.service import MarkService
+
+    service = MarkService(factory=None, mark_browse_interval=1000, lease_ms=500)  # type: ignore[arg-type]
+    service.table.clock = clock
+    assert service.handle({"op": "open", "handle": "a"})["interval_ms"] == 1000
+    assert service.handle({"op": "claim", "handle": "a", "queue": "Q", "ids": ["m1"]})["granted"] == ["m1"]
+    assert service.handle({"op": "marked", "queue": "Q", "ids": ["m1", "m2"]})["marked"] == ["m1"]
+    clock.advance(600)
+    service.table.sweep()
+    lost = service.handle({"op": "claim", "handle": "a", "queue": "Q", "ids": ["m2"]})
+    assert lost["ok"] is False and lost["lost"] is True, "a handle whose lease ran out is told so"
+    assert service.handle({"op": "config", "interval_ms": -1})["interval_ms"] == -1
+    with pytest.raises(InvalidArgumentRuntimeException):
+        service.handle({"op": "config", "interval_ms": -5})
+    assert service.handle({"op": "nonsense"})["ok"] is False
+    with pytest.raises(InvalidArgumentRuntimeException, match="lease"):
+        MarkService(factory=None, lease_ms=10)  # type: ignore[arg-type]
