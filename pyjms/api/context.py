@@ -353,11 +353,10 @@ class JMSContext:
         if not isinstance(destination, Queue):
             return self._register(JMSConsumer(self, self._call(make, what), destination, message_selector))
         # A queue consumer takes messages from the provider only from its first receive, so one
-        # kept for receive_by_token never hoards the queue. It is checked here (a bad selector
-        # or a refused read fails at creation, as JMS says) with a consumer that prefetches
-        # nothing, so the check moves no message.
-        probe = self._call(lambda: self._ch.pullConsumer(key, message_selector), what)
-        consumer = JMSConsumer(self, probe, destination, message_selector)
+        # kept for receive_by_token never hoards the queue. It is made here (a bad selector or
+        # a refused read fails at creation, as JMS says) and parked at once: what the provider
+        # prefetched to it goes back, unmarked as redelivered.
+        consumer = JMSConsumer(self, self._call(make, what), destination, message_selector)
         consumer._reopen = make
         consumer._park()
         return self._register(consumer)

@@ -14,6 +14,8 @@ Like Spark's Kafka connector, one entry point hands each mode to its own class:
 ``JMSBatchWrite`` and ``JMSStreamingWrite`` (pyjms.spark.sink), ``JMSBrowseBatch`` and
 ``JMSConsumeBatch`` (pyjms.spark.batch_read), ``JMSMicroBatchStream``
 (pyjms.spark.stream_read). Their docstrings state the transaction and delivery guarantees.
+``consume_after_job`` (pyjms.spark.consume_after) removes what a batch job read only after
+the job succeeded.
 
 Executors need pyjms importable (``pip install 'pyjms[spark]'`` in their environment, or
 ``--py-files``/``addPyFile`` with a zip of the package plus a pip-installed ``jmspy`` and
@@ -33,6 +35,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from pyjms.errors import NotSupportedRuntimeException
 from pyjms.spark.batch_read import JMSBrowseBatch, JMSConsumeBatch, JMSPartition
+from pyjms.spark.consume_after import ConsumeResult, consume_after_job
 from pyjms.spark.options import JMSOptions
 from pyjms.spark.schema import READ_SCHEMA, WRITE_COLUMNS, check_read_schema, check_write_schema
 from pyjms.spark.sink import DLQ_DETAIL, JMSBatchWrite, JMSCommitMessage, JMSStreamingWrite
@@ -81,5 +84,5 @@ class JMSDataSource(DataSource):
 __all__ = [
     "JMSDataSource", "JMSOptions", "READ_SCHEMA", "WRITE_COLUMNS",
     "JMSBatchWrite", "JMSStreamingWrite", "JMSCommitMessage", "JMSBrowseBatch", "JMSConsumeBatch",
-    "JMSPartition", "JMSMicroBatchStream", "DLQ_DETAIL",
+    "JMSPartition", "JMSMicroBatchStream", "DLQ_DETAIL", "consume_after_job", "ConsumeResult",
 ]

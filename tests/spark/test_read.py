@@ -113,3 +113,35 @@ def test_consume_in_a_failed_job_removes_nothing(spark, jms_url, jms_ctx, qname)
         back = drain(c, 1000)
     assert sorted(m.get_text() for m in back) == sorted(f"m{i}" for i in range(200))
     assert any(m.get_jms_redelivered() for m in back)  # they were taken, then given back
+
+
+def test_consume_after_job_removes_exactly_what_a_successful_job_saw(spark, jms_url, jms_ctx, qname):
+    from pyjms.spark import consume_after_job
+
+    _fill(jms_ctx, qname, 30)
+
+    def job(df):
+        # a message that arrives while the job runs is not in its snapshot: it must stay
+        jms_ctx.create_producer().send(jms_ctx.create_queue(qname), "late")
+        return sorted(r.text for r in df.select("text").collect())
+
+    out = consume_after_job(spark, {"url": jms_url, "destination": qname, "receiveTimeout": "500"}, job)
+    assert out.result == sorted(f"m{i}" for i in range(30))
+    assert (out.processed, out.acknowledged, out.missing) == (30, 30, 0)
+    assert _left(jms_ctx, qname) == ["late"]
+
+
+def test_consume_after_job_in_a_failed_job_removes_nothing(spark, jms_url, jms_ctx, qname):
+    from pyjms.spark import consume_after_job
+
+    _fill(jms_ctx, qname, 10)
+
+    def job(df):
+        assert df.count() == 10
+        raise RuntimeError("the sink failed")
+
+    with pytest.raises(RuntimeError, match="the sink failed"):
+        consume_after_job(spark, {"url": jms_url, "destination": qname}, job)
+    assert _left(jms_ctx, qname) == sorted(f"m{i}" for i in range(10))
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="mode"):
+        consume_after_job(spark, {"url": jms_url, "destination": qname, "mode": "consume"}, job)
