@@ -52,7 +52,7 @@ def dispatcher(url: str, queue_name: str, name: str, idle_s: float, fail_every: 
             for token in tokens:
                 print(f"dispatched {name} {token}", flush=True)
             # the consumer gets exactly the dispatched messages, in one transaction
-            got = consumer.receive_by_tokens(tokens, 10_000)
+            got = consumer.receive_by_tokens(tokens, 2000)
             got_tokens = {m.get_message_token() for m in got}
             for token in tokens:
                 if token not in got_tokens:

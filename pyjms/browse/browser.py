@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 # marked by others, the next pass looks twice as far (up to _MAX_WINDOW).
 _WINDOW = 400
 _MAX_WINDOW = 20_000
+_PAGE = 500
 _POLL_S = 0.1
 # a claimed message is handed out only if its mark has at least this much of the interval left
 _LAPSE_MARGIN = 0.2
@@ -83,6 +84,8 @@ class MarkingBrowser:
         self._pass_done = True
         self._pass_count = 0
         self._window = _WINDOW
+        self._windowed = False
+        self._pass_cut = False  # the pass ended at its window, not at the end of the queue
         self._pass_took = False  # the pass returned (or claimed) something
         self._cursor_seen: set[str] = set()  # returned by BROWSE_NEXT in this cursor run
         self._reserved: deque[tuple[Message, float]] = deque()  # claimed for the set, not yet returned
@@ -153,6 +156,8 @@ class MarkingBrowser:
             fresh = True
         if first:
             self._cursor_seen.clear()
+        # only dispatching (claims for the set) reads in windows; other browsing walks the queue
+        self._windowed = claiming
         deadline = time.monotonic() + wait_ms / 1000.0
         while True:
             m = self._claimed_next() if claiming else self._next(options)
@@ -162,7 +167,9 @@ class MarkingBrowser:
                     self._own.add(m.get_message_token())
                 self._cursor_seen.add(m.get_message_token())  # behind the cursor now
                 return m
-            if not fresh:  # the pass ran out: one new pass from the head (or on from the cursor)
+            if not fresh or (self._windowed and self._pass_cut and self._window < _MAX_WINDOW):
+                # the pass ran out: a new one from the head (or on from the cursor); one cut
+                # short by its window with nothing for us looks twice as far
                 self._new_pass()
                 fresh = True
                 continue
@@ -220,7 +227,7 @@ class MarkingBrowser:
                 self._ctx._call(jb.close, f"close browser on {self._queue}")
 
     def _new_pass(self) -> None:
-        if self._pass_count >= self._window and not self._pass_took:
+        if self._pass_cut and not self._pass_took:
             self._window = min(self._window * 2, _MAX_WINDOW)  # all marked: look further
         elif self._pass_took:
             self._window = _WINDOW
@@ -230,6 +237,7 @@ class MarkingBrowser:
         key = self._ctx._jkey(self._queue)
         self._jb = self._ctx._call(lambda: self._ctx._ch.browser(key, self._selector), f"browse {self._queue}")
         self._pass_done = False
+        self._pass_cut = False
         self._pass_count = 0
 
     def _fetch(self) -> Message | None:
@@ -237,13 +245,15 @@ class MarkingBrowser:
         if not self._page:
             if self._pass_done or self._jb is None:
                 return None
+            limit = self._window if self._windowed else _MAX_WINDOW
             try:
-                raw = self._jb.next(self._window - self._pass_count)
+                raw = self._jb.next(min(_PAGE, limit - self._pass_count))
             except self._ctx._s.JException as e:
                 raise translate(e, f"browse {self._queue}") from None
             self._page.extend(Message._received(rec, None) for rec in C.iter_batch(bytes(raw)))
             self._pass_count += len(self._page)
-            if self._pass_count >= self._window or not self._page:
+            self._pass_cut = self._pass_count >= limit
+            if self._pass_cut or not self._page:
                 # an open browser costs the broker work on every change to the queue: close it
                 # as soon as the pass has what it will take
                 self._pass_done = True

@@ -75,6 +75,20 @@ def test_B02_B03_BROWSE_HANDLE_returns_each_message_once_then_2033(ctx, qname) -
         assert h.get(BROWSE_HANDLE).get_text() == "late", "BROWSE_FIRST comes back to the head"
 
 
+def test_B02_B04_every_message_of_a_deep_queue_once_per_handle_and_once_per_set(factory, qname) -> None:
+    """Deeper than a dispatching pass's window (400) and than a browser's page (500)."""
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        p = ctx.create_producer()
+        for start in range(0, 1500, 500):
+            p.send_batch(q, [str(i) for i in range(start, start + 500)])
+        with ctx.create_marking_browser(q) as h:
+            assert [int(t) for t in texts(drain_browser(h, BROWSE_HANDLE))] == list(range(1500))
+        with ctx.create_marking_browser(q, cooperative=True) as a, ctx.create_marking_browser(q, cooperative=True) as b:
+            got = texts(drain_browser(a, BROWSE_CO_OP)) + texts(drain_browser(b, BROWSE_CO_OP))
+            assert sorted(int(t) for t in got) == list(range(1500)), "nothing consumed: the windows must widen"
+
+
 def test_B02_browse_next_walks_the_cursor_and_ends_with_2033(ctx, qname) -> None:
     q = ctx.create_queue(qname)
     bodies = fill(ctx, q, 4)
