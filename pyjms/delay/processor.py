@@ -1,6 +1,6 @@
 """The delay processor: puts each staged message to its target when it is due (D03).
 
-Two threads, each with its own transacted context:
+Two threads, each with its own transacted context, do the moving:
 
 * the **sorter** takes messages off the staging queue and files each under its time slot:
   a queue ``PYJMS.SLOT.<n>.<staging>`` holding the messages due in ``[n*slot_ms, (n+1)*slot_ms)``.
@@ -9,18 +9,21 @@ Two threads, each with its own transacted context:
   The first message of a new slot also records the slot on ``PYJMS.SLOTS.<staging>``, in the same
   transaction, so a restarted processor finds every slot again. Messages already due go
   straight to their target.
-* the **deliverer** keeps the known slots in a heap (O(log n) per slot), and at each slot's
-  end drains it in chunks of up to DRAIN_CHUNK messages, one transaction each (a transaction
-  gets at most a broker page of a queue): orders each chunk by delivery time and puts each
-  message to its target, or discards it with an expiration report if it expired while staged
-  (D18). The shim moves plain chunks itself (Receiver.deliverDue); Python keeps the policy.
-  Lateness is at most a slot (50 ms by default) plus the work.
+* the **deliverer** keeps the known slots in a heap (O(log n) per slot), opens a slot's
+  consumer a few slots before its end, and at the end drains it in chunks, one transaction
+  each, each what the broker has dispatched (a transaction gets at most a broker page of a
+  queue): orders each chunk by delivery time and puts each message to its target, or
+  discards it with an expiration report if it expired while staged (D18). When it is behind
+  (the next slot has ended too) one transaction takes the last chunks of several slots. The
+  shim moves plain chunks itself (Receiver.deliverDue); Python keeps the policy. Lateness is
+  at most a slot (50 ms by default) plus the work.
 
 Every move (get from one queue, put to the next) commits in one transaction on the broker,
 so a processor killed at any point loses nothing and duplicates nothing: what was not
 committed is redelivered to the next processor. Slot queues are JMS queues on the same
 broker, so this works on any provider. A third thread answers pings on
-``PYJMS.CONTROL.<staging>``, which is how producers detect that staging delay is available.
+``PYJMS.CONTROL.<staging>``, which is how producers detect that staging delay is available;
+a fourth re-reads the rules of the targets the shim moves to (DelayProcessor._rules).
 """
 
 from __future__ import annotations
@@ -55,9 +58,12 @@ MQFB_EXPIRATION = 258
 DEFAULT_DEAD_LETTER_QUEUE = "SYSTEM.DEAD.LETTER.QUEUE"
 #: slot queues are PYJMS.SLOT.<n>.<staging queue>, so one broker policy covers them all
 SLOT_PREFIX = "PYJMS.SLOT."
-#: moves per transaction when a slot is drained: below ActiveMQ's default maxPageSize (200),
-#: the most one transaction can get from a queue (see DelayProcessor._drain)
-DRAIN_CHUNK = 100
+#: most moves per transaction when a slot is drained. A chunk is what the broker has dispatched
+#: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
+#: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see DelayProcessor._drain)
+DRAIN_CHUNK = 1000
+#: the deliverer opens a slot's consumer this many slots before the slot ends
+OPEN_AHEAD = 4
 
 
 def control_queue(staging_queue: str) -> Queue:
@@ -112,8 +118,8 @@ class DelayProcessor:
         # targets without rules (the deliverer's, a java.util.Set for the shim), and when found
         self._plain: Any = None
         self._plain_keys: set[str] = set()
-        self._plain_since = 0.0
         self._opened: dict[int, Any] = {}
+        self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -135,7 +141,8 @@ class DelayProcessor:
     def start(self) -> DelayProcessor:
         self._started = time.monotonic()
         self._recover_slots()
-        for name, target in (("sorter", self._sorter), ("deliverer", self._deliverer), ("ping", self._ping)):
+        for name, target in (("sorter", self._sorter), ("deliverer", self._deliverer), ("ping", self._ping),
+                             ("rules", self._rules)):
             t = threading.Thread(target=self._guard(target), name=f"pyjms-delay-{name}", daemon=True)
             t.start()
             self._threads.append(t)
@@ -244,36 +251,98 @@ class DelayProcessor:
             put = _Putter(ctx)
             self._plain = None  # a Java object of the previous JVM session is not reused
             self._opened = {}  # slot -> its consumer, opened ahead of its end
-            while not self._stop.is_set():
-                self._recheck(ctx, put)
-                with self._lock:
-                    slot = self._slots[0] if self._slots else None
-                if slot is None:
-                    self._stop.wait(0.02)
-                    continue
-                wait_ms = (slot + 1) * self.slot_ms - now_ms()  # the slot's end: all of it is due
-                if 0 < wait_ms <= self.slot_ms and slot not in self._opened:
-                    # its consumer opens a little ahead, so the broker has dispatched the slot's
-                    # messages to it when the slot ends (nothing is got before then)
-                    self._opened[slot] = ctx.create_consumer(self.slot_queue(slot))
-                if wait_ms > 0:
-                    self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
-                    continue
-                complete = self._drain(ctx, put, slot)
-                with self._lock:
-                    if complete and self._filed.get(slot, 0) > self._moved.get(slot, 0):
-                        continue  # the sorter committed more to it while it drained: again
-                    heapq.heappop(self._slots)
-                    self._known.discard(slot)
-                    self._drained.add(slot)
-                    self._dead_markers += 1
-                    compact = self._dead_markers > max(64, len(self._known))
-                if not complete:  # owed messages did not come: read the slot again later
-                    _log.warning("slot %s: %d filed messages did not arrive in time; reading it again later",
-                                 slot, self._filed.get(slot, 0) - self._moved.get(slot, 0))
-                    self._rechecks.append((time.monotonic() + 2.0, slot, 3))
-                if compact:
-                    self._compact_markers(ctx)
+            self._uncommitted = []
+            try:
+                while not self._stop.is_set():
+                    self._deliver_next(ctx, put)
+                self._commit_moves(ctx, put)
+            except BaseException:
+                self._requeue_uncommitted()  # rolled back when the context closes
+                raise
+
+    def _deliver_next(self, ctx: JMSContext, put: _Putter) -> None:
+        """One step of the deliverer: waits for the first slot's end, or drains it.
+
+        A drained slot's last chunk is committed at once unless the next slot is due too (the
+        deliverer is behind): then one transaction takes the last chunks of several slots, up
+        to DRAIN_CHUNK moves, so a deliverer that fell behind catches up with fewer commits.
+        """
+        self._recheck(ctx, put)
+        with self._lock:
+            slot = self._slots[0] if self._slots else None
+        if slot is None:
+            self._commit_moves(ctx, put)
+            self._stop.wait(0.02)
+            return
+        wait_ms = (slot + 1) * self.slot_ms - now_ms()  # the slot's end: all of it is due
+        if wait_ms > 0:
+            self._commit_moves(ctx, put)
+            self._open_ahead(ctx)
+        if wait_ms > 0:
+            self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
+            return
+        complete = self._drain(ctx, put, slot)
+        with self._lock:
+            if complete and self._filed.get(slot, 0) > self._moved.get(slot, 0):
+                return  # the sorter committed more to it while it drained: again
+            heapq.heappop(self._slots)
+            self._known.discard(slot)
+            self._drained.add(slot)
+            self._dead_markers += 1
+            compact = self._dead_markers > max(64, len(self._known))
+            following = self._slots[0] if self._slots else None
+        if not complete:  # owed messages did not come: read the slot again later
+            _log.warning("slot %s: %d filed messages did not arrive in time; reading it again later",
+                         slot, self._filed.get(slot, 0) - self._moved.get(slot, 0))
+            self._rechecks.append((time.monotonic() + 2.0, slot, 3))
+        behind = following is not None and (following + 1) * self.slot_ms <= now_ms()
+        if compact or not behind or sum(n for _, n in self._uncommitted) >= DRAIN_CHUNK:
+            self._commit_moves(ctx, put)
+        if compact:
+            self._compact_markers(ctx)
+
+    def _open_ahead(self, ctx: JMSContext) -> None:
+        """Opens the consumers of the slots that end within OPEN_AHEAD slots, so the broker has
+        dispatched their messages when they end (nothing is got before then): a consumer
+        opened one slot ahead often held a few of its slot's messages at the end, and the
+        rest took more transactions."""
+        horizon = now_ms() + OPEN_AHEAD * self.slot_ms
+        with self._lock:
+            soon = [slot for slot in heapq.nsmallest(OPEN_AHEAD, self._slots) if (slot + 1) * self.slot_ms <= horizon]
+        for slot in soon:
+            if slot not in self._opened:
+                self._opened[slot] = self._slot_consumer(ctx, slot)
+
+    def _slot_consumer(self, ctx: JMSContext, slot: int) -> Any:
+        """A consumer of a slot queue that takes its messages from the broker at once.
+
+        JMSContext.create_consumer parks a queue consumer until its first receive (so that one
+        kept for receive_by_token hoards nothing), so the consumers opened ahead prefetched
+        nothing and each drain made its consumer again; a slot's consumer must have its slot
+        dispatched to it when the slot ends. It is not registered with the context either (the
+        context's list of consumers only grows; the deliverer makes one per slot).
+        """
+        from pyjms.api.consumer import JMSConsumer
+
+        queue = self.slot_queue(slot)
+        receiver = ctx._call(lambda: ctx._ch.consumer(ctx._jkey(queue), None, False), f"create_consumer({queue})")
+        return JMSConsumer(ctx, receiver, queue, None)  # closed by _drain, or with the session
+
+    def _commit_moves(self, ctx: JMSContext, put: _Putter) -> None:
+        """Commits the moves the shim made and left uncommitted (_uncommitted), if any."""
+        if self._uncommitted:
+            self._commit(ctx, put, lambda: self._suspect.update(slot for slot, _ in self._uncommitted))
+
+    def _requeue_uncommitted(self) -> None:
+        """The deliverer failed with moves uncommitted: they are rolled back, so their slots are
+        drained again (as known slots, whatever the heap said)."""
+        pending, self._uncommitted = self._uncommitted, []
+        for slot, n in pending:
+            with self._lock:
+                self._moved[slot] = self._moved.get(slot, 0) - n
+                self._drained.discard(slot)
+            self.stats.delivered -= n
+            self._add_slot(slot)
 
     def _recheck(self, ctx: JMSContext, put: _Putter) -> None:
         """Reads recovered slots again (at 2, 4 and 8 s): what a dead processor's transaction
@@ -287,18 +356,24 @@ class DelayProcessor:
             return
         self._rechecks = [r for r in self._rechecks if r[0] > now]
         for _, slot, left in due:
+            not_over_ms = (slot + 1) * self.slot_ms - now_ms()
+            if not_over_ms > 0:  # a slot still to come is read when it has ended, never early
+                self._rechecks.append((now + not_over_ms / 1000, slot, left))
+                continue
             self._drain(ctx, put, slot, patience_s=0.5)
             if left > 1:
                 self._rechecks.append((now + 2.0 * (4 - left + 1), slot, left - 1))
 
     def _drain(self, ctx: JMSContext, put: _Putter, slot: int, patience_s: float = 10) -> bool:
-        """Moves every message of a slot to its target, at most DRAIN_CHUNK per transaction.
+        """Moves every message of a slot to its target, in chunks of one transaction each.
 
         A transaction gets few messages from one queue: ActiveMQ keeps what an open
         transaction got paged in until it commits and pages in at most maxPageSize messages
-        of a queue (200 by default), so a drain that waited for a whole big slot in one
-        transaction waited for messages the broker would never dispatch to it. Each chunk is
-        put in delivery-time order and committed with its gets.
+        of a queue (200 by default; pyjms brokers page 2,000 of a slot queue), so a drain that
+        waited for a whole big slot in one transaction waited for messages the broker would
+        never dispatch to it. A chunk waits only for its first message and then takes what
+        has been dispatched (at most DRAIN_CHUNK), is put in delivery-time order and committed
+        with its gets.
 
         How many to expect is known for slots this processor filed (what the sorter committed
         minus what was moved, read again after each chunk); a slot found after a restart is
@@ -306,7 +381,7 @@ class DelayProcessor:
         patience_s. Empty slot queues are left for the broker to collect (pyjms brokers
         do): deleting one could race with a late message.
         """
-        consumer = self._opened.pop(slot, None) or ctx.create_consumer(self.slot_queue(slot))
+        consumer = self._opened.pop(slot, None) or self._slot_consumer(ctx, slot)
         deadline = time.monotonic() + patience_s
         complete = True
         try:
@@ -333,8 +408,11 @@ class DelayProcessor:
                     continue
                 with self._lock:
                     self._moved[slot] = self._moved.get(slot, 0) + n
+                    more = not known_count or self._filed.get(slot, 0) > self._moved[slot]
+                if more:  # the rest may wait for this transaction to free the broker's page
+                    self._commit_moves(ctx, put)
         finally:
-            consumer.close()
+            consumer.close()  # a provider closes it when the transaction ends (JMS)
         self._suspect.discard(slot)
         return complete
 
@@ -343,15 +421,14 @@ class DelayProcessor:
 
         The shim moves the chunk itself when every message is plain: due (the slot has
         ended), unexpired, bound for a target Python found no rules for (``_plain``, built
-        here and forgotten every AttributeCache.TTL_S so rule changes are seen). Else the chunk
+        here; the rules thread takes out a target that gains rules within about a second). Else the chunk
         comes back, in delivery-time order, and is handled here message by message.
         """
-        from pyjms.broker.admin import AttributeCache
-
-        if self._plain is None or time.monotonic() - self._plain_since > AttributeCache.TTL_S:
-            self._plain = ctx._s.jclass("java.util.HashSet")()
-            self._plain_keys = set()
-            self._plain_since = time.monotonic()
+        if self._plain is None:
+            # shared with the rules thread, which takes out targets that gained rules
+            self._plain = ctx._s.jclass("java.util.concurrent.ConcurrentHashMap").newKeySet()
+            with self._lock:
+                self._plain_keys = set()
         try:
             raw = bytes(consumer._receiver().deliverDue(DRAIN_CHUNK, timeout, self._plain))
         except ctx._s.JException as e:
@@ -366,11 +443,12 @@ class DelayProcessor:
                 target = from_key(m.get_string_property(staging.TARGET))
                 attrs = ctx._target_attributes(target)
                 if target.key not in self._plain_keys and (attrs is None or not hasattr(attrs, "put_enabled")):
-                    self._plain_keys.add(target.key)
+                    with self._lock:
+                        self._plain_keys.add(target.key)
                     self._plain.add(target.key)
             return -n
         if n:
-            self._commit(ctx, put, lambda: self._suspect.add(slot))
+            self._uncommitted.append((slot, n))  # committed by _drain or _deliver_next
             early_by = struct.unpack_from(f">{n}i", raw, 4)  # delivery time minus put time
             self.stats.delivered += n
             self.stats.early += sum(1 for d in early_by if d > 0)
@@ -397,16 +475,19 @@ class DelayProcessor:
                     self._deliver(ctx, put, m)
                 self._commit(ctx, put, lambda: self._poison.add(wire_id))
 
-    @staticmethod
-    def _commit(ctx: JMSContext, put: _Putter, on_failure: Callable[[], None]) -> None:
-        """Commits the moves; a failed commit marks what to isolate and restarts the loop on a
-        new connection (the provider may hold the messages of a failed commit until then)."""
+    def _commit(self, ctx: JMSContext, put: _Putter, on_failure: Callable[[], None]) -> None:
+        """Commits the moves (with any the shim left uncommitted); a failed commit marks what to
+        isolate and restarts the loop on a new connection (the provider may hold the messages of
+        a failed commit until then)."""
         try:
             put.flush()
             ctx.commit()
         except JMSRuntimeException:
             on_failure()
+            if self._uncommitted:
+                self._suspect.update(slot for slot, _ in self._uncommitted)
             raise
+        self._uncommitted = []
 
     def _compact_markers(self, ctx: JMSContext) -> None:
         """Drops the markers of drained slots: rewrites the live ones in one transaction."""
@@ -472,6 +553,32 @@ class DelayProcessor:
         reply_to = m.get_jms_reply_to()
         if m.property_exists(REPORT_EXCEPTION) and reply_to is not None:
             put.report(reply_to, m, error.reason or 0)
+
+    # ------------------------------------------------------------------ rules
+
+    def _rules(self) -> None:
+        """Keeps the shim's set of targets without rules current, off the deliverer's path.
+
+        About twice per AttributeCache.TTL_S it reads each such target's attributes again (on
+        its own context: a broker query never delays a slot); a target that gained rules
+        (put-inhibited, MAXDEPTH...) leaves the set, so its next chunk goes through Python.
+        Forgetting the whole set every second instead sent one chunk per target and second
+        through Python, a query and a Python move on the drain's path.
+        """
+        from pyjms.broker.admin import AttributeCache
+
+        with self.factory.create_context() as ctx:
+            while not self._stop.wait(AttributeCache.TTL_S / 2):
+                plain = self._plain
+                with self._lock:
+                    keys = list(self._plain_keys)
+                for key in keys:
+                    attrs = ctx._target_attributes(from_key(key))
+                    if attrs is not None and hasattr(attrs, "put_enabled"):
+                        if plain is not None:
+                            plain.remove(key)
+                        with self._lock:
+                            self._plain_keys.discard(key)
 
     # ------------------------------------------------------------------ ping
 

@@ -86,6 +86,9 @@ public final class EmbeddedBroker {
         PolicyEntry delaySlots = new PolicyEntry();
         delaySlots.setQueue("PYJMS.SLOT.>");
         delaySlots.setPrioritizedMessages(true);
+        // one transaction of the delay processor gets at most a page of a slot: a due slot
+        // moves in one transaction, not in chunks of the default 200
+        delaySlots.setMaxPageSize(2_000);
         delaySlots.setGcInactiveDestinations(true);
         delaySlots.setInactiveTimeoutBeforeGC(30_000);
         PolicyMap policies = new PolicyMap();
