@@ -11,7 +11,13 @@ the time the sender spends sending does not count as lateness (a message due whi
 single-threaded bench was still sending used to wait in its consumer's prefetch until the
 sending ended, which made every mode look seconds late).
 
-    python bench/bench_delay.py [--messages 100000] [--window-s 30]
+Before the measured messages, each mode sends --warmup messages (default 20,000, delays spread
+over 1-10 s) on the same path and receives them in the same receiving process, unmeasured: a
+delay processor or broker runs for days, and the first seconds of four new JVMs on a 2-core
+machine are mostly JIT compilation (a cold 40,000-message run spent about 40% of all its CPU
+in compiler threads), which is not what a delay costs. --warmup 0 measures cold JVMs.
+
+    python bench/bench_delay.py [--messages 100000] [--window-s 30] [--warmup 20000]
 """
 
 from __future__ import annotations
@@ -47,24 +53,31 @@ def start(args: list[str], ready: str) -> subprocess.Popen[str]:
     return proc
 
 
-def receive(url: str, queue: str, n: int, deadline_s: float) -> None:
-    """The receiving side (its own process): prints lateness figures as one JSON line."""
+def receive(url: str, queue: str, n: int, deadline_s: float, warmup: int = 0) -> None:
+    """The receiving side (its own process): receives the warm-up messages (on queue + ".WARMUP",
+    says "warm"), then prints lateness figures as one JSON line."""
     import json
 
     factory = pyjms.ConnectionFactory(url)
     with factory.create_context() as ctx:
         consumer = ctx.create_consumer(ctx.create_queue(queue))
+        warm = ctx.create_consumer(ctx.create_queue(queue + ".WARMUP"))
         print("ready", flush=True)
-        lateness: list[int] = []
-        early = 0
+        got, deadline = 0, time.time() + 120
+        while got < warmup and time.time() < deadline:
+            got += len(warm.receive_batch(100, 200))
+        print(f"warm {got}", flush=True)
+        received: list[tuple[int, list[pyjms.Message]]] = []
+        count = 0
         deadline = time.time() + deadline_s
-        while len(lateness) < n and time.time() < deadline:
-            batch = consumer.receive_batch(1000, 200)
-            now = int(time.time() * 1000)
-            for m in batch:
-                late = now - m.get_jms_delivery_time()
-                lateness.append(late)
-                early += late < 0
+        while count < n and time.time() < deadline:
+            # small batches: each one's receive time is taken when it returns; the headers are
+            # read after the run, so that measuring costs the machine little while it runs
+            batch = consumer.receive_batch(100, 200)
+            received.append((int(time.time() * 1000), batch))
+            count += len(batch)
+    lateness = [now - m.get_jms_delivery_time() for now, batch in received for m in batch]
+    early = sum(1 for late in lateness if late < 0)
     lateness.sort()
     summary = {"received": len(lateness), "early": early}
     if lateness:
@@ -73,7 +86,7 @@ def receive(url: str, queue: str, n: int, deadline_s: float) -> None:
     print(json.dumps(summary), flush=True)
 
 
-def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int) -> str:
+def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmup: int = 0) -> str:
     import json
 
     factory = pyjms.ConnectionFactory(url, delivery_delay=mode)
@@ -89,12 +102,19 @@ def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int) -> st
         except pyjms.JMSRuntimeException as e:
             return f"{mode:10} not available on this provider: {e}"
         receiver = subprocess.Popen(
-            [sys.executable, __file__, "--receive", url, queue, str(n), str(window_ms / 1000 + 120)],
+            [sys.executable, __file__, "--receive", url, queue, str(n), str(window_ms / 1000 + 120), str(warmup)],
             stdout=subprocess.PIPE, text=True, cwd=ROOT,
         )
         if "ready" not in receiver.stdout.readline():
             raise SystemExit(f"the {mode} receiver did not start")
         body = "x" * 100
+        warm_q = ctx.create_queue(queue + ".WARMUP")
+        for i in range(warmup // CHUNK):
+            producer.set_delivery_delay(1000 + (i * 1237) % 9000).send_batch(warm_q, [body] * CHUNK)
+        warm = receiver.stdout.readline()
+        if not warm.startswith("warm") or int(warm.split()[1]) < warmup // CHUNK * CHUNK:
+            receiver.kill()
+            return f"{mode:10} warm-up incomplete: {warm.strip()!r}"
         t0 = time.time()
         for d in delays:
             producer.set_delivery_delay(d).send_batch(q, [body] * CHUNK)
@@ -116,23 +136,26 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--window-s", type=int, default=30)
     ap.add_argument("--modes", default="native,scheduler,staging")
-    ap.add_argument("--receive", nargs=4, metavar=("URL", "QUEUE", "N", "DEADLINE_S"), help=argparse.SUPPRESS)
+    ap.add_argument("--warmup", type=int, default=20_000,
+                    help="unmeasured messages sent and received first, per mode (0: measure cold JVMs)")
+    ap.add_argument("--receive", nargs=5, metavar=("URL", "QUEUE", "N", "DEADLINE_S", "WARMUP"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.receive:
-        url, queue, count, deadline_s = args.receive
-        return receive(url, queue, int(count), float(deadline_s))
+        url, queue, count, deadline_s, warmup = args.receive
+        return receive(url, queue, int(count), float(deadline_s), int(warmup))
     n = args.messages - args.messages % CHUNK
     broker = start(["broker", "--port", "0", "--no-delay-processor"], "ready:")
     url = broker.ready_line.split("ready:")[1].split()[0]  # type: ignore[attr-defined]
     processor = start(["delay-processor", "--url", url, "--report-every", "3600"], "running")
-    print(f"pyjms delivery delay: {n:,} messages, delays spread over {args.window_s} s, over {url}")
+    print(f"pyjms delivery delay: {n:,} messages, delays spread over {args.window_s} s, over {url}"
+          f" ({args.warmup:,} unmeasured warm-up messages first per mode)")
     print("lateness = receive time - delivery time, in ms; memory = peak RSS of the broker (scheduler)"
           " or of the delay processor process (staging)\n")
     print(f"{'mode':10} {'received':>8} {'p50':>7} {'p99':>7} {'max':>7} {'early':>6} {'lost':>5}   {'memory':>11}")
     try:
         for mode in args.modes.split(","):
             pid = processor.pid if mode == "staging" else broker.pid
-            print(run_mode(url, mode, n, args.window_s * 1000, pid), flush=True)
+            print(run_mode(url, mode, n, args.window_s * 1000, pid, args.warmup), flush=True)
     finally:
         for p in (processor, broker):
             p.terminate()
