@@ -200,7 +200,9 @@ class JMSConsumer:
             selector = f"JMSMessageID IN ({ids})"
             if self._selector:
                 selector = f"({self._selector}) AND {selector}"
-            r = ctx._call(lambda: ctx._ch.pullConsumer(key, selector), f"receive_by_token on {self._destination}")
+            # it selects exactly the missing messages, so it may be sent them all at once
+            r = ctx._call(lambda: ctx._ch.prefetchingConsumer(key, selector, len(missing)),
+                          f"receive_by_token on {self._destination}")
             try:
                 while len(got) < len(wanted):
                     left_ms = int((deadline - time.monotonic()) * 1000)

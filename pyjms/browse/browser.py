@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 _WINDOW = 400
 _MAX_WINDOW = 20_000
 _PAGE = 500
+# a cooperating handle offers the mark service this many times claim_batch candidates per claim
+_OFFER = 8
 _POLL_S = 0.1
 # a claimed message is handed out only if its mark has at least this much of the interval left
 _LAPSE_MARGIN = 0.2
@@ -89,6 +91,7 @@ class MarkingBrowser:
         self._pass_took = False  # the pass returned (or claimed) something
         self._cursor_seen: set[str] = set()  # returned by BROWSE_NEXT in this cursor run
         self._reserved: deque[tuple[Message, float]] = deque()  # claimed for the set, not yet returned
+        self._candidates: deque[Message] = deque()  # of this pass, not yet offered for a claim
         self._closed = False
         self._client: MarkClient | None = None
         self._heartbeat: Heartbeat | None = None
@@ -234,6 +237,7 @@ class MarkingBrowser:
         self._pass_took = False
         self._close_pass()
         self._page.clear()
+        self._candidates.clear()
         key = self._ctx._jkey(self._queue)
         self._jb = self._ctx._call(lambda: self._ctx._ch.browser(key, self._selector), f"browse {self._queue}")
         self._pass_done = False
@@ -280,17 +284,18 @@ class MarkingBrowser:
             return m
         return None
 
-    def _claim(self, ids: list[str]) -> list[str]:
+    def _claim(self, ids: list[str], limit: int | None = None) -> tuple[list[str], int]:
+        """Claims for the set up to ``limit`` of ids; (granted, how many ids were looked at)."""
         assert self._client is not None
-        answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids)
+        answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         if answer.get("lost"):
             # the lease ran out (the process stalled): every mark we thought we held is gone
             self._reserved.clear()
             self._client.call("open", handle=self._handle)
-            answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids)
+            answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         if not answer.get("ok"):
             raise JMSRuntimeException(f"mark service refused a claim on {self._queue}: {answer.get('error')}")
-        return list(answer["granted"])
+        return list(answer["granted"]), int(answer.get("checked", len(ids)))
 
     def _claimed_next(self) -> Message | None:
         """BROWSE_CO_OP: the next message claimed for the set, claiming a batch at a time."""
@@ -299,15 +304,20 @@ class MarkingBrowser:
                 m, at = self._reserved.popleft()
                 if self._interval_ms < 0 or (time.monotonic() - at) * 1000.0 < self._interval_ms * (1 - _LAPSE_MARGIN):
                     return m
-            batch: list[Message] = []
-            while len(batch) < self._claim_batch and (m := self._fetch()) is not None:
-                if (m.get_message_token()) not in self._own:
-                    batch.append(m)
-            if not batch:
+            # offer the service several times claim_batch candidates and take claim_batch:
+            # with other dispatchers on the queue most candidates are theirs already
+            while len(self._candidates) < self._claim_batch * _OFFER and (m := self._fetch()) is not None:
+                if m.get_message_token() not in self._own:
+                    self._candidates.append(m)
+            if not self._candidates:
                 return None
             at = time.monotonic()
-            granted = set(self._claim([m.get_message_token() for m in batch]))
-            self._reserved.extend((m, at) for m in batch if m.get_message_token() in granted)
+            offered = list(self._candidates)
+            granted_ids, checked = self._claim([m.get_message_token() for m in offered], self._claim_batch)
+            granted = set(granted_ids)
+            for _ in range(checked):  # looked at: granted, or someone else's
+                self._candidates.popleft()
+            self._reserved.extend((m, at) for m in offered[:checked] if m.get_message_token() in granted)
             self._pass_took = self._pass_took or bool(granted)
 
     def _release_reserved(self) -> None:

@@ -100,19 +100,29 @@ class MarkTable:
 
     def claim(self, handle: str, queue: str, ids: Iterable[str]) -> list[str]:
         """Marks for the set each id that nobody in it holds; returns those granted, in order."""
+        return self.claim_some(handle, queue, list(ids), None)[0]
+
+    def claim_some(self, handle: str, queue: str, ids: list[str], limit: int | None) -> tuple[list[str], int]:
+        """As claim, but stops after ``limit`` grants; also returns how many ids it looked at
+        (the caller offers the rest again). One request then serves a dispatcher whose
+        candidates are mostly taken by others."""
         if not self.renew(handle):
             raise LostHandle(f"browse handle {handle} is not live: its lease ran out or it was closed")
         now = self.clock()
         held = self._by_handle[handle]
-        granted = []
+        granted: list[str] = []
+        checked = 0
         for mid in ids:
+            if limit is not None and len(granted) >= limit:
+                break
+            checked += 1
             key = (queue, mid)
             if key in self._gone or self._current(key, now) is not None:
                 continue
             self._marks[key] = _Mark(handle, now)
             held.add(key)
             granted.append(mid)
-        return granted
+        return granted, checked
 
     def marked(self, queue: str, ids: Iterable[str]) -> list[str]:
         """The ids marked for the set now (or already consumed)."""

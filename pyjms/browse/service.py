@@ -59,7 +59,8 @@ class MarkService:
         ids = request.get("ids", [])
         if op == "claim":
             try:
-                return {"ok": True, "granted": t.claim(handle, queue, ids)}
+                granted, checked = t.claim_some(handle, queue, ids, request.get("limit"))
+                return {"ok": True, "granted": granted, "checked": checked}
             except LostHandle as e:
                 return {"ok": False, "lost": True, "error": str(e)}
         if op == "marked":

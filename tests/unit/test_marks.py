@@ -160,3 +160,10 @@ def test_mark_service_requests_answer_as_the_table_says(clock: Clock) -> None:
     assert service.handle({"op": "nonsense"})["ok"] is False
     with pytest.raises(InvalidArgumentRuntimeException, match="lease"):
         MarkService(factory=None, lease_ms=10)  # type: ignore[arg-type]
+
+
+def test_B04_claim_some_stops_at_the_limit_and_says_how_far_it_looked(clock: Clock) -> None:
+    t = table(clock)
+    t.claim("b", "Q", ["m1", "m3"])
+    assert t.claim_some("a", "Q", ["m1", "m2", "m3", "m4", "m5", "m6"], 2) == (["m2", "m4"], 4)
+    assert t.claim_some("a", "Q", ["m5", "m6"], None) == (["m5", "m6"], 2)

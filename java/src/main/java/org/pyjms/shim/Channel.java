@@ -247,11 +247,12 @@ public final class Channel implements AutoCloseable {
         return new Receiver(this, c, nextReceiverId++, null);
     }
 
-    /** A consumer with no prefetch (see Provider.pulling): for gets by token, and probes. */
-    public Receiver pullConsumer(String destination, String selector) throws JMSException {
+    /** A consumer sent at most prefetch messages ahead (see Provider.prefetching): gets by token. */
+    public Receiver prefetchingConsumer(String destination, String selector, int prefetch) throws JMSException {
         checkOpen();
         start();
-        MessageConsumer c = session.createConsumer(provider.pulling(destinations.resolve(destination)), selector, false);
+        MessageConsumer c = session.createConsumer(provider.prefetching(destinations.resolve(destination), prefetch),
+                selector, false);
         return new Receiver(this, c, nextReceiverId++, null);
     }
 

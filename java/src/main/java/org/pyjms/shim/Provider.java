@@ -32,12 +32,12 @@ public interface Provider {
     default boolean schedulerKnownOn(Connection c) { return false; }
 
     /**
-     * The destination to give a consumer that must take messages only when asked (no
-     * prefetch): closing it then hands nothing back to the broker. Used for consumers that are
-     * made and closed per get (gets by message token) and for checking a new consumer's
-     * selector and access. The default is the destination itself.
+     * The destination to give a consumer that should be sent at most {@code prefetch} messages
+     * ahead of its receives (0: only when asked). Gets by message token use it: such a consumer
+     * selects exactly the messages it wants, so it may take them all at once, and closing it
+     * hands back at most what it was sent. The default is the destination itself.
      */
-    default Destination pulling(Destination d) { return d; }
+    default Destination prefetching(Destination d, int prefetch) { return d; }
 
     /** Deletes a queue if nobody consumes from it; false when not possible. */
     default boolean deleteIfUnused(Connection c, Queue q) throws JMSException { return false; }

@@ -34,11 +34,11 @@ public final class ActiveMQProvider implements Provider {
         return f;
     }
 
-    /** ActiveMQ takes consumer options in the destination name: a prefetch of 0 pulls. */
+    /** ActiveMQ takes consumer options in the destination name. */
     @Override
-    public Destination pulling(Destination d) {
-        if (d instanceof ActiveMQQueue q && !(d instanceof ActiveMQTempQueue) && q.getOptions() == null) {
-            return new ActiveMQQueue(q.getPhysicalName() + "?consumer.prefetchSize=0");
+    public Destination prefetching(Destination d, int prefetch) {
+        if (d instanceof ActiveMQQueue q && q.getOptions() == null) {
+            return new ActiveMQQueue(q.getPhysicalName() + "?consumer.prefetchSize=" + Math.max(0, prefetch));
         }
         return d;
     }
