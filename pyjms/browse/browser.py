@@ -295,6 +295,7 @@ class MarkingBrowser:
             answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         if not answer.get("ok"):
             raise JMSRuntimeException(f"mark service refused a claim on {self._queue}: {answer.get('error')}")
+        self._interval_ms = int(answer.get("interval_ms", self._interval_ms))  # it may have been changed
         return list(answer["granted"]), int(answer.get("checked", len(ids)))
 
     def _claimed_next(self) -> Message | None:

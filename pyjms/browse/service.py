@@ -60,7 +60,7 @@ class MarkService:
         if op == "claim":
             try:
                 granted, checked = t.claim_some(handle, queue, ids, request.get("limit"))
-                return {"ok": True, "granted": granted, "checked": checked}
+                return {"ok": True, "granted": granted, "checked": checked, "interval_ms": t.interval_ms}
             except LostHandle as e:
                 return {"ok": False, "lost": True, "error": str(e)}
         if op == "marked":
