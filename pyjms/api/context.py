@@ -7,6 +7,7 @@ is checked in Python before the call.
 
 from __future__ import annotations
 
+import logging
 import os
 import queue as _queue
 import threading
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from pyjms.api.consumer import JMSConsumer, QueueBrowser
     from pyjms.api.producer import JMSProducer
     from pyjms.browse.browser import MarkingBrowser
+
+
+_log = logging.getLogger("pyjms")
 
 
 def _url_from_environment() -> str:
@@ -484,7 +488,11 @@ class JMSContext:
         for queue, token in got:
             by_queue.setdefault(queue, []).append(token)
         for queue, tokens in by_queue.items():
-            self._marks.notify(outcome, queue=queue, ids=tokens)
+            try:
+                self._marks.notify(outcome, queue=queue, ids=tokens)
+            except JMSRuntimeException as e:  # best effort: unheard, the marks lapse with the interval
+                _log.warning("could not tell the mark service of %d %s message(s) on %s: %s",
+                             len(tokens), outcome, queue, e)
 
     # ------------------------------------------------------------------ listeners
 
