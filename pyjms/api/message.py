@@ -21,6 +21,7 @@ from pyjms.errors import (
     MessageNotWriteableRuntimeException,
 )
 from pyjms.rules.expiry import remaining_expiry
+from pyjms.rules.reasons import MQRC
 
 if TYPE_CHECKING:
     from pyjms.bridge.codec import IncomingRecord
@@ -64,18 +65,18 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 
 def check_property_name(name: Any) -> str:
-    """JMS property names are selector identifiers, not reserved words, not JMS headers."""
+    """JMS property names are selector identifiers, not reserved words, not JMS headers
+    (IBM MQ: MQRC_PROPERTY_NAME_ERROR, 2442)."""
     if not isinstance(name, str) or not _IDENTIFIER.match(name):
-        raise InvalidArgumentRuntimeException(
-            f"property name {name!r} is not a valid identifier (letters, digits, _ or $, not starting with a digit)"
-        )
-    if name.upper() in _RESERVED:
-        raise InvalidArgumentRuntimeException(f"property name {name!r} is a reserved selector word")
-    if name.startswith("JMS") and not name.startswith(("JMSX", "JMS_")):
-        raise InvalidArgumentRuntimeException(
-            f"property name {name!r} is reserved: only JMSX* and JMS_<vendor>_* may start with JMS"
-        )
-    return name
+        why = "is not a valid identifier (letters, digits, _ or $, not starting with a digit)"
+    elif name.upper() in _RESERVED:
+        why = "is a reserved selector word"
+    elif name.startswith("JMS") and not name.startswith(("JMSX", "JMS_")):
+        why = "is reserved: only JMSX* and JMS_<vendor>_* may start with JMS"
+    else:
+        return name
+    raise InvalidArgumentRuntimeException(f"property name {name!r} {why}", reason=MQRC.PROPERTY_NAME_ERROR,
+                                          values={"property_name": name})
 
 
 def tag_for(value: Any, *, allow_bytes: bool = False, what: str = "value") -> int:

@@ -194,9 +194,9 @@ class Rule:
                 parts.append(f"{name.upper()}({_quote(value, name)})")
         parts.append(f"ACTION({self.action.value})")
         if self.fwdq is not None:
-            parts.append(f"FWDQ({_quote(self.fwdq)})")
+            parts.append(f"FWDQ({_quote(self.fwdq, 'fwdq')})")
         if self.fwdqm:
-            parts.append(f"FWDQM({_quote(self.fwdqm)})")
+            parts.append(f"FWDQM({_quote(self.fwdqm, 'fwdqm')})")
         if not self.header:
             parts.append("HEADER(NO)")
         if self.putaut is not PutAut.DEF:
@@ -289,7 +289,9 @@ def _resolve(value: str, references: Mapping[str, str], fields: Mapping[str, obj
 
 
 def _quote(value: str, keyword: str = "") -> str:
-    if value in FWDQ_REFERENCES or value in FWDQM_REFERENCES:
+    # a reference such as &REPLYQ stays bare only where it is one (FWDQ, FWDQM); elsewhere
+    # "&DESTQ" is a plain value and needs quotes like any other '&'
+    if (keyword == "fwdq" and value in FWDQ_REFERENCES) or (keyword == "fwdqm" and value in FWDQM_REFERENCES):
         return value
     if not value:
         return "' '"

@@ -31,7 +31,8 @@ def to_ms(value: Any, what: str) -> int:
 def check_priority(priority: Any) -> int:
     if isinstance(priority, bool) or not isinstance(priority, int) or priority not in PRIORITY_RANGE:
         raise InvalidArgumentRuntimeException(
-            f"priority {priority!r} is outside the JMS range 0..9", values={"priority": priority}
+            f"priority {priority!r} is outside the JMS range 0..9", reason=MQRC.PRIORITY_ERROR,
+            values={"priority": priority},
         )
     return priority
 
@@ -40,7 +41,7 @@ def check_delivery_mode(mode: Any) -> int:
     if mode not in DELIVERY_MODES or isinstance(mode, bool):
         raise InvalidArgumentRuntimeException(
             f"delivery mode {mode!r} is not PERSISTENT (2) or NON_PERSISTENT (1)",
-            values={"delivery_mode": mode},
+            reason=MQRC.PERSISTENCE_ERROR, values={"delivery_mode": mode},
         )
     return mode
 

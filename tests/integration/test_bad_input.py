@@ -13,8 +13,9 @@ from tests.conftest import drain
 
 @pytest.mark.parametrize("priority", [-1, 10, "5", 4.0, True])
 def test_priority_outside_0_to_9_is_refused(ctx, priority):
-    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="priority"):
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="priority") as e:
         ctx.create_producer().set_priority(priority)
+    assert e.value.reason == MQRC.PRIORITY_ERROR == 2050 and e.value.values == {"priority": priority}
 
 
 def test_e08_negative_time_to_live_is_mqrc_expiry_error(ctx):
@@ -40,8 +41,9 @@ def test_d04_nonzero_delivery_delay_is_function_not_supported(url):
 
 
 def test_delivery_mode_and_session_mode_are_checked(ctx, factory):
-    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="delivery mode 3"):
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="delivery mode 3") as e:
         ctx.create_producer().set_delivery_mode(3)
+    assert e.value.reason == MQRC.PERSISTENCE_ERROR == 2047
     with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="session mode 7"):
         factory.create_context(7)
 
@@ -66,8 +68,9 @@ def test_wrong_body_and_property_types(ctx, qname):
 
 @pytest.mark.parametrize("name", ["1abc", "a-b", "", "AND", "JMSFoo", None])
 def test_invalid_property_names(ctx, name):
-    with pytest.raises(pyjms.InvalidArgumentRuntimeException):
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException) as e:
         ctx.create_text_message("x").set_string_property(name, "v")
+    assert e.value.reason == MQRC.PROPERTY_NAME_ERROR == 2442 and repr(name) in str(e.value)
 
 
 def test_received_message_is_read_only_until_cleared(ctx, qname):

@@ -546,3 +546,11 @@ def reference_match(pattern: str, value: str) -> bool:
 def test_wildcards_match_like_a_reference_matcher(pattern: str, value: str) -> None:
     rule = Rule(action=Action.IGNORE, userid=pattern.rstrip(" "))
     assert rule.matches({"userid": value}) == reference_match(pattern.rstrip(" "), value.rstrip(" "))
+
+
+def test_a_reference_word_outside_fwdq_is_a_quoted_value():
+    """Found by the round-trip property: USERID(&DESTQ) must be written USERID('&DESTQ')."""
+    rule = Rule(action=Action.IGNORE, userid="&DESTQ")
+    assert "USERID('&DESTQ')" in rule.to_text()
+    assert only_rule(rule.to_text()).userid == "&DESTQ"
+    assert "FWDQ(&DESTQ)" in Rule(action=Action.FWD, fwdq="&DESTQ").to_text()
