@@ -294,7 +294,7 @@ class DelayProcessor:
         if not complete:  # owed messages did not come: read the slot again later
             _log.warning("slot %s: %d filed messages did not arrive in time; reading it again later",
                          slot, self._filed.get(slot, 0) - self._moved.get(slot, 0))
-            self._rechecks.append((time.monotonic() + 2.0, slot, 3))
+            self._rechecks.append((time.monotonic() + 2.0, slot, 15))  # every 2 s for 30 s
         behind = following is not None and (following + 1) * self.slot_ms <= now_ms()
         if compact or not behind or sum(n for _, n in self._uncommitted) >= DRAIN_CHUNK:
             self._commit_moves(ctx, put)
@@ -345,8 +345,9 @@ class DelayProcessor:
             self._add_slot(slot)
 
     def _recheck(self, ctx: JMSContext, put: _Putter) -> None:
-        """Reads recovered slots again (at 2, 4 and 8 s): what a dead processor's transaction
-        held comes back only when the broker drops its connection."""
+        """Reads slots again every 2 s: recovered ones 3 times (what a dead processor's
+        transaction held comes back only when the broker drops its connection), and ones whose
+        filed messages did not arrive 15 times."""
         now = time.monotonic()
         if self._rebrowse_at and now - self._started >= self._rebrowse_at[0]:
             self._rebrowse_at.pop(0)
@@ -362,7 +363,7 @@ class DelayProcessor:
                 continue
             self._drain(ctx, put, slot, patience_s=0.5)
             if left > 1:
-                self._rechecks.append((now + 2.0 * (4 - left + 1), slot, left - 1))
+                self._rechecks.append((now + 2.0, slot, left - 1))
 
     def _drain(self, ctx: JMSContext, put: _Putter, slot: int, patience_s: float = 10) -> bool:
         """Moves every message of a slot to its target, in chunks of one transaction each.
@@ -402,6 +403,9 @@ class DelayProcessor:
                 if not n:
                     if owed <= 0:
                         break
+                    # waiting for owed messages: commit first, so that a consumer of this slot
+                    # closed in this transaction really closes and hands back what it prefetched
+                    self._commit_moves(ctx, put)
                     if time.monotonic() > deadline:
                         complete = False
                         break
