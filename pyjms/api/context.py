@@ -139,7 +139,6 @@ class JMSContext:
         self._mode = session_mode
         self._closed = False
         self._lock = threading.RLock()
-        self._consumers: list[JMSConsumer] = []
         self._listeners: dict[int, JMSConsumer] = {}
         self._dispatcher: threading.Thread | None = None
         self._async: _AsyncSender | None = None
@@ -339,10 +338,6 @@ class JMSContext:
         self._check_open()
         return JMSProducer(self)
 
-    def _register(self, consumer: JMSConsumer) -> JMSConsumer:
-        self._consumers.append(consumer)
-        return consumer
-
     def create_consumer(
         self, destination: Destination, message_selector: str | None = None, no_local: bool = False
     ) -> JMSConsumer:
@@ -355,7 +350,7 @@ class JMSContext:
 
         what = f"create_consumer({destination}, selector={message_selector!r})"
         if not isinstance(destination, Queue):
-            return self._register(JMSConsumer(self, self._call(make, what), destination, message_selector))
+            return JMSConsumer(self, self._call(make, what), destination, message_selector)
         # A queue consumer takes messages from the provider only from its first receive, so one
         # kept for receive_by_token never hoards the queue. It is made here (a bad selector or
         # a refused read fails at creation, as JMS says) and parked at once: what the provider
@@ -363,7 +358,7 @@ class JMSContext:
         consumer = JMSConsumer(self, self._call(make, what), destination, message_selector)
         consumer._reopen = make
         consumer._park()
-        return self._register(consumer)
+        return consumer
 
     def create_durable_consumer(
         self, topic: Topic, name: str, message_selector: str | None = None, no_local: bool = False
@@ -380,7 +375,7 @@ class JMSContext:
         key = self._jkey(topic)
         r = self._call(lambda: self._ch.durableConsumer(key, name, message_selector, bool(no_local)),
                        f"create_durable_consumer({topic}, {name!r})")
-        return self._register(JMSConsumer(self, r, topic, message_selector))
+        return JMSConsumer(self, r, topic, message_selector)
 
     def create_shared_consumer(self, topic: Topic, name: str, message_selector: str | None = None) -> JMSConsumer:
         return self._shared(topic, name, message_selector, durable=False)
@@ -398,7 +393,7 @@ class JMSContext:
         self._check_topic(topic, what)
         key = self._jkey(topic)
         r = self._call(lambda: self._ch.sharedConsumer(key, name, selector, durable), f"{what}({topic}, {name!r})")
-        return self._register(JMSConsumer(self, r, topic, selector))
+        return JMSConsumer(self, r, topic, selector)
 
     @staticmethod
     def _check_topic(topic: Any, what: str) -> None:
