@@ -33,8 +33,8 @@ def test_camel_case_options_are_parsed_and_checked_by_the_producer_rules():
 @pytest.mark.parametrize("options, reason, values", [
     ({"deliveryDelay": "5000", "timeToLive": "1000"}, MQRC.EXPIRY_ERROR, {"delivery_delay": 5000, "time_to_live": 1000}),
     ({"timeToLive": "-1"}, MQRC.EXPIRY_ERROR, {"time_to_live": -1}),
-    ({"priority": "12"}, None, {"priority": 12}),
-    ({"deliveryMode": "sometimes"}, None, {"delivery_mode": "sometimes"}),
+    ({"priority": "12"}, MQRC.PRIORITY_ERROR, {"priority": 12}),
+    ({"deliveryMode": "sometimes"}, MQRC.PERSISTENCE_ERROR, {"delivery_mode": "sometimes"}),
 ])
 def test_bad_send_options_fail_with_the_rule_that_broke(options, reason, values):
     with pytest.raises(pyjms.JMSRuntimeException) as e:
