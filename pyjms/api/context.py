@@ -181,10 +181,8 @@ class JMSContext:
         if self._closed:
             return
         pending = bool(self._by_token) and self._mode == SESSION_TRANSACTED
-        if pending and self._marks is None:
-            from pyjms.browse.client import MarkClient
-
-            self._marks = MarkClient(self)  # a sibling session: it outlives this one's close
+        if pending:
+            self._mark_client()  # made while this context is open; a sibling outlives its close
         if self._async is not None:
             self._async.stop()
         self._closed = True
@@ -469,22 +467,27 @@ class JMSContext:
         if self._mode != SESSION_TRANSACTED:
             self._settle_tokens("consumed")
 
+    def _mark_client(self) -> Any:
+        """The MarkClient for notices about gets by token, made on first use."""
+        if self._marks is None:
+            from pyjms.browse.client import MarkClient
+
+            self._marks = MarkClient(self)
+        return self._marks
+
     def _settle_tokens(self, outcome: str) -> None:
         """Tells the mark service the gets were committed ("consumed": forget the marks) or
         backed out ("unmark": the messages can be dispatched again). A notice, not a request."""
         if not self._by_token:
             return
         got, self._by_token = self._by_token, []
-        from pyjms.browse.client import MarkClient
-
-        if self._marks is None:
-            self._marks = MarkClient(self)
+        marks = self._mark_client()
         by_queue: dict[str, list[str]] = {}
         for queue, token in got:
             by_queue.setdefault(queue, []).append(token)
         for queue, tokens in by_queue.items():
             try:
-                self._marks.notify(outcome, queue=queue, ids=tokens)
+                marks.notify(outcome, queue=queue, ids=tokens)
             except JMSRuntimeException as e:  # best effort: unheard, the marks lapse with the interval
                 _log.warning("could not tell the mark service of %d %s message(s) on %s: %s",
                              len(tokens), outcome, queue, e)
