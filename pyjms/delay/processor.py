@@ -16,7 +16,8 @@ Two threads, each with its own transacted context, do the moving:
   discards it with an expiration report if it expired while staged (D18). When it is behind
   (the next slot has ended too) one transaction takes the last chunks of several slots. The
   shim moves plain chunks itself (Receiver.deliverDue); Python keeps the policy. Lateness is
-  at most a slot (50 ms by default) plus the work.
+  at most a slot (SLOT_MS, 20 ms by default) plus the work. Slot markers carry
+  the slot length; slots of another length are filed again by the sorter at start-up.
 
 Every move (get from one queue, put to the next) commits in one transaction on the broker,
 so a processor killed at any point loses nothing and duplicates nothing: what was not
@@ -43,7 +44,7 @@ from pyjms.api.message import KEEP, Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.delay import staging
-from pyjms.errors import JMSRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 from pyjms.rules.delivery import check_target_accepts
 from pyjms.rules.expiry import now_ms
 
@@ -64,6 +65,19 @@ SLOT_PREFIX = "PYJMS.SLOT."
 DRAIN_CHUNK = 1000
 #: the deliverer opens a slot's consumer this many slots before the slot ends
 OPEN_AHEAD = 4
+#: most slot consumers open ahead at once (a deliverer that is behind, as after a restart,
+#: opens the next ended slots together, so that the broker dispatches them all meanwhile)
+OPEN_AHEAD_MAX = 16
+#: how long a consumer of a slot found at start-up waits for its first message after opening:
+#: that slot's count is unknown, so it is read until this passes with nothing more
+RECOVERED_WAIT_MS = 200
+#: ActiveMQ's default page: a chunk this big may have more behind it, paged in at its commit
+SMALLEST_PAGE = 200
+#: how long a time slot is. A message waits at most this long after it is due before its slot
+#: is moved: 20 ms gave a p99 lateness about 35 ms lower than 50 ms (bench/bench_delay.py)
+SLOT_MS = 20
+#: the slot length of slot markers written without one (pyjms before slots carried their length)
+LEGACY_SLOT_MS = 50
 
 
 def control_queue(staging_queue: str) -> Queue:
@@ -88,7 +102,7 @@ class DelayProcessor:
         factory: ConnectionFactory,
         *,
         staging_queue: str | None = None,
-        slot_ms: int = 50,
+        slot_ms: int = SLOT_MS,
         dead_letter_queue: str = DEFAULT_DEAD_LETTER_QUEUE,
         record_lateness: bool = False,
     ) -> None:
@@ -97,6 +111,8 @@ class DelayProcessor:
         # its own rollbacks must never turn a staged message into provider "poison"
         self.factory = handler_factory(factory)
         self.staging = staging_queue or factory.staging_queue
+        if isinstance(slot_ms, bool) or not isinstance(slot_ms, int) or not 1 <= slot_ms <= 1000:
+            raise InvalidArgumentRuntimeException(f"slot_ms {slot_ms!r} must be an int of 1..1000 ms")
         self.slot_ms = slot_ms
         self.dead_letter_queue = dead_letter_queue
         self.stats = ProcessorStats()
@@ -115,10 +131,13 @@ class DelayProcessor:
         self._rechecks: list[tuple[float, int, int]] = []  # (monotonic time, slot, checks left)
         self._drained: set[int] = set()  # slots drained whose markers are not compacted yet
         self._rebrowse_at = [2.0, 5.0, 10.0, 20.0]  # seconds after start
+        # slot queues of another slot length (found at start-up, see _recover_slots): the sorter
+        # files their messages again under this processor's slots, then their markers go
+        self._foreign: dict[str, str] = {}  # slot queue -> its marker text, still to file again
         # targets without rules (the deliverer's, a java.util.Set for the shim), and when found
         self._plain: Any = None
         self._plain_keys: set[str] = set()
-        self._opened: dict[int, Any] = {}
+        self._opened: dict[int, tuple[Any, float]] = {}  # slot -> (its consumer, monotonic time opened)
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -191,9 +210,19 @@ class DelayProcessor:
                 return self._recover_slots(own)
         with ctx.create_browser(self.slots_queue) as browser:
             for m in browser:
-                slot = int(m.get_text())
-                if slot not in self._drained and self._add_slot(slot):
+                text = m.get_text()
+                slot, length = parse_marker(text)
+                if length != self.slot_ms:
+                    # its number means another time: never drained as one of ours (that would
+                    # deliver early or late); the sorter files its messages again instead (at
+                    # each look, as for our own slots: a dead processor may still hold some)
+                    with self._lock:
+                        self._foreign[self.slot_queue(slot).name] = text
+                elif slot not in self._drained and self._add_slot(slot):
                     self._rechecks.append((time.monotonic() + 2.0, slot, 3))
+
+    def _marker(self, slot: int) -> str:
+        return f"{slot}/{self.slot_ms}"
 
     def _add_slot(self, slot: int) -> bool:
         with self._lock:
@@ -210,39 +239,63 @@ class DelayProcessor:
             consumer = ctx.create_consumer(Queue(self.staging))
             put = _Putter(ctx)
             markers = ctx.create_producer()
-            horizon = 2 * self.slot_ms  # closer than this, a slot may already be draining
-            prefix, suffix = ctx._s.String(SLOT_PREFIX), ctx._s.String(self.staging)
             while not self._stop.is_set():
-                # the shim files each message under its slot without it crossing into Python
-                raw = bytes(consumer._receiver().fileBySlot(1000, 200, self.slot_ms, horizon, prefix, suffix))
-                filed, soon = _read_filing(raw)
-                if not filed and not soon:
-                    continue
-                with self._lock:
-                    new_slots = [slot for slot in filed if slot not in self._known]
-                for slot in new_slots:
-                    markers.send(self.slots_queue, str(slot))
-                # messages due within the horizon are put by the sorter itself, in this same
-                # transaction: committing before they are put would lose them in a crash
-                for m in sorted(soon, key=lambda m: m.get_long_property(staging.DELIVERY_TIME)):
-                    wait = m.get_long_property(staging.DELIVERY_TIME) - now_ms()
-                    if wait > 0:
-                        time.sleep(wait / 1000)
-                    self._deliver(ctx, put, m)
-                put.flush()
-                ctx.commit()
-                self.stats.staged += sum(filed.values()) + len(soon)
-                with self._lock:
-                    for slot, count in filed.items():
-                        self._filed[slot] = self._filed.get(slot, 0) + count
-                    # a slot the deliverer drained before this commit gets drained again
-                    late = [slot for slot in filed if slot not in self._known and slot not in new_slots]
-                for slot in late:
-                    markers.send(self.slots_queue, str(slot))
-                if late:
-                    ctx.commit()
-                for slot in [*new_slots, *late]:
-                    self._add_slot(slot)
+                self._file_foreign(ctx, put, markers)
+                self._file_batch(ctx, consumer, put, markers)
+
+    def _file_foreign(self, ctx: JMSContext, put: _Putter, markers: Any) -> None:
+        """Files the messages of slot queues of another slot length again, under this
+        processor's slots, as if they were staged now (each has its delivery time)."""
+        with self._lock:
+            pending = list(self._foreign)
+        for queue in pending:
+            consumer = ctx.create_consumer(Queue(queue))
+            try:
+                while self._file_batch(ctx, consumer, put, markers, timeout_ms=50):
+                    pass
+            finally:
+                consumer.close()
+            ctx.commit()
+            with self._lock:
+                self._foreign.pop(queue, None)  # its marker goes at the next compaction
+            _log.info("delay processor: filed %s again under %d ms slots", queue, self.slot_ms)
+
+    def _file_batch(self, ctx: JMSContext, consumer: Any, put: _Putter, markers: Any, timeout_ms: int = 200) -> int:
+        """Takes up to 1,000 messages off a queue and files each under its slot, in one
+        transaction; returns how many it took."""
+        horizon = 2 * self.slot_ms  # closer than this, a slot may already be draining
+        prefix, suffix = ctx._s.String(SLOT_PREFIX), ctx._s.String(self.staging)
+        # the shim files each message under its slot without it crossing into Python
+        raw = bytes(consumer._receiver().fileBySlot(1000, timeout_ms, self.slot_ms, horizon, prefix, suffix))
+        filed, soon = _read_filing(raw)
+        if not filed and not soon:
+            return 0
+        with self._lock:
+            new_slots = [slot for slot in filed if slot not in self._known]
+        for slot in new_slots:
+            markers.send(self.slots_queue, self._marker(slot))
+        # messages due within the horizon are put by the sorter itself, in this same
+        # transaction: committing before they are put would lose them in a crash
+        for m in sorted(soon, key=lambda m: m.get_long_property(staging.DELIVERY_TIME)):
+            wait = m.get_long_property(staging.DELIVERY_TIME) - now_ms()
+            if wait > 0:
+                time.sleep(wait / 1000)
+            self._deliver(ctx, put, m)
+        put.flush()
+        ctx.commit()
+        self.stats.staged += sum(filed.values()) + len(soon)
+        with self._lock:
+            for slot, count in filed.items():
+                self._filed[slot] = self._filed.get(slot, 0) + count
+            # a slot the deliverer drained before this commit gets drained again
+            late = [slot for slot in filed if slot not in self._known and slot not in new_slots]
+        for slot in late:
+            markers.send(self.slots_queue, self._marker(slot))
+        if late:
+            ctx.commit()
+        for slot in [*new_slots, *late]:
+            self._add_slot(slot)
+        return sum(filed.values()) + len(soon)
 
     # ------------------------------------------------------------------ deliverer
 
@@ -250,7 +303,7 @@ class DelayProcessor:
         with self.factory.create_context(SESSION_TRANSACTED) as ctx:
             put = _Putter(ctx)
             self._plain = None  # a Java object of the previous JVM session is not reused
-            self._opened = {}  # slot -> its consumer, opened ahead of its end
+            self._opened = {}  # slot -> its consumer and when opened, ahead of its end
             self._uncommitted = []
             try:
                 while not self._stop.is_set():
@@ -277,7 +330,7 @@ class DelayProcessor:
         wait_ms = (slot + 1) * self.slot_ms - now_ms()  # the slot's end: all of it is due
         if wait_ms > 0:
             self._commit_moves(ctx, put)
-            self._open_ahead(ctx)
+        self._open_ahead(ctx)
         if wait_ms > 0:
             self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
             return
@@ -308,10 +361,12 @@ class DelayProcessor:
         rest took more transactions."""
         horizon = now_ms() + OPEN_AHEAD * self.slot_ms
         with self._lock:
-            soon = [slot for slot in heapq.nsmallest(OPEN_AHEAD, self._slots) if (slot + 1) * self.slot_ms <= horizon]
-        for slot in soon:
+            first = heapq.nsmallest(OPEN_AHEAD_MAX, self._slots) if len(self._opened) < OPEN_AHEAD_MAX else []
+        for slot in first:
+            if (slot + 1) * self.slot_ms > horizon:
+                break
             if slot not in self._opened:
-                self._opened[slot] = self._slot_consumer(ctx, slot)
+                self._opened[slot] = (self._slot_consumer(ctx, slot), time.monotonic())
 
     def _slot_consumer(self, ctx: JMSContext, slot: int) -> Any:
         """A consumer of a slot queue that takes its messages from the broker at once.
@@ -382,17 +437,28 @@ class DelayProcessor:
         patience_s. Empty slot queues are left for the broker to collect (pyjms brokers
         do): deleting one could race with a late message.
         """
-        consumer = self._opened.pop(slot, None) or self._slot_consumer(ctx, slot)
+        consumer, opened_at = self._opened.pop(slot, None) or (self._slot_consumer(ctx, slot), time.monotonic())
         deadline = time.monotonic() + patience_s
         complete = True
+        n = None  # the last chunk's size
         try:
             while True:
                 with self._lock:
                     known_count = slot in self._filed
                     owed = self._filed.get(slot, 0) - self._moved.get(slot, 0) if known_count else 0
-                # a filed slot owed nothing more: take only what is already here (what the sorter
-                # commits meanwhile is counted in _filed and drained again by _deliverer)
-                timeout = (20 if owed > 0 else 0) if known_count else 200
+                if known_count:
+                    # a filed slot owed nothing more: take only what is already here (what the
+                    # sorter commits meanwhile is counted in _filed and drained again by _deliverer)
+                    timeout = 20 if owed > 0 else 0
+                elif n is None:
+                    # a consumer has its queue's messages within ms of opening: an empty slot
+                    # found at start-up costs no more than RECOVERED_WAIT_MS after that, and the
+                    # slots opened ahead together share that wait
+                    timeout = max(1, int(RECOVERED_WAIT_MS - (time.monotonic() - opened_at) * 1000))
+                elif n >= SMALLEST_PAGE:
+                    timeout = RECOVERED_WAIT_MS  # its commit may page in more
+                else:
+                    timeout = 20  # what was still on its way when the chunk was taken
                 if slot in self._suspect:
                     batch = consumer.receive_batch(DRAIN_CHUNK, timeout)
                     if batch:
@@ -499,13 +565,16 @@ class DelayProcessor:
         producer = ctx.create_producer()
         with self._lock:
             live = set(self._known) | {slot for _, slot, _ in self._rechecks}  # rechecked slots keep theirs
-        seen: set[int] = set()
+            foreign = set(self._foreign.values())  # not filed again yet
+        seen: set[str] = set()
         while batch := consumer.receive_batch(1000, 50):
             for m in batch:
-                n = int(m.get_text())
-                if n in live and n not in seen:
-                    producer.send(self.slots_queue, str(n))
-                    seen.add(n)
+                text = m.get_text()
+                slot, length = parse_marker(text)
+                keep = text in foreign or (length == self.slot_ms and slot in live)
+                if keep and text not in seen:
+                    producer.send(self.slots_queue, text)
+                    seen.add(text)
         ctx.commit()
         consumer.close()
         with self._lock:
@@ -649,6 +718,12 @@ class _Putter:
             from pyjms.bridge.errors import translate
 
             raise translate(e, "delay processor batch") from None
+
+
+def parse_marker(text: str) -> tuple[int, int]:
+    """A slot marker's slot number and slot length: "<slot>/<ms>", or "<slot>" for 50 ms."""
+    slot, _, length = text.partition("/")
+    return int(slot), int(length) if length else LEGACY_SLOT_MS
 
 
 def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message]]:

@@ -24,6 +24,19 @@ def staged(url):
     processor.stop()
 
 
+def receive_noting_early(consumer, n: int, timeout_s: float) -> tuple[list, list]:
+    """Up to n messages within timeout_s, and those of them received before their delivery time."""
+    got: list = []
+    early: list = []
+    deadline = time.time() + timeout_s
+    while len(got) < n and time.time() < deadline:
+        batch = consumer.receive_batch(100, 200)
+        now = int(time.time() * 1000)
+        early += [m for m in batch if now < m.get_jms_delivery_time()]
+        got += batch
+    return got, early
+
+
 def test_d01_d03_staged_message_arrives_when_due_never_early(staged, qname):
     factory, processor = staged
     with factory.create_context() as ctx:
@@ -230,17 +243,52 @@ def test_a_restarted_processor_reads_a_recovered_slot_again_only_after_its_end(u
         second = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue)).start()
         try:
             consumer = ctx.create_consumer(q)
-            got, early = [], []
-            deadline = time.time() + 10
-            while len(got) < n and time.time() < deadline:
-                batch = consumer.receive_batch(100, 200)
-                now = int(time.time() * 1000)
-                early += [m for m in batch if now < m.get_jms_delivery_time()]
-                got += batch
+            got, early = receive_noting_early(consumer, n, 10)
         finally:
             second.stop()
     assert sorted(int(m.get_text()) for m in got) == list(range(n))
     assert not early and second.stats.early == 0
+
+
+def test_a_processor_with_another_slot_length_files_old_slots_again_never_early(url, qname):
+    """Slots recorded by a processor with another slot length (50 ms, as pyjms had before) mean
+    other times: a processor taking over files their messages again under its own slots, and
+    delivers each when due, none early, none lost."""
+    queue = f"STAGE.{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
+    n = 60
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        p = ctx.create_producer()
+        for i in range(3):  # three slots of the old length, due in 2.5-3.5 s
+            p.set_delivery_delay(2500 + 500 * i).send_batch(q, [str(i * 20 + k) for k in range(20)])
+        old = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue), slot_ms=50).start()
+        deadline = time.time() + 3
+        while old.stats.staged < n and time.time() < deadline:
+            time.sleep(0.02)
+        old.stop()
+        assert old.stats.staged == n and old.stats.delivered == 0
+        new = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue)).start()
+        try:
+            consumer = ctx.create_consumer(q)
+            got, early = receive_noting_early(consumer, n, 10)
+            assert consumer.receive(500) is None  # nothing twice
+        finally:
+            new.stop()
+    assert sorted(int(m.get_text()) for m in got) == list(range(n))
+    assert not early and new.stats.early == 0
+
+
+def test_slot_markers_without_a_length_are_50_ms_slots():
+    from pyjms.delay.processor import parse_marker
+
+    assert parse_marker("35000000000") == (35_000_000_000, 50)
+    assert parse_marker("88000000000/20") == (88_000_000_000, 20)
+
+
+def test_slot_length_out_of_range_is_refused(url):
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="slot_ms 0"):
+        DelayProcessor(pyjms.ConnectionFactory(url), slot_ms=0)
 
 
 def test_processor_process_killed_with_sigkill_loses_and_duplicates_nothing(tcp_broker, qname):
