@@ -1,10 +1,15 @@
-"""Delivery-delay lateness per mechanism (native, scheduler, staging) on one standalone broker.
+"""Delivery-delay lateness per mechanism (native, scheduler, staging) on a standalone broker.
 
 For each mode: N non-persistent messages whose delays are spread evenly over a window
 (default 100,000 over 30 s) are sent, then received as they become due. Prints p50, p99 and
 maximum lateness (receive time minus delivery time), early deliveries (must be 0), and the
-memory of whatever holds the delayed messages (the broker for the scheduler, the delay
-processor's process for staging).
+memory of whatever holds the delayed messages (the broker for the scheduler, the broker with
+its delay processor for staging).
+
+Staging runs twice: with the delay processor inside the broker's process, as `pyjms broker`
+runs it by default (its moves go over vm://), and with `pyjms delay-processor --url` as a
+process of its own beside a broker started with --no-delay-processor (its moves go over tcp;
+memory is then the processor process's alone).
 
 The messages are received by a process of their own, started before the first send, so that
 the time the sender spends sending does not count as lateness (a message due while a
@@ -86,9 +91,10 @@ def receive(url: str, queue: str, n: int, deadline_s: float, warmup: int = 0) ->
     print(json.dumps(summary), flush=True)
 
 
-def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmup: int = 0) -> str:
+def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmup: int = 0, label: str = "") -> str:
     import json
 
+    label = label or mode
     factory = pyjms.ConnectionFactory(url, delivery_delay=mode)
     queue = f"BENCH.DELAY.{mode}"
     rng = random.Random(7)
@@ -100,7 +106,7 @@ def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmu
         try:
             producer.set_delivery_delay(1000)
         except pyjms.JMSRuntimeException as e:
-            return f"{mode:10} not available on this provider: {e}"
+            return f"{label:18} not available on this provider: {e}"
         receiver = subprocess.Popen(
             [sys.executable, __file__, "--receive", url, queue, str(n), str(window_ms / 1000 + 120), str(warmup)],
             stdout=subprocess.PIPE, text=True, cwd=ROOT,
@@ -114,7 +120,7 @@ def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmu
         warm = receiver.stdout.readline()
         if not warm.startswith("warm") or int(warm.split()[1]) < warmup // CHUNK * CHUNK:
             receiver.kill()
-            return f"{mode:10} warm-up incomplete: {warm.strip()!r}"
+            return f"{label:18} warm-up incomplete: {warm.strip()!r}"
         t0 = time.time()
         for d in delays:
             producer.set_delivery_delay(d).send_batch(q, [body] * CHUNK)
@@ -125,9 +131,9 @@ def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmu
             time.sleep(0.5)
         result = json.loads(receiver.stdout.read().strip().splitlines()[-1])
     if not result["received"]:
-        return f"{mode:10} nothing received"
+        return f"{label:18} nothing received"
     lost = n - result["received"]
-    return (f"{mode:10} {result['received']:>8,} {result['p50']:>7} {result['p99']:>7} {result['max']:>7}"
+    return (f"{label:18} {result['received']:>8,} {result['p50']:>7} {result['p99']:>7} {result['max']:>7}"
             f" {result['early']:>6} {lost:>5}   {peak_rss:8.0f} MB   (sent in {send_s:.1f} s)")
 
 
@@ -135,7 +141,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--window-s", type=int, default=30)
-    ap.add_argument("--modes", default="native,scheduler,staging")
+    ap.add_argument("--modes", default="native,scheduler,staging,staging-external")
     ap.add_argument("--warmup", type=int, default=20_000,
                     help="unmeasured messages sent and received first, per mode (0: measure cold JVMs)")
     ap.add_argument("--receive", nargs=5, metavar=("URL", "QUEUE", "N", "DEADLINE_S", "WARMUP"), help=argparse.SUPPRESS)
@@ -144,23 +150,29 @@ def main() -> None:
         url, queue, count, deadline_s, warmup = args.receive
         return receive(url, queue, int(count), float(deadline_s), int(warmup))
     n = args.messages - args.messages % CHUNK
-    broker = start(["broker", "--port", "0", "--no-delay-processor"], "ready:")
-    url = broker.ready_line.split("ready:")[1].split()[0]  # type: ignore[attr-defined]
-    processor = start(["delay-processor", "--url", url, "--report-every", "3600"], "running")
-    print(f"pyjms delivery delay: {n:,} messages, delays spread over {args.window_s} s, over {url}"
-          f" ({args.warmup:,} unmeasured warm-up messages first per mode)")
-    print("lateness = receive time - delivery time, in ms; memory = peak RSS of the broker (scheduler)"
-          " or of the delay processor process (staging)\n")
-    print(f"{'mode':10} {'received':>8} {'p50':>7} {'p99':>7} {'max':>7} {'early':>6} {'lost':>5}   {'memory':>11}")
-    try:
-        for mode in args.modes.split(","):
-            pid = processor.pid if mode == "staging" else broker.pid
-            print(run_mode(url, mode, n, args.window_s * 1000, pid, args.warmup), flush=True)
-    finally:
-        for p in (processor, broker):
-            p.terminate()
-            p.wait()
-
+    print(f"pyjms delivery delay: {n:,} messages, delays spread over {args.window_s} s, over tcp://127.0.0.1"
+          f" ({args.warmup:,} unmeasured warm-up messages first per mode; a new broker per mode)")
+    print("lateness = receive time - delivery time, in ms; memory = peak RSS of the broker (with its delay"
+          " processor) or, for staging-external, of the delay processor's own process\n")
+    print(f"{'mode':18} {'received':>8} {'p50':>7} {'p99':>7} {'max':>7} {'early':>6} {'lost':>5}   {'memory':>11}")
+    for mode in args.modes.split(","):
+        external = mode == "staging-external"
+        # a pyjms broker runs its delay processor in its own process unless told not to
+        broker = start(["broker", "--port", "0", *(["--no-delay-processor"] if external else [])], "ready:")
+        url = broker.ready_line.split("ready:")[1].split()[0]  # type: ignore[attr-defined]
+        processes = [broker]
+        try:
+            memory_pid = broker.pid
+            if external:
+                processor = start(["delay-processor", "--url", url, "--report-every", "3600"], "running")
+                processes.insert(0, processor)
+                memory_pid = processor.pid
+            print(run_mode(url, "staging" if external else mode, n, args.window_s * 1000, memory_pid, args.warmup,
+                           label=mode), flush=True)
+        finally:
+            for p in processes:
+                p.terminate()
+                p.wait()
 
 if __name__ == "__main__":
     main()
