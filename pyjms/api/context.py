@@ -144,6 +144,7 @@ class JMSContext:
         self._async: _AsyncSender | None = None
         self._auto_start = True
         self._attributes: Any = None  # AttributeCache, made on the first delayed send
+        self._pyjms_broker: bool | None = None  # whether the broker is one pyjms started
         self._marks: Any = None  # MarkClient, made on the first receive_by_token
         self._by_token: list[tuple[str, str]] = []  # (queue, token) got in this transaction
         self._client_id = factory.client_id if parent is None else parent._client_id
@@ -273,6 +274,18 @@ class JMSContext:
             self._attributes = AttributeCache(self)
         return self._attributes.get(destination)
 
+    def _on_pyjms_broker(self) -> bool:
+        """Whether the broker is one pyjms started (it addresses delayed publications, D16)."""
+        if self._pyjms_broker is None:
+            self._pyjms_broker = bool(self._ch.provider().isPyjmsBroker(self._ch.connection()))
+        return self._pyjms_broker
+
+    def _subscriber_selector(self, selector: str | None, address: str) -> str | None:
+        """A topic subscriber's selector: with its address clause on pyjms brokers (D16)."""
+        from pyjms.broker import subscriptions
+
+        return subscriptions.selector_for(selector, address) if self._on_pyjms_broker() else selector
+
     def _staging_queue(self) -> Queue:
         return Queue(self._factory.staging_queue)
 
@@ -347,6 +360,12 @@ class JMSContext:
             return self._ch.consumer(key, message_selector, bool(no_local))
 
         what = f"create_consumer({destination}, selector={message_selector!r})"
+        if isinstance(destination, Topic):
+            from pyjms.broker.subscriptions import plain_address
+
+            wire_selector = self._subscriber_selector(message_selector, plain_address())
+            receiver = self._call(lambda: self._ch.consumer(key, wire_selector, bool(no_local)), what)
+            return JMSConsumer(self, receiver, destination, message_selector)
         if not isinstance(destination, Queue):
             return JMSConsumer(self, self._call(make, what), destination, message_selector)
         # A queue consumer takes messages from the provider only from its first receive, so one
@@ -370,8 +389,13 @@ class JMSContext:
             raise IllegalStateRuntimeException(
                 "a durable subscription needs a client id: ConnectionFactory(client_id=...) or set_client_id()"
             )
+        from pyjms.broker import subscriptions
+
         key = self._jkey(topic)
-        r = self._call(lambda: self._ch.durableConsumer(key, name, message_selector, bool(no_local)),
+        client_id = self._client_id
+        wire_selector = (subscriptions.durable_selector(self, topic, client_id, name, message_selector)
+                         if self._on_pyjms_broker() else message_selector)
+        r = self._call(lambda: self._ch.durableConsumer(key, name, wire_selector, bool(no_local)),
                        f"create_durable_consumer({topic}, {name!r})")
         return JMSConsumer(self, r, topic, message_selector)
 

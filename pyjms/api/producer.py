@@ -6,10 +6,11 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
-from pyjms.api.destination import Destination
+from pyjms.api.destination import Destination, Topic
 from pyjms.api.message import Message, check_property_name, checked_value, convert, message_for_body, tag_for
 from pyjms.bridge import codec as C
 from pyjms.bridge.errors import translate
+from pyjms.broker.subscriptions import SUBSCRIBER
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, MessageFormatRuntimeException
 from pyjms.delay import staging
 from pyjms.delay.mechanism import DelayMechanism
@@ -277,7 +278,11 @@ class JMSProducer:
 
     # ------------------------------------------------------------------ staging (IBM MQ's delay design)
 
-    def _staged_record(self, destination: Destination, body: Any) -> tuple[bytes, str, int, Message]:
+    def _staged_records(
+        self, destination: Destination, body: Any, subscribers: list[str] | None = None
+    ) -> tuple[list[bytes], str, int, Message]:
+        """The staged copies of one delayed message: one, or for a topic one per subscriber
+        address (D16; ``subscribers`` None means one copy, matched at delivery)."""
         message = message_for_body(body)
         now = now_ms()
         original_id = staging.new_message_id()
@@ -285,9 +290,22 @@ class JMSProducer:
         header = staging.staging_properties(destination.key, now, self._delay, self._ttl, original_id, own_correlation)
         overrides = self._overrides()
         overrides["correlation_id"] = original_id  # D12: find a staged message by its original id
-        record = message._pack(**overrides, extra_properties={**self._props, **header})
+        props = {**self._props, **header}
+        record = message._pack(**overrides, extra_properties=props)
         self._check_delayed(destination, {**message._properties(), **self._props}, len(record))
-        return record, original_id, now, message
+        if subscribers is None:
+            return [record], original_id, now, message
+        records = [message._pack(**overrides, extra_properties={**props, SUBSCRIBER: (C.T_STRING, address)})
+                   for address in subscribers]
+        return records, original_id, now, message
+
+    def _subscribers(self, destination: Destination) -> list[str] | None:
+        """For a delayed publication: the subscribers it is staged for now (D16), else None."""
+        if not isinstance(destination, Topic):
+            return None
+        from pyjms.broker.subscriptions import subscribers_at_send
+
+        return subscribers_at_send(self._ctx, destination)
 
     def _staging_key(self) -> Any:
         return self._ctx._jkey(self._ctx._staging_queue())
@@ -295,11 +313,15 @@ class JMSProducer:
     def _stage_one(self, destination: Destination, body: Any) -> None:
         """D02: the message goes to the staging queue with its target and delivery time."""
         ctx = self._ctx
-        record, original_id, now, message = self._staged_record(destination, body)
+        records, original_id, now, message = self._staged_records(destination, body, self._subscribers(destination))
         ctx._drain_async()
         try:
             # no TTL on the staged copy: the processor expires it, with a report (D18)
-            ctx._ch.send(self._staging_key(), record, self._mode, self._priority, 0, 0, self._flags())
+            if len(records) == 1:
+                ctx._ch.send(self._staging_key(), records[0], self._mode, self._priority, 0, 0, self._flags())
+            elif records:
+                ctx._ch.sendBatch(self._staging_key(), C.pack_batch(records, len(records)), self._mode,
+                                  self._priority, 0, 0, self._flags())
         except ctx._s.JException as e:
             raise translate(e, f"stage a delayed message for {destination}") from None
         message._apply_sent_headers({
@@ -366,13 +388,15 @@ class JMSProducer:
                     raise MessageFormatRuntimeException(
                         f"send_batch takes str or bytes bodies; body #{i} is {type(body).__name__}"
                     )
-            records = [self._staged_record(destination, body)[0] for body in bodies]
+            subscribers = self._subscribers(destination) if bodies else None  # matched once, at this send
+            records = [r for body in bodies for r in self._staged_records(destination, body, subscribers)[0]]
             if not records:
-                return 0
+                return len(bodies)  # a publication nobody subscribes to is sent to nobody
             ctx._drain_async()
             try:
-                return int(ctx._ch.sendBatch(self._staging_key(), C.pack_batch(records, len(records)), self._mode,
-                                             self._priority, 0, 0, self._flags()))
+                ctx._ch.sendBatch(self._staging_key(), C.pack_batch(records, len(records)), self._mode,
+                                  self._priority, 0, 0, self._flags())
+                return len(bodies)
             except ctx._s.JException as e:
                 raise translate(e, f"stage {len(records)} delayed messages for {destination}") from None
         headers, props = self._packed_blocks()

@@ -104,6 +104,14 @@ class AdminService:
         dest = from_key(request["destination"])
         assert dest is not None
         op = request["op"]
+        if op == "subscribers":  # D16: who a delayed publication is staged for
+            if not isinstance(dest, Topic):
+                raise InvalidArgumentRuntimeException(f"subscribers of {dest}: not a topic")
+            return {"ok": True, "subscribers": self.broker.subscribers_of(dest.name)}
+        if op == "durable-selector":  # D16: a durable subscription keeps its address
+            if not isinstance(dest, Topic):
+                raise InvalidArgumentRuntimeException(f"durable subscription on {dest}: not a topic")
+            return {"ok": True, "selector": self.broker.durable_selector(dest.name, request["client_id"], request["name"])}
         if op == "define":
             self.define(dest, _from_wire(request["kind"], request["attributes"]))
         elif op == "delete":
@@ -175,6 +183,24 @@ class Admin:
 
 def request(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any) -> Attributes | None:
     """One admin request/reply on ctx; raises if no pyjms broker answers."""
+    a = _ask(ctx, op, destination, timeout_ms, **extra).get("attributes")
+    if a is None:
+        return None
+    return _from_wire("queue" if isinstance(destination, Queue) else "topic", a)
+
+
+def subscribers(ctx: JMSContext, topic: Topic, timeout_ms: int) -> list[str]:
+    """The addresses of a topic's subscribers now (pyjms.broker.subscriptions)."""
+    return [str(a) for a in _ask(ctx, "subscribers", topic, timeout_ms)["subscribers"]]
+
+
+def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, timeout_ms: int) -> str | None:
+    """The selector of a durable subscription now, or None if there is none."""
+    selector = _ask(ctx, "durable-selector", topic, timeout_ms, client_id=client_id, name=name)["selector"]
+    return None if selector is None else str(selector)
+
+
+def _ask(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any) -> dict[str, Any]:
     with ctx.create_context() as c:
         reply = c.create_temporary_queue()
         consumer = c.create_consumer(reply)
@@ -188,13 +214,10 @@ def request(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int,
                 f"no pyjms admin service answered on {ADMIN_QUEUE} within {timeout_ms} ms: "
                 "destination attributes need a pyjms broker"
             )
-        data = json.loads(answer.get_text() or "{}")
+        data: dict[str, Any] = json.loads(answer.get_text() or "{}")
         if not data.get("ok"):
             raise InvalidArgumentRuntimeException(data.get("error", "admin request failed"))
-        a = data.get("attributes")
-        if a is None:
-            return None
-        return _from_wire("queue" if isinstance(destination, Queue) else "topic", a)
+        return data
 
 
 class AttributeCache:

@@ -141,6 +141,21 @@ class EmbeddedBroker:
         with jvm.java_thread():
             self.delay_processor = DelayProcessor(self._local_factory()).start()
 
+    def subscribers_of(self, topic: str) -> list[str]:
+        """The addresses of a topic's subscribers now (pyjms.broker.subscriptions)."""
+        try:
+            return [str(a) for a in self._broker.subscribersOf(topic)]
+        except jvm.shim().JException as e:
+            raise translate(e, f"subscribers of topic {topic}") from None
+
+    def durable_selector(self, topic: str, client_id: str, name: str) -> str | None:
+        """The selector of a durable subscription now, or None if it does not exist."""
+        try:
+            selector = self._broker.durableSelector(topic, client_id, name)
+        except jvm.shim().JException as e:
+            raise translate(e, f"durable subscription {client_id}:{name} on {topic}") from None
+        return None if selector is None else str(selector)
+
     def queue_depth(self, name: str) -> int:
         """Messages on a queue now (0 if it does not exist)."""
         s = jvm.shim()

@@ -17,6 +17,12 @@ public interface Provider {
     /** A temporary destination from its key, or null when the provider cannot tell. */
     default Destination temporary(String key) { return null; }
 
+    /**
+     * Whether the broker is one pyjms started, which stages delayed publications one copy per
+     * subscriber (see activemq.DelayedPublications).
+     */
+    default boolean isPyjmsBroker(Connection c) { return false; }
+
     /** Whether shared subscriptions can be emulated on this connection (see SharedSubscriptions). */
     default boolean virtualizesTopic(Connection c, String topic) { return false; }
 

@@ -53,11 +53,14 @@ public final class ActiveMQProvider implements Provider {
     /** pyjms brokers virtualize every topic; stock brokers only VirtualTopic.* ones. */
     @Override
     public boolean virtualizesTopic(Connection c, String topic) {
-        return topic.startsWith("VirtualTopic.") || isPyjmsBroker(c);
+        return topic.startsWith("VirtualTopic.") || isPyjms(c);
     }
 
     /** Brokers pyjms started (EmbeddedBroker) virtualize every topic and run the scheduler. */
-    private static boolean isPyjmsBroker(Connection c) {
+    @Override
+    public boolean isPyjmsBroker(Connection c) { return isPyjms(c); }
+
+    private static boolean isPyjms(Connection c) {
         try {
             String broker = ((ActiveMQConnection) c).getBrokerName();
             return broker != null && broker.startsWith(EmbeddedBroker.NAME_PREFIX);
@@ -79,7 +82,7 @@ public final class ActiveMQProvider implements Provider {
 
     /** pyjms brokers always run the scheduler; others must be probed. */
     @Override
-    public boolean schedulerKnownOn(Connection c) { return isPyjmsBroker(c); }
+    public boolean schedulerKnownOn(Connection c) { return isPyjms(c); }
 
     @Override
     public boolean deleteIfUnused(Connection c, Queue q) {

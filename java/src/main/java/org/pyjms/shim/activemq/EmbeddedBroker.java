@@ -67,10 +67,7 @@ public final class EmbeddedBroker {
             b.setPersistenceAdapter(kahadb);
             b.setSchedulerDirectoryFile(new File(dataDir, "scheduler"));
         }
-        VirtualTopic everyTopic = new VirtualTopic();
-        everyTopic.setName(">");
-        everyTopic.setPrefix("Consumer.*.");
-        everyTopic.setSelectorAware(false);
+        VirtualTopic everyTopic = DelayedPublications.everyTopic();
         VirtualDestinationInterceptor virtual = new VirtualDestinationInterceptor();
         virtual.setVirtualDestinations(new VirtualDestination[] {everyTopic});
         b.setDestinationInterceptors(new DestinationInterceptor[] {virtual});
@@ -134,6 +131,16 @@ public final class EmbeddedBroker {
     }
 
     public BrokerService service() { return broker; }
+
+    /** The addresses of a topic's subscribers now (see DelayedPublications). */
+    public String[] subscribersOf(String topic) throws Exception {
+        return DelayedPublications.subscribersOf(broker, topic);
+    }
+
+    /** The selector of a durable subscription now, or null (see DelayedPublications). */
+    public String durableSelector(String topic, String clientId, String name) throws Exception {
+        return DelayedPublications.durableSelector(broker, topic, clientId, name);
+    }
 
     public void stop() throws Exception {
         broker.stop();

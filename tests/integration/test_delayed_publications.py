@@ -1,0 +1,159 @@
+"""Delayed publications with IBM MQ's subscriber matching (D16, D21) through staging, on pyjms
+brokers (embedded over vm:// and a broker process over tcp://)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+import pyjms
+from pyjms.broker.subscriptions import SUBSCRIBER
+from pyjms.delay.processor import DelayProcessor
+from tests.conftest import drain
+
+
+@pytest.fixture
+def staged(url):
+    """A factory (with a client id, for durable subscriptions) whose delayed messages go
+    through its own staging queue, and that queue's processor."""
+    queue = f"STAGE.{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue,
+                                      client_id=f"c{uuid.uuid4().hex[:6]}")
+    processor = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue)).start()
+    yield factory, queue
+    processor.stop()
+
+
+def staged_copies(ctx, producer, topic, message) -> list[pyjms.Message]:
+    """Sends message to topic through a staging queue no processor reads, and returns the
+    copies staged there (the processor's sorter would take them off at once)."""
+    queue = f"STAGE.UNREAD.{uuid.uuid4().hex[:8]}"
+    factory = ctx._factory
+    unread = pyjms.ConnectionFactory(factory.url, delivery_delay="staging", staging_queue=queue)
+    with unread.create_context() as other:
+        other_producer = other.create_producer().set_delivery_delay(producer.get_delivery_delay())
+        other_producer.send(topic, message)
+        with other.create_browser(other.create_queue(queue), f"JMSCorrelationID = '{message.get_jms_message_id()}'") as b:
+            return list(b)
+
+
+def test_d16_subscribers_are_matched_at_send_one_staged_copy_each(staged):
+    factory, staging_queue = staged
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D16.{uuid.uuid4().hex[:8]}")
+        plain = ctx.create_consumer(topic)
+        durable = ctx.create_durable_consumer(topic, "d16")
+        shared = [ctx.create_shared_consumer(topic, "s16") for _ in range(2)]
+        p = ctx.create_producer().set_delivery_delay(1500)
+        copies = staged_copies(ctx, p, topic, ctx.create_text_message("looked at"))
+        m = ctx.create_text_message("later")
+        p.send(topic, m)
+        late = ctx.create_consumer(topic)  # subscribed after the send: not matched
+        late_shared = ctx.create_shared_consumer(topic, "late16")
+
+        # one staged copy per subscriber that existed at the send, each addressed to it
+        assert len(copies) == 3
+        addresses = sorted(c.get_string_property(SUBSCRIBER) for c in copies)
+        assert addresses[0].startswith("D:") and addresses[1].startswith("N:")
+        assert addresses[2] == f"Q:Consumer.s16.{topic.name}"
+
+        got_plain, got_durable = drain(plain, 2500), drain(durable, 500)
+        got_shared = drain(shared[0], 300) + drain(shared[1], 300)
+        for got in (got_plain, got_durable, got_shared):
+            assert [g.get_text() for g in got] == ["later"]
+            assert got[0].get_jms_message_id() == m.get_jms_message_id()
+            assert int(time.time() * 1000) >= m.get_jms_delivery_time()
+        assert drain(late, 300) == [] and drain(late_shared, 300) == []
+
+        # an ordinary publication still reaches every subscriber, late or not
+        ctx.create_producer().send(topic, "now")
+        for c in (plain, durable, late, late_shared):
+            assert [g.get_text() for g in drain(c, 1000)] == ["now"]
+        assert [g.get_text() for g in drain(shared[0], 300) + drain(shared[1], 300)] == ["now"]
+
+
+def test_d16_a_subscriber_selector_still_applies(staged):
+    factory, _ = staged
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D16S.{uuid.uuid4().hex[:8]}")
+        red = ctx.create_consumer(topic, "colour = 'red'")
+        assert red.get_message_selector() == "colour = 'red'"  # the user's, not the wire's
+        p = ctx.create_producer().set_delivery_delay(500)
+        p.set_property("colour", "blue").send(topic, "blue")
+        p.set_property("colour", "red").send(topic, "red")
+        assert [g.get_text() for g in drain(red, 2000)] == ["red"]
+
+
+def test_d21_a_subscriber_gone_before_delivery_gets_nothing_and_nobody_gets_its_copy(staged):
+    factory, _ = staged
+    dlq_before = None
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D21.{uuid.uuid4().hex[:8]}")
+        stays = ctx.create_consumer(topic)
+        leaves = ctx.create_consumer(topic)
+        durable = ctx.create_durable_consumer(topic, "d21")
+        with ctx.create_browser(ctx.create_queue("SYSTEM.DEAD.LETTER.QUEUE")) as b:
+            dlq_before = len(list(b))
+        ctx.create_producer().set_delivery_delay(1000).send(topic, "x")
+        leaves.close()  # a non-durable subscriber that disconnected has gone
+        durable.close()
+        ctx.unsubscribe("d21")  # and so has an unsubscribed durable subscription
+        newcomer = ctx.create_consumer(topic)
+        again = ctx.create_durable_consumer(topic, "d21")  # a new subscription of the same name
+
+        assert [g.get_text() for g in drain(stays, 2500)] == ["x"]
+        assert drain(newcomer, 500) == [] and drain(again, 300) == []
+        # discarded silently: not dead-lettered
+        with ctx.create_browser(ctx.create_queue("SYSTEM.DEAD.LETTER.QUEUE")) as b:
+            assert len(list(b)) == dlq_before
+        again.close()
+        ctx.unsubscribe("d21")
+
+
+def test_d16_a_topic_with_a_subscriber_pyjms_cannot_address_is_staged_once(staged):
+    """A subscriber made without pyjms's address clause (here: straight through the shim, as a
+    non-pyjms client would) cannot be addressed, so the publication is staged once and every
+    subscriber at delivery gets it once: no copies, no duplicates."""
+    factory, staging_queue = staged
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D16U.{uuid.uuid4().hex[:8]}")
+        from pyjms.api.consumer import JMSConsumer
+
+        foreign = JMSConsumer(ctx, ctx._ch.consumer(ctx._jkey(topic), None, False), topic, None)
+        ours = ctx.create_consumer(topic)
+        p = ctx.create_producer().set_delivery_delay(1000)
+        (copy,) = staged_copies(ctx, p, topic, ctx.create_text_message("looked at"))
+        p.send(topic, "once")
+        assert not copy.property_exists(SUBSCRIBER)
+        assert [g.get_text() for g in drain(ours, 2500)] == ["once"]
+        assert [g.get_text() for g in drain(foreign, 500)] == ["once"]
+
+
+def test_d16_send_batch_to_a_topic_with_no_subscribers_stages_nothing(staged):
+    factory, staging_queue = staged
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D16N.{uuid.uuid4().hex[:8]}")
+        p = ctx.create_producer().set_delivery_delay(60_000)
+        assert staged_copies(ctx, p, topic, ctx.create_text_message("nobody")) == []
+        assert p.send_batch(topic, ["a", "b"]) == 2
+        with ctx.create_browser(ctx.create_queue(staging_queue)) as b:
+            assert list(b) == []
+
+
+def test_a_durable_subscription_made_without_an_address_keeps_its_messages(staged):
+    """A durable subscription made before pyjms addressed subscribers (here: straight through
+    the shim) is reopened as it is: adding the clause would change its selector, and ActiveMQ
+    would delete it with its messages. Delayed publications to its topic are staged once."""
+    factory, _ = staged
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D16L.{uuid.uuid4().hex[:8]}")
+        ctx._ch.durableConsumer(ctx._jkey(topic), "old", None, False).close()
+        ctx.create_producer().send(topic, "kept")  # while the subscription is offline
+        reopened = ctx.create_durable_consumer(topic, "old")
+        assert [g.get_text() for g in drain(reopened, 1000)] == ["kept"]
+        ctx.create_producer().set_delivery_delay(500).send(topic, "delayed")
+        assert [g.get_text() for g in drain(reopened, 2000)] == ["delayed"]
+        reopened.close()
+        ctx.unsubscribe("old")
