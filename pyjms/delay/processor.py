@@ -24,7 +24,9 @@ so a processor killed at any point loses nothing and duplicates nothing: what wa
 committed is redelivered to the next processor. Slot queues are JMS queues on the same
 broker, so this works on any provider. A third thread answers pings on
 ``PYJMS.CONTROL.<staging>``, which is how producers detect that staging delay is available;
-a fourth re-reads the rules of the targets the shim moves to (DelayProcessor._rules).
+a fourth re-reads the rules of the targets the shim moves to (DelayProcessor._rules), and
+the staging queue's: PUT(DISABLED) on it stops the moving until it is PUT(ENABLED) again, which
+is how IBM MQ has an administrator stop and restart its delay processor (D19).
 """
 
 from __future__ import annotations
@@ -141,6 +143,7 @@ class DelayProcessor:
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._suspended = threading.Event()  # the staging queue is PUT(DISABLED): no moves (D19)
         self._threads: list[threading.Thread] = []
         self._errors: list[BaseException] = []
 
@@ -178,6 +181,11 @@ class DelayProcessor:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+    @property
+    def suspended(self) -> bool:
+        """Whether the processor stopped moving because its staging queue is PUT(DISABLED)."""
+        return self._suspended.is_set()
 
     @property
     def pending_slots(self) -> int:
@@ -240,6 +248,9 @@ class DelayProcessor:
             put = _Putter(ctx)
             markers = ctx.create_producer()
             while not self._stop.is_set():
+                if self._suspended.is_set():
+                    self._stop.wait(0.1)
+                    continue
                 self._file_foreign(ctx, put, markers)
                 self._file_batch(ctx, consumer, put, markers)
 
@@ -320,6 +331,10 @@ class DelayProcessor:
         deliverer is behind): then one transaction takes the last chunks of several slots, up
         to DRAIN_CHUNK moves, so a deliverer that fell behind catches up with fewer commits.
         """
+        if self._suspended.is_set():
+            self._commit_moves(ctx, put)
+            self._stop.wait(0.1)
+            return
         self._recheck(ctx, put)
         with self._lock:
             slot = self._slots[0] if self._slots else None
@@ -642,6 +657,7 @@ class DelayProcessor:
 
         with self.factory.create_context() as ctx:
             while not self._stop.wait(AttributeCache.TTL_S / 2):
+                self._check_staging_queue(ctx)
                 plain = self._plain
                 with self._lock:
                     keys = list(self._plain_keys)
@@ -652,6 +668,18 @@ class DelayProcessor:
                             plain.remove(key)
                         with self._lock:
                             self._plain_keys.discard(key)
+
+    def _check_staging_queue(self, ctx: JMSContext) -> None:
+        """D19: the staging queue PUT(DISABLED) stops the moves, PUT(ENABLED) starts them again."""
+        attrs = ctx._target_attributes(Queue(self.staging))
+        disabled = attrs is not None and getattr(attrs, "put_enabled", True) is False
+        if disabled and not self._suspended.is_set():
+            _log.warning("staging queue %s is PUT(DISABLED): the delay processor stops until it is enabled",
+                         self.staging)
+            self._suspended.set()
+        elif not disabled and self._suspended.is_set():
+            _log.warning("staging queue %s is PUT(ENABLED): the delay processor starts again", self.staging)
+            self._suspended.clear()
 
     # ------------------------------------------------------------------ ping
 

@@ -112,7 +112,7 @@ def test_d17_expiry_is_preserved_across_the_delay(staged, qname):
         assert 0 < got.get_remaining_expiry() <= 40
 
 
-def test_d18_expired_while_staged_is_discarded_with_a_report(staged, qname):
+def test_d18_e07_e15_expired_while_staged_is_discarded_with_a_report(staged, qname):
     factory, processor = staged
     with factory.create_context() as ctx:
         q = ctx.create_queue(qname)
@@ -126,6 +126,7 @@ def test_d18_expired_while_staged_is_discarded_with_a_report(staged, qname):
         assert report.get_int_property("JMS_IBM_Feedback") == 258  # MQFB_EXPIRATION
         assert report.get_jms_correlation_id() == m.get_jms_message_id()
         assert not any(n in report.get_property_names() for n in staging.STAGING_HEADER)
+        assert report.get_jms_expiration() == 0 and report.get_remaining_expiry() == pyjms.MQEI_UNLIMITED  # E15
         assert ctx.create_consumer(q).receive(300) is None
     assert processor.stats.expired == 1
 
@@ -344,7 +345,9 @@ def test_processor_process_killed_with_sigkill_loses_and_duplicates_nothing(tcp_
     assert texts == list(range(n)), f"got {len(texts)} of {n}, {len(set(texts))} distinct"
 
 
-def test_d20_failed_put_at_delivery_goes_to_the_dead_letter_queue_with_a_header(url, qname):
+def test_d15_d20_failed_put_at_delivery_goes_to_the_dead_letter_queue_with_a_header(url, qname):
+    """The target is resolved again at delivery (D15): put-inhibited after the send, it refuses
+    the put, and the message is dead-lettered with an exception report (D20)."""
     from pyjms.broker.admin import Admin
     from pyjms.dlq.header import DeadLetterHeader
 
@@ -370,3 +373,54 @@ def test_d20_failed_put_at_delivery_goes_to_the_dead_letter_queue_with_a_header(
         assert processor.stats.failed == 1
     finally:
         processor.stop()
+
+
+def test_d19_d09_a_put_disabled_staging_queue_stops_the_processor_until_enabled(staged, qname):
+    """IBM MQ's way to stop its delay processor is PUT(DISABLED) on the staging queue, and
+    PUT(ENABLED) starts it again; meanwhile a delayed send fails naming the staging queue (D09)."""
+    from pyjms.broker.admin import Admin
+
+    factory, processor = staged
+    admin = Admin(factory)
+    staging_queue = pyjms.Queue(factory.staging_queue)
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        consumer = ctx.create_consumer(q)
+        p = ctx.create_producer().set_delivery_delay(1500)
+        p.send(q, "held")
+        deadline = time.time() + 3
+        while processor.stats.staged < 1 and time.time() < deadline:
+            time.sleep(0.02)
+        admin.define_queue(staging_queue, put_enabled=False)
+        try:
+            deadline = time.time() + 5
+            while not processor.suspended and time.time() < deadline:
+                time.sleep(0.05)
+            assert processor.suspended
+            with pytest.raises(pyjms.JMSRuntimeException) as refused:
+                p.send(q, "refused")
+            assert refused.value.reason == 2051 and factory.staging_queue in str(refused.value)
+            assert consumer.receive(2500) is None  # due by now, but the processor is stopped
+        finally:
+            admin.define_queue(staging_queue, put_enabled=True)
+        got = consumer.receive(5000)
+        assert got is not None and got.get_text() == "held"
+        assert not processor.suspended
+        assert consumer.receive(300) is None
+    admin.delete(staging_queue)
+
+
+def test_d24_coa_cod_pan_nan_report_options_pass_through_to_the_target(staged, qname):
+    factory, processor = staged
+    options = ("JMS_IBM_Report_COA", "JMS_IBM_Report_COD", "JMS_IBM_Report_PAN", "JMS_IBM_Report_NAN")
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        reports = ctx.create_temporary_queue()
+        m = ctx.create_text_message("with options")
+        for i, name in enumerate(options):
+            m.set_int_property(name, 256 + i)
+        ctx.create_producer().set_delivery_delay(300).set_jms_reply_to(reports).send(q, m)
+        got = ctx.create_consumer(q).receive(5000)
+        assert {name: got.get_int_property(name) for name in options} == {n: 256 + i for i, n in enumerate(options)}
+        assert got.get_jms_reply_to() == reports
+        assert ctx.create_consumer(reports).receive(300) is None  # the processor reports none of them
