@@ -153,14 +153,21 @@ class JMSConsumer:
         MQMO_MATCH_MSG_TOKEN), destructively and in this context's transaction.
 
         Raises NoMessageAvailable (MQRC_NO_MSG_AVAILABLE, 2033) if the message is not on the
-        queue within timeout_ms: another consumer got it, it expired, or it was removed. When a
+        queue within timeout_ms: another consumer got it, it expired, or it was removed; when a
+        marking browser in this process returned it and it has expired since, the error is
+        NoMessageUnderCursor (MQRC_NO_MSG_UNDER_CURSOR, 2034, IBM MQ's E12). When a
         transacted context rolls back, the message is unmarked for its cooperating set and can
         be dispatched again; when it commits, the mark service forgets it.
         """
         got = self.receive_by_tokens([token], timeout_ms)
         if not got:
-            from pyjms.browse.browser import NoMessageAvailable
+            from pyjms.browse.browser import NoMessageAvailable, NoMessageUnderCursor, expired_under_cursor
 
+            if expired_under_cursor(token):
+                raise NoMessageUnderCursor(
+                    f"message {token} on {self._destination} expired after it was browsed",
+                    reason=MQRC.NO_MSG_UNDER_CURSOR, values={"token": token},
+                )
             raise NoMessageAvailable(
                 f"message {token} is not on {self._destination}: another consumer got it, it expired, "
                 "or it was removed", reason=MQRC.NO_MSG_AVAILABLE, values={"token": token},

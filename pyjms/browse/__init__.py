@@ -10,7 +10,7 @@ broker (pyjms brokers run one; ``pyjms mark-service --url`` serves any other bro
 dispatchers in different processes and hosts cooperate and a crashed one loses nothing.
 """
 
-from pyjms.browse.browser import MarkingBrowser, NoMessageAvailable
+from pyjms.browse.browser import MarkingBrowser, NoMessageAvailable, NoMessageUnderCursor
 from pyjms.browse.options import (
     BROWSE_CO_OP,
     BROWSE_FIRST,
@@ -25,7 +25,7 @@ from pyjms.browse.options import (
 from pyjms.browse.service import MARK_QUEUE, MarkService
 
 __all__ = [
-    "MarkingBrowser", "NoMessageAvailable", "MarkService", "MARK_QUEUE",
+    "MarkingBrowser", "NoMessageAvailable", "NoMessageUnderCursor", "MarkService", "MARK_QUEUE",
     "BROWSE_FIRST", "BROWSE_NEXT", "MARK_BROWSE_HANDLE", "MARK_BROWSE_CO_OP", "UNMARK_BROWSE_CO_OP",
     "UNMARK_BROWSE_HANDLE", "UNMARKED_BROWSE_MSG", "BROWSE_HANDLE", "BROWSE_CO_OP",
     "mark_browse_interval", "set_mark_browse_interval",

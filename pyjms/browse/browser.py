@@ -20,9 +20,10 @@ returned late.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Any
 
 from pyjms.api.destination import Queue
@@ -32,6 +33,7 @@ from pyjms.bridge.errors import translate
 from pyjms.browse import options as O
 from pyjms.browse.client import Heartbeat, MarkClient
 from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, JMSRuntimeException
+from pyjms.rules.expiry import now_ms
 from pyjms.rules.reasons import MQRC
 
 if TYPE_CHECKING:
@@ -56,6 +58,34 @@ _LAPSE_MARGIN = 0.2
 
 class NoMessageAvailable(JMSRuntimeException):
     """No message matched: MQRC_NO_MSG_AVAILABLE (2033)."""
+
+
+class NoMessageUnderCursor(NoMessageAvailable):
+    """The message a browse returned expired before the get by its token (E12):
+    MQRC_NO_MSG_UNDER_CURSOR (2034)."""
+
+
+#: expirations of the messages marking browsers in this process returned, by token, so that a
+#: get by token can tell "expired under the cursor" (2034) from "gone" (2033); the oldest go first
+_browsed_expiration: OrderedDict[str, int] = OrderedDict()
+_BROWSED_KEPT = 100_000
+_browsed_lock = threading.Lock()
+
+
+def _note_browsed(m: Message) -> None:
+    expiration = m.get_jms_expiration()
+    if expiration:
+        with _browsed_lock:
+            _browsed_expiration[m.get_message_token()] = expiration
+            while len(_browsed_expiration) > _BROWSED_KEPT:
+                _browsed_expiration.popitem(last=False)
+
+
+def expired_under_cursor(token: str) -> bool:
+    """Whether a marking browser in this process returned this message and it has expired since."""
+    with _browsed_lock:
+        expiration = _browsed_expiration.get(token)
+    return expiration is not None and now_ms() >= expiration
 
 
 class MarkingBrowser:
@@ -169,6 +199,7 @@ class MarkingBrowser:
                 if options & O.MARK_BROWSE_HANDLE:
                     self._own.add(m.get_message_token())
                 self._cursor_seen.add(m.get_message_token())  # behind the cursor now
+                _note_browsed(m)
                 return m
             if not fresh or (self._windowed and self._pass_cut and self._window < _MAX_WINDOW):
                 # the pass ran out: a new one from the head (or on from the cursor); one cut

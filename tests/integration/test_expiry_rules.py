@@ -1,8 +1,10 @@
-"""IBM MQ's expiry rules (spec 000/001) on a real broker: E04, E09, E11."""
+"""IBM MQ's expiry rules (spec 000/001) on a real broker: E04, E05, E09, E11, E12."""
 
 from __future__ import annotations
 
 import time
+
+import pytest
 
 import pyjms
 from pyjms.broker.admin import Admin
@@ -61,3 +63,23 @@ def test_e11_a_backed_out_message_may_expire_before_it_is_got_again(factory, qna
         time.sleep(0.8)
         ctx.rollback()
         assert consumer.receive(500) is None
+
+
+def test_e12_a_browsed_message_that_expires_before_the_get_is_no_longer_under_the_cursor(ctx, qname):
+    from pyjms.browse import NoMessageAvailable, NoMessageUnderCursor
+
+    q = ctx.create_queue(qname)
+    p = ctx.create_producer()
+    p.set_time_to_live(400).send(q, "short-lived")
+    p.set_time_to_live(0).send(q, "lasting")
+    with ctx.create_marking_browser(q) as browser:
+        short, lasting = browser.get(), browser.get()
+        time.sleep(0.6)
+        consumer = ctx.create_consumer(q)
+        with pytest.raises(NoMessageUnderCursor) as expired:
+            consumer.receive_by_token(short.get_message_token(), 300)
+        assert expired.value.reason == 2034 and short.get_message_token() in str(expired.value)
+        assert consumer.receive_by_token(lasting.get_message_token()).get_text() == "lasting"
+        with pytest.raises(NoMessageAvailable) as gone:  # got already: gone, not expired
+            consumer.receive_by_token(lasting.get_message_token(), 300)
+        assert gone.value.reason == 2033
