@@ -345,7 +345,12 @@ class DelayProcessor:
         wait_ms = (slot + 1) * self.slot_ms - now_ms()  # the slot's end: all of it is due
         if wait_ms > 0:
             self._commit_moves(ctx, put)
-        self._open_ahead(ctx)
+            self._open_ahead(ctx, OPEN_AHEAD)
+        elif slot not in self._filed:
+            # found at start-up, so ended long ago, like those after it: open them together,
+            # so that they share RECOVERED_WAIT_MS (a slot this processor filed is opened
+            # ahead only while it is on time: more consumers at once slowed a busy broker)
+            self._open_ahead(ctx, OPEN_AHEAD_MAX)
         if wait_ms > 0:
             self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
             return
@@ -369,14 +374,14 @@ class DelayProcessor:
         if compact:
             self._compact_markers(ctx)
 
-    def _open_ahead(self, ctx: JMSContext) -> None:
+    def _open_ahead(self, ctx: JMSContext, most: int) -> None:
         """Opens the consumers of the slots that end within OPEN_AHEAD slots, so the broker has
         dispatched their messages when they end (nothing is got before then): a consumer
         opened one slot ahead often held a few of its slot's messages at the end, and the
         rest took more transactions."""
         horizon = now_ms() + OPEN_AHEAD * self.slot_ms
         with self._lock:
-            first = heapq.nsmallest(OPEN_AHEAD_MAX, self._slots) if len(self._opened) < OPEN_AHEAD_MAX else []
+            first = heapq.nsmallest(most, self._slots) if len(self._opened) < most else []
         for slot in first:
             if (slot + 1) * self.slot_ms > horizon:
                 break
