@@ -30,9 +30,11 @@ import uuid
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from pyjms.api.destination import TemporaryTopic, Topic
+from pyjms.errors import JMSRuntimeException
+
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
-    from pyjms.api.destination import Topic
 
 #: the property that addresses a staged copy of a delayed publication to one subscriber
 SUBSCRIBER = "JMS_PYJMS_Subscriber"
@@ -46,7 +48,7 @@ def plain_address() -> str:
     return f"N:{uuid.uuid4().hex}"
 
 
-def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, selector: str | None) -> str:
+def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, selector: str | None) -> str | None:
     """The selector to open a durable subscription with. An existing subscription keeps its
     address (so its selector, and so the subscription itself, stays the same); a new one,
     even of a name used before, gets a new address: a publication staged for a subscription
@@ -63,7 +65,7 @@ def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, s
             # one would change the selector, and ActiveMQ would then delete the subscription
             # with its messages; it stays as it is, and delayed publications to its topic are
             # staged once
-            return current
+            return selector
     return selector_for(selector, f"D:{quote(client_id, safe='')}:{quote(name, safe='')}:{uuid.uuid4().hex[:12]}")
 
 
@@ -76,9 +78,6 @@ def selector_for(selector: str | None, address: str) -> str:
 def subscribers_at_send(ctx: JMSContext, topic: Topic) -> list[str] | None:
     """The addresses to stage a delayed publication to, or None to stage it once."""
     from pyjms.broker.admin import subscribers
-    from pyjms.errors import JMSRuntimeException
-
-    from pyjms.api.destination import TemporaryTopic
 
     if isinstance(topic, TemporaryTopic) or not ctx._on_pyjms_broker():
         return None
