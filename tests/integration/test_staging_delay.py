@@ -424,3 +424,42 @@ def test_d24_coa_cod_pan_nan_report_options_pass_through_to_the_target(staged, q
         assert {name: got.get_int_property(name) for name in options} == {n: 256 + i for i, n in enumerate(options)}
         assert got.get_jms_reply_to() == reports
         assert ctx.create_consumer(reports).receive(300) is None  # the processor reports none of them
+
+
+def test_e06_e10_an_expiry_report_comes_when_the_message_is_discarded_not_when_it_expires(staged, qname):
+    """A staged message that expires while its processor is stopped (staging queue
+    PUT(DISABLED), D19) is eligible but not discarded: no report yet. When the processor starts
+    again it discards the message and sends the report, in its own transaction, not the sender's."""
+    from pyjms.broker.admin import Admin
+
+    factory, processor = staged
+    admin = Admin(factory)
+    staging_queue = pyjms.Queue(factory.staging_queue)
+    with factory.create_context(pyjms.SESSION_TRANSACTED) as ctx:
+        q = ctx.create_queue(qname)
+        reports = ctx.create_temporary_queue()
+        m = ctx.create_text_message("expires while held")
+        m.set_int_property("JMS_IBM_Report_Expiration", 1)
+        ctx.create_producer().set_time_to_live(1200).set_delivery_delay(1000).set_jms_reply_to(reports).send(q, m)
+        ctx.commit()
+        deadline = time.time() + 3
+        while processor.stats.staged < 1 and time.time() < deadline:
+            time.sleep(0.02)
+        admin.define_queue(staging_queue, put_enabled=False)
+        report_consumer = ctx.create_consumer(reports)
+        try:
+            deadline = time.time() + 5
+            while not processor.suspended and time.time() < deadline:
+                time.sleep(0.05)
+            assert processor.suspended
+            time.sleep(1.5)  # expired now, but nothing has discarded it
+            assert report_consumer.receive(300) is None
+        finally:
+            admin.define_queue(staging_queue, put_enabled=True)
+        report = report_consumer.receive(5000)
+        assert report is not None and report.get_int_property("JMS_IBM_Feedback") == 258
+        assert report.get_jms_correlation_id() == m.get_jms_message_id()
+        ctx.commit()  # the sender's transaction had no part in it
+        assert ctx.create_consumer(q).receive(300) is None
+    admin.delete(staging_queue)
+    assert processor.stats.expired == 1
