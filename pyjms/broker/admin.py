@@ -104,13 +104,11 @@ class AdminService:
         dest = from_key(request["destination"])
         assert dest is not None
         op = request["op"]
+        if op in ("subscribers", "durable-selector") and not isinstance(dest, Topic):
+            raise InvalidArgumentRuntimeException(f"admin operation {op!r} needs a topic, not {dest}")
         if op == "subscribers":  # D16: who a delayed publication is staged for
-            if not isinstance(dest, Topic):
-                raise InvalidArgumentRuntimeException(f"subscribers of {dest}: not a topic")
             return {"ok": True, "subscribers": self.broker.subscribers_of(dest.name)}
         if op == "durable-selector":  # D16: a durable subscription keeps its address
-            if not isinstance(dest, Topic):
-                raise InvalidArgumentRuntimeException(f"durable subscription on {dest}: not a topic")
             return {"ok": True, "selector": self.broker.durable_selector(dest.name, request["client_id"], request["name"])}
         if op == "define":
             self.define(dest, _from_wire(request["kind"], request["attributes"]))

@@ -140,6 +140,7 @@ class DelayProcessor:
         self._plain: Any = None
         self._plain_keys: set[str] = set()
         self._opened: dict[int, tuple[Any, float]] = {}  # slot -> (its consumer, monotonic time opened)
+        self._slot_names: tuple[Any, Any] = ()  # the sorter's (prefix, suffix) of slot queue names, as Java strings
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -247,6 +248,8 @@ class DelayProcessor:
             consumer = ctx.create_consumer(Queue(self.staging))
             put = _Putter(ctx)
             markers = ctx.create_producer()
+            # the shim's slot queue names (Java strings made once, not per batch)
+            self._slot_names = (ctx._s.String(SLOT_PREFIX), ctx._s.String(self.staging))
             while not self._stop.is_set():
                 if self._suspended.is_set():
                     self._stop.wait(0.1)
@@ -275,9 +278,8 @@ class DelayProcessor:
         """Takes up to 1,000 messages off a queue and files each under its slot, in one
         transaction; returns how many it took."""
         horizon = 2 * self.slot_ms  # closer than this, a slot may already be draining
-        prefix, suffix = ctx._s.String(SLOT_PREFIX), ctx._s.String(self.staging)
         # the shim files each message under its slot without it crossing into Python
-        raw = bytes(consumer._receiver().fileBySlot(1000, timeout_ms, self.slot_ms, horizon, prefix, suffix))
+        raw = bytes(consumer._receiver().fileBySlot(1000, timeout_ms, self.slot_ms, horizon, *self._slot_names))
         filed, soon = _read_filing(raw)
         if not filed and not soon:
             return 0
@@ -294,7 +296,8 @@ class DelayProcessor:
             self._deliver(ctx, put, m)
         put.flush()
         ctx.commit()
-        self.stats.staged += sum(filed.values()) + len(soon)
+        taken = sum(filed.values()) + len(soon)
+        self.stats.staged += taken
         with self._lock:
             for slot, count in filed.items():
                 self._filed[slot] = self._filed.get(slot, 0) + count
@@ -306,7 +309,7 @@ class DelayProcessor:
             ctx.commit()
         for slot in [*new_slots, *late]:
             self._add_slot(slot)
-        return sum(filed.values()) + len(soon)
+        return taken
 
     # ------------------------------------------------------------------ deliverer
 
@@ -375,10 +378,10 @@ class DelayProcessor:
             self._compact_markers(ctx)
 
     def _open_ahead(self, ctx: JMSContext, most: int) -> None:
-        """Opens the consumers of the slots that end within OPEN_AHEAD slots, so the broker has
-        dispatched their messages when they end (nothing is got before then): a consumer
-        opened one slot ahead often held a few of its slot's messages at the end, and the
-        rest took more transactions."""
+        """Opens the consumers of the first ``most`` slots that end within OPEN_AHEAD slots, so
+        the broker has dispatched their messages when they end (nothing is got before then): a
+        consumer opened one slot ahead often held a few of its slot's messages at the end, and
+        the rest took more transactions."""
         horizon = now_ms() + OPEN_AHEAD * self.slot_ms
         with self._lock:
             first = heapq.nsmallest(most, self._slots) if len(self._opened) < most else []

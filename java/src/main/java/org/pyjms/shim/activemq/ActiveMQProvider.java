@@ -53,14 +53,12 @@ public final class ActiveMQProvider implements Provider {
     /** pyjms brokers virtualize every topic; stock brokers only VirtualTopic.* ones. */
     @Override
     public boolean virtualizesTopic(Connection c, String topic) {
-        return topic.startsWith("VirtualTopic.") || isPyjms(c);
+        return topic.startsWith("VirtualTopic.") || isPyjmsBroker(c);
     }
 
     /** Brokers pyjms started (EmbeddedBroker) virtualize every topic and run the scheduler. */
     @Override
-    public boolean isPyjmsBroker(Connection c) { return isPyjms(c); }
-
-    private static boolean isPyjms(Connection c) {
+    public boolean isPyjmsBroker(Connection c) {
         try {
             String broker = ((ActiveMQConnection) c).getBrokerName();
             return broker != null && broker.startsWith(EmbeddedBroker.NAME_PREFIX);
@@ -82,7 +80,7 @@ public final class ActiveMQProvider implements Provider {
 
     /** pyjms brokers always run the scheduler; others must be probed. */
     @Override
-    public boolean schedulerKnownOn(Connection c) { return isPyjms(c); }
+    public boolean schedulerKnownOn(Connection c) { return isPyjmsBroker(c); }
 
     @Override
     public boolean deleteIfUnused(Connection c, Queue q) {

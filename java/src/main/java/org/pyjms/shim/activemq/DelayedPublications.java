@@ -64,8 +64,7 @@ public final class DelayedPublications {
     public static String[] subscribersOf(BrokerService service, String topic) throws Exception {
         RegionBroker regions = (RegionBroker) service.getRegionBroker();
         TreeSet<String> out = new TreeSet<>();
-        Destination d = ((AbstractRegion) regions.getTopicRegion()).getDestinationMap().get(new ActiveMQTopic(topic));
-        Topic t = d instanceof Topic ? (Topic) d : d instanceof DestinationFilter ? ((DestinationFilter) d).getAdaptor(Topic.class) : null;
+        Topic t = topicOf(regions, topic);
         if (t != null) {
             for (Subscription s : t.getConsumers()) out.add(addressIn(s.getConsumerInfo().getSelector()));
             for (DurableTopicSubscription s : t.getDurableTopicSubs().values()) {
@@ -86,14 +85,19 @@ public final class DelayedPublications {
 
     /** The selector of a durable subscription to a topic now ("" for none), or null if there is no such subscription. */
     public static String durableSelector(BrokerService service, String topic, String clientId, String name) throws Exception {
-        RegionBroker regions = (RegionBroker) service.getRegionBroker();
-        Destination d = ((AbstractRegion) regions.getTopicRegion()).getDestinationMap().get(new ActiveMQTopic(topic));
-        Topic t = d instanceof Topic ? (Topic) d : d instanceof DestinationFilter ? ((DestinationFilter) d).getAdaptor(Topic.class) : null;
+        Topic t = topicOf((RegionBroker) service.getRegionBroker(), topic);
         if (t == null) return null;
         DurableTopicSubscription s = t.getDurableTopicSubs().get(new SubscriptionKey(clientId, name));
         if (s == null) return null;
         String selector = s.getConsumerInfo().getSelector();
         return selector == null ? "" : selector;
+    }
+
+    /** The broker's Topic of that name (under the virtual-topic interceptor), or null if none yet. */
+    private static Topic topicOf(RegionBroker regions, String topic) {
+        Destination d = ((AbstractRegion) regions.getTopicRegion()).getDestinationMap().get(new ActiveMQTopic(topic));
+        if (d instanceof Topic) return (Topic) d;
+        return d instanceof DestinationFilter ? ((DestinationFilter) d).getAdaptor(Topic.class) : null;
     }
 
     private static String addressIn(String selector) {
