@@ -8,7 +8,7 @@ import sys
 import threading
 from typing import Sequence
 
-from pyjms.errors import JMSRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 
 
 def _cmd_broker(args: argparse.Namespace) -> int:
@@ -117,26 +117,39 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
     import pyjms
     from pyjms.delay import conformance
 
+    connect = {"user": args.user, "password": args.password, "factory_class": args.factory_class,
+               "properties": _name_values(args.property, "--property"), "classpath": args.classpath or ()}
     failed = 0
     for mode in args.mode:
-        rows = conformance.run(args.url, mode, staging_queue=args.staging_queue)
-        with pyjms.ConnectionFactory(args.url, delivery_delay=mode, staging_queue=args.staging_queue).create_context() as ctx:
+        rows = conformance.run(args.url, mode, staging_queue=args.staging_queue, connect=connect, queue=args.queue)
+        factory = pyjms.ConnectionFactory(args.url, delivery_delay=mode, staging_queue=args.staging_queue, **connect)
+        with factory.create_context() as ctx:
             mechanism = ctx._delay_mechanism().value
         print(conformance.render(rows, mode, mechanism), flush=True)
-        failed += sum(not r.passed for r in rows)
+        failed += sum(r.failed for r in rows)
     return 1 if failed else 0
+
+
+def _name_values(pairs: Sequence[str] | None, option: str) -> dict[str, str]:
+    out = {}
+    for pair in pairs or ():
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise InvalidArgumentRuntimeException(f"{option} {pair!r} is not NAME=VALUE")
+        out[name] = value
+    return out
 
 
 def _cmd_send(args: argparse.Namespace) -> int:
     import pyjms
 
+    properties = _name_values(args.property, "--property")
     with pyjms.ConnectionFactory(args.url).create_context() as ctx:
         dest = ctx.create_topic(args.topic) if args.topic else ctx.create_queue(args.queue)
         producer = ctx.create_producer().set_priority(args.priority).set_time_to_live(args.ttl)
         if args.delay:
             producer.set_delivery_delay(args.delay)
-        for prop in args.property or []:
-            name, _, value = prop.partition("=")
+        for name, value in properties.items():
             producer.set_property(name, value)
         bodies = args.body or [line.rstrip("\n") for line in sys.stdin]
         for body in bodies:
@@ -148,6 +161,7 @@ def _cmd_send(args: argparse.Namespace) -> int:
 def _cmd_receive(args: argparse.Namespace) -> int:
     import pyjms
 
+    properties = _name_values(args.property, "--property")
     with pyjms.ConnectionFactory(args.url).create_context() as ctx:
         consumer = ctx.create_consumer(ctx.create_queue(args.queue), args.selector)
         n = 0
@@ -212,10 +226,18 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(run=_cmd_admin)
 
     c = sub.add_parser("conformance", help="run IBM MQ's delay/expiry restrictions against a provider")
-    c.add_argument("--url", default=None)
+    c.add_argument("--url", default=None, help="provider URL (ActiveMQ's, or the factory's brokerURL property)")
+    c.add_argument("--user", default=None)
+    c.add_argument("--password", default=None)
+    c.add_argument("--factory-class", default=None,
+                   help="another provider's ConnectionFactory class, e.g. com.ibm.mq.jakarta.jms.MQConnectionFactory")
+    c.add_argument("--property", action="append", metavar="NAME=VALUE", help="factory bean property (repeatable)")
+    c.add_argument("--classpath", action="append", metavar="JAR", help="the provider's client jars (repeatable)")
     c.add_argument("--mode", action="append", choices=["auto", "native", "scheduler", "staging", "none"],
                    help="delay mechanism(s) to test (repeatable; default: auto)")
     c.add_argument("--staging-queue", default="SYSTEM.DDELAY.LOCAL.QUEUE")
+    c.add_argument("--queue", default=None,
+                   help="an existing queue to use, where queues are not created on demand (IBM MQ: DEV.QUEUE.1)")
     c.set_defaults(run=_cmd_conformance)
 
     from pyjms.dlq.cli import add_parser as add_dlq_handler
