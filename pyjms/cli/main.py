@@ -161,7 +161,6 @@ def _cmd_send(args: argparse.Namespace) -> int:
 def _cmd_receive(args: argparse.Namespace) -> int:
     import pyjms
 
-    properties = _name_values(args.property, "--property")
     with pyjms.ConnectionFactory(args.url).create_context() as ctx:
         consumer = ctx.create_consumer(ctx.create_queue(args.queue), args.selector)
         n = 0

@@ -106,3 +106,10 @@ def test_default_factory_uses_pyjms_url(tcp_broker, qname):
     assert out.stdout.strip() == tcp_broker.tcp_url
     with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
         assert ctx.create_consumer(ctx.create_queue(qname)).receive(5000).get_text() == "via env"
+
+
+def test_cli_send_refuses_a_property_without_a_value(tcp_broker, qname):
+    bad = run_cli("send", "--url", tcp_broker.tcp_url, "-q", qname, "-p", "kind", "x")
+    assert bad.returncode == 2 and "--property 'kind' is not NAME=VALUE" in bad.stderr
+    with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
+        assert ctx.create_consumer(ctx.create_queue(qname)).receive(300) is None  # nothing half-sent

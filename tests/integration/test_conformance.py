@@ -1,4 +1,4 @@
-"""`pyjms conformance` against the embedded broker, in all three delay modes."""
+"""`pyjms conformance` against the embedded broker in all three delay modes, and against IBM MQ and Artemis."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import fnmatch
 import subprocess
 import sys
 import time
+from typing import Sequence
 
 import pytest
 
@@ -49,17 +50,19 @@ def _docker_engine() -> None:
         pytest.skip("no Docker engine here: testcontainers cannot run the IBM MQ and Artemis images")
 
 
-def _copy_jars_out(container, patterns: list[str], dest) -> list[str]:
-    """The image's jars whose names match, copied to dest (a client must run on this side)."""
+def _copy_jars_out(container, dest, required: Sequence[str], optional: Sequence[str] = ()) -> list[str]:
+    """The image's jars whose names match, copied to dest (the client runs on this side)."""
     import io
     import tarfile
 
     found = container.exec(["sh", "-c", "find / -xdev -name '*.jar' 2>/dev/null"]).output.decode().split()
     jars = []
-    for pattern in patterns:
+    for pattern in [*required, *optional]:
         match = next((p for p in found if fnmatch.fnmatch(p.rsplit("/", 1)[-1], pattern)), None)
         if match is None:
-            pytest.fail(f"no jar named {pattern} in the image (searched {len(found)} jars)")
+            if pattern in required:
+                pytest.fail(f"no jar named {pattern} in the image (searched {len(found)} jars)")
+            continue
         stream, _ = container.get_wrapped_container().get_archive(match)
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
             tar.extractall(dest, filter="data")
@@ -84,7 +87,7 @@ def test_conformance_against_real_artemis(tmp_path):
 
     with DockerContainer(ARTEMIS_IMAGE).with_exposed_ports(61616).with_env(
             "ARTEMIS_USER", "pyjms").with_env("ARTEMIS_PASSWORD", "pyjms") as artemis:
-        jars = _copy_jars_out(artemis, ["artemis-jakarta-client-all-*.jar"], tmp_path)
+        jars = _copy_jars_out(artemis, tmp_path, ["artemis-jakarta-client-all-*.jar"])
         url = f"tcp://{artemis.get_container_host_ip()}:{artemis.get_exposed_port(61616)}"
         out = _conformance_when_ready([
             "--factory-class", "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory",
@@ -102,8 +105,9 @@ def test_conformance_against_real_ibm_mq(tmp_path):
           .with_env("LICENSE", "accept").with_env("MQ_QMGR_NAME", "QM1")
           .with_env("MQ_APP_PASSWORD", "pyjms-app"))
     with mq:
-        jars = _copy_jars_out(mq, ["com.ibm.mq.jakarta.client.jar", "org.json*.jar", "bcprov-*.jar",
-                                   "bcpkix-*.jar", "bcutil-*.jar"], tmp_path)
+        # the client itself, and what it loads for JSON CCDTs and TLS if the image has them
+        jars = _copy_jars_out(mq, tmp_path, ["com.ibm.mq.jakarta.client.jar"],
+                              ["org.json*.jar", "json*.jar", "bcprov-*.jar", "bcpkix-*.jar", "bcutil-*.jar"])
         props = {"hostName": mq.get_container_host_ip(), "port": mq.get_exposed_port(1414),
                  "queueManager": "QM1", "channel": "DEV.APP.SVRCONN", "transportType": 1}  # 1: client
         out = _conformance_when_ready([
