@@ -12,8 +12,10 @@ from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 
 
 def _cmd_broker(args: argparse.Namespace) -> int:
+    from pyjms.bridge import jvm
     from pyjms.broker import EmbeddedBroker
 
+    jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS)
     stop = threading.Event()
     broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, data_dir=args.data, name=args.name,
                             delay_processor=not args.no_delay_processor,
@@ -33,10 +35,12 @@ def _cmd_broker(args: argparse.Namespace) -> int:
 
 def _cmd_delay_processor(args: argparse.Namespace) -> int:
     import pyjms
+    from pyjms.bridge import jvm
     from pyjms.delay.processor import DelayProcessor
 
     stop = threading.Event()
     factory = pyjms.ConnectionFactory(args.url, args.user, args.password, staging_queue=args.staging_queue)
+    jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
     processor = DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

@@ -108,6 +108,43 @@ def test_default_factory_uses_pyjms_url(tcp_broker, qname):
         assert ctx.create_consumer(ctx.create_queue(qname)).receive(5000).get_text() == "via env"
 
 
+_SERVICE_FLAGS_PROBE = r"""
+import os, signal, sys, threading, time
+from pyjms.bridge import jvm
+from pyjms.cli.main import main
+
+def probe():
+    while not jvm.is_started() or signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        time.sleep(0.05)  # until the command runs and stops on SIGTERM
+    import jpype
+    mf = jpype.JClass("java.lang.management.ManagementFactory")
+    diag = mf.getPlatformMXBean(jpype.JClass("com.sun.management.HotSpotDiagnosticMXBean"))
+    for flag in ("DisableExplicitGC", "MaxTenuringThreshold"):
+        print(f"{flag}={diag.getVMOption(flag).getValue()}", file=sys.stderr, flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+threading.Thread(target=probe, daemon=True).start()
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _service_flags(*argv: str, jvm_options: str = "") -> dict[str, str]:
+    env = {**os.environ, "PYJMS_JVM_OPTIONS": jvm_options}
+    done = subprocess.run([sys.executable, "-c", _SERVICE_FLAGS_PROBE, *argv], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    return dict(line.split("=", 1) for line in done.stderr.splitlines() if line.startswith(("Disable", "MaxTen")))
+
+
+def test_service_commands_run_with_low_pause_gc_options_that_pyjms_jvm_options_overrides(tcp_broker):
+    # the broker and the delay processor must not stop for JPype's System.gc() (see jvm.SERVICE_JVM_OPTIONS)
+    assert _service_flags("broker", "--port", "0") == {"DisableExplicitGC": "true", "MaxTenuringThreshold": "0"}
+    assert _service_flags("delay-processor", "--url", tcp_broker.tcp_url) == {
+        "DisableExplicitGC": "true", "MaxTenuringThreshold": "0"}
+    assert _service_flags("broker", "--port", "0", jvm_options="-XX:-DisableExplicitGC") == {
+        "DisableExplicitGC": "false", "MaxTenuringThreshold": "0"}
+
+
 def test_cli_send_refuses_a_property_without_a_value(tcp_broker, qname):
     bad = run_cli("send", "--url", tcp_broker.tcp_url, "-q", qname, "-p", "kind", "x")
     assert bad.returncode == 2 and "--property 'kind' is not NAME=VALUE" in bad.stderr
