@@ -1,23 +1,33 @@
-# The README's two commands: `make demo` and `make test`. Each sets itself up.
+# The README's two commands: `make demo` and `make test`. Each sets itself up, saying what it does.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# the providers the test suite runs against (their jars come from Maven Central, once)
+TEST_PROVIDERS ?= activemq
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench providers clean
 
 $(VENV)/.installed: pyproject.toml setup.py
+	@echo "==> creating $(VENV) and installing pyjms with its test and Spark extras (pip, a few minutes the first time)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test,spark]'
 	touch $@
 
+# resolving is cached (~/.cache/pyjms, ~/.m2): later runs neither start Maven nor use the network
+providers: $(VENV)/.installed
+	@echo "==> resolving Java providers from Maven Central: $(TEST_PROVIDERS)"
+	$(PY) -m pyjms providers fetch $(TEST_PROVIDERS)
+
 demo: $(VENV)/.installed
+	$(PY) -m pyjms providers fetch activemq
 	$(PY) examples/demo.py
 
-test: $(VENV)/.installed
+test: providers
+	@echo "==> running the test suite against real brokers"
 	$(PY) -m pytest -q
 
-bench: $(VENV)/.installed
+bench: providers
 	$(PY) bench/bench_throughput.py
 
 clean:

@@ -68,7 +68,7 @@ def dispatch(url: str, queue: str, n: int, dispatchers: int, batch: int) -> tupl
 
 def raw_drain(url: str, queue: str, n: int, batch: int) -> float:
     fill(url, queue, n)
-    jars = os.pathsep.join(classpath.default_provider_jars())
+    jars = os.pathsep.join(classpath.provider_jars("activemq"))
     out = subprocess.run(["java", "-cp", jars, f"-Dlog4j2.configurationFile={ROOT / 'pyjms/bridge/log4j2.properties'}",
                           str(ROOT / "bench" / "RawJmsDrain.java"), url, queue, str(n), str(batch)],
                          capture_output=True, text=True, check=True).stdout

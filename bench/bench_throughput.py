@@ -41,7 +41,7 @@ def start_broker() -> tuple[subprocess.Popen[str], str]:
 
 
 def raw_java(url: str, queue: str, n: int) -> float:
-    jars = os.pathsep.join(classpath.default_provider_jars())
+    jars = os.pathsep.join(classpath.provider_jars("activemq"))
     out = subprocess.run(
         ["java", "-cp", jars, f"-Dlog4j2.configurationFile={ROOT / 'pyjms/bridge/log4j2.properties'}",
          str(ROOT / "bench" / "RawJms.java"), url, queue, str(n), str(len(BODY))],

@@ -1,26 +1,40 @@
 """Where the JVM's jars come from, resolved in one place.
 
-Order: the jars a caller names (an argument), then ``PYJMS_CLASSPATH``, then the bundled
-default provider (ActiveMQ Classic 6.1.7 from the ``jmspy`` wheel, used for its jars only;
-its Python code is never imported). Entries may be jar files or directories of jars.
+Order: the jars a caller names (an argument), then either ``PYJMS_CLASSPATH`` — which, when
+set, replaces resolution entirely (air-gapped use) — or the providers' jars:
+
+* a wheel carries the default provider's jars (ActiveMQ Classic) in ``pyjms/_jars``;
+* otherwise a provider's jars are resolved from Maven Central by the coordinates in
+  ``java/pom.xml`` on its first use (``pyjms providers fetch NAME`` does it ahead), and the
+  resolved list is cached, so later runs make no network calls (see bridge.maven).
+
+Entries may be jar files or directories of jars.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
+from pyjms.bridge import maven
 from pyjms.errors import SetupError
 
-#: the default provider's jars inside the jmspy wheel, in classpath order
-DEFAULT_PROVIDER_JARS = (
-    "activemq-all-6.1.7.jar",
-    "jakarta.jms-api-3.1.0.jar",
-    "log4j-api-2.25.0.jar",
-    "log4j-core-2.25.0.jar",
-)
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+SOURCE_POM = PACKAGE_DIR.parent / "java" / "pom.xml"  # in a source checkout
+PACKAGED_POM = PACKAGE_DIR / "_shim" / "pom.xml"  # in a wheel
+BUNDLED_JARS = PACKAGE_DIR / "_jars"  # in a wheel: _jars/<provider>/classpath.txt and jars
+
+DEFAULT_PROVIDER = maven.DEFAULT_PROVIDER
+PROVIDERS = maven.PROVIDERS
+cache_dir = maven.default_cache_dir
+
+
+def pom() -> Path:
+    for candidate in (SOURCE_POM, PACKAGED_POM):
+        if candidate.exists():
+            return candidate
+    raise SetupError(f"pyjms's list of Java dependencies is missing ({PACKAGED_POM}): reinstall pyjms")
 
 
 def _expand(entry: str) -> list[str]:
@@ -32,38 +46,67 @@ def _expand(entry: str) -> list[str]:
     return [str(p)]
 
 
-def default_provider_dir() -> Path:
-    """The jmspy wheel's libs/ folder, found without importing jmspy."""
-    spec = importlib.util.find_spec("jmspy")
-    if spec is None or not spec.submodule_search_locations:
-        raise SetupError(
-            "the default JMS provider jars are missing: install them with "
-            "'pip install jmspy' (pyjms uses only the ActiveMQ jars it ships)"
-        )
-    return Path(list(spec.submodule_search_locations)[0]) / "libs"
+def _bundled(provider: str) -> list[str] | None:
+    listing = BUNDLED_JARS / provider / "classpath.txt"
+    if not listing.exists():
+        return None
+    return [str(BUNDLED_JARS / provider / name) for name in listing.read_text().split()]
 
 
-def default_provider_jars() -> list[str]:
-    libs = default_provider_dir()
-    jars = [libs / name for name in DEFAULT_PROVIDER_JARS]
-    missing = [str(j) for j in jars if not j.exists()]
-    if missing:
-        raise SetupError(
-            f"the default provider jars are incomplete (missing {', '.join(missing)}): "
-            "reinstall with 'pip install --force-reinstall jmspy'"
-        )
-    return [str(j) for j in jars]
+def provider_jars(provider: str, *, fetch: bool = True) -> list[str]:
+    """The jars of one provider: bundled in the wheel, cached, or (``fetch``) resolved now
+    with Maven, which prints what it downloads. Without ``fetch`` an unresolved provider
+    is a SetupError saying how to get it."""
+    if provider not in PROVIDERS:
+        raise SetupError(f"unknown provider '{provider}': choose one of {', '.join(PROVIDERS)}")
+    bundled = _bundled(provider)
+    if bundled is not None:
+        return bundled
+    cached = maven.read_cached(cache_dir(), pom(), provider)
+    if cached is not None:
+        return cached
+    if not fetch:
+        raise SetupError(f"the {provider} provider's jars are not resolved yet: run "
+                         f"'pyjms providers fetch {provider}' (needs Maven and Maven Central)")
+    try:
+        return maven.resolve(pom(), provider, cache_dir())
+    except maven.ResolveError as e:
+        raise SetupError(str(e)) from None
 
 
-def resolve(user_entries: Iterable[str] = (), *, include_default: bool = True) -> list[str]:
-    """The provider classpath: named jars first, then PYJMS_CLASSPATH, then the default."""
+def resolved_providers() -> list[str]:
+    """The providers whose jars are at hand without resolving anything."""
+    out = []
+    for provider in PROVIDERS:
+        if _bundled(provider) is not None:
+            out.append(provider)
+            continue
+        try:
+            if maven.read_cached(cache_dir(), pom(), provider) is not None:
+                out.append(provider)
+        except SetupError:
+            pass
+    return out
+
+
+def shim_compile_classpath() -> list[str]:
+    """What the shim compiles against: every provider it has a package for."""
+    return maven.merge(*(provider_jars(p) for p in maven.SHIM_PROVIDERS))
+
+
+def resolve(user_entries: Iterable[str] = (), providers: Sequence[str] = (DEFAULT_PROVIDER,)) -> list[str]:
+    """The JVM's classpath: named jars first, then PYJMS_CLASSPATH if set, else the jars of
+    ``providers`` and of every other provider already resolved (one JVM serves a process for
+    its whole life, so a provider used later must be on the classpath from the start)."""
     out: list[str] = []
     for entry in user_entries:
         out.extend(_expand(entry))
     env = os.environ.get("PYJMS_CLASSPATH", "")
-    for entry in filter(None, env.split(os.pathsep)):
-        out.extend(_expand(entry))
-    if include_default:
-        out.extend(default_provider_jars())
+    if env:
+        for entry in filter(None, env.split(os.pathsep)):
+            out.extend(_expand(entry))
+    else:
+        wanted = list(dict.fromkeys([*providers, *resolved_providers()]))
+        out.extend(maven.merge(*(provider_jars(p) for p in wanted)))
     seen: set[str] = set()
-    return [j for j in out if not (j in seen or seen.add(j))]
+    return [j for j in out if not (j in seen or seen.add(j))]  # type: ignore[func-returns-value]

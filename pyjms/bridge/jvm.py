@@ -68,8 +68,10 @@ class _Shim:
 _shim: _Shim | None = None
 
 
-def start(extra_classpath: Sequence[str] = (), jvm_options: Sequence[str] = ()) -> _Shim:
-    """Starts the JVM if it is not running; later calls return the running one's shim."""
+def start(extra_classpath: Sequence[str] = (), jvm_options: Sequence[str] = (),
+          providers: Sequence[str] = (_classpath.DEFAULT_PROVIDER,)) -> _Shim:
+    """Starts the JVM if it is not running; later calls return the running one's shim.
+    The classpath holds ``providers``' jars and those of every provider already resolved."""
     global _started, _shim
     with _lock:
         if _shim is not None:
@@ -78,8 +80,10 @@ def start(extra_classpath: Sequence[str] = (), jvm_options: Sequence[str] = ()) 
             import jpype
         except ImportError:  # pragma: no cover - jpype1 is a hard dependency
             raise SetupError("JPype is missing: pip install jpype1") from None
-        provider = _classpath.resolve(extra_classpath)
-        cp = [shim_jar(provider), *provider]
+        provider = _classpath.resolve(extra_classpath, providers)
+        # air-gapped (PYJMS_CLASSPATH): the shim compiles against what the user gave
+        compile_cp = provider if os.environ.get("PYJMS_CLASSPATH") else _classpath.shim_compile_classpath()
+        cp = [shim_jar(compile_cp), *provider]
         if jpype.isJVMStarted():
             raise SetupError("a JVM was started outside pyjms; start it through pyjms.bridge.jvm.start()")
         try:

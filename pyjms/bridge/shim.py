@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Sequence
 
 from pyjms.bridge import shimbuild
+from pyjms.bridge.classpath import cache_dir
 from pyjms.errors import SetupError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -14,22 +14,16 @@ PACKAGED_JAR = PACKAGE_DIR / "_shim" / shimbuild.JAR_NAME
 SOURCE_DIR = PACKAGE_DIR.parent / "java"  # present in a source checkout / editable install
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("PYJMS_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pyjms"
-    )
-    return Path(base)
-
-
-def shim_jar(provider_classpath: Sequence[str]) -> str:
-    """The shim jar to put on the classpath, building it from sources when needed."""
+def shim_jar(compile_classpath: Sequence[str]) -> str:
+    """The shim jar to put on the classpath, building it from sources (against
+    ``compile_classpath``) when needed."""
     try:
         if SOURCE_DIR.is_dir() and shimbuild.sources(SOURCE_DIR):
             # a checkout: the sources are the truth, so a stale packaged jar is never used
-            digest = shimbuild.source_hash(SOURCE_DIR, provider_classpath)
+            digest = shimbuild.source_hash(SOURCE_DIR, compile_classpath)
             jar = cache_dir() / f"pyjms-shim-{digest}.jar"
             if not jar.exists():
-                shimbuild.build(SOURCE_DIR, provider_classpath, jar)
+                shimbuild.build(SOURCE_DIR, compile_classpath, jar)
             return str(jar)
         if PACKAGED_JAR.exists():
             return str(PACKAGED_JAR)

@@ -177,6 +177,21 @@ def _cmd_receive(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_providers(args: argparse.Namespace) -> int:
+    from pyjms.bridge import classpath
+
+    if args.action == "list":
+        resolved = set(classpath.resolved_providers())
+        for name in classpath.PROVIDERS:
+            print(f"{name:10} {'resolved' if name in resolved else 'not resolved'}")
+        print(f"cache: {classpath.cache_dir()}")
+        return 0
+    for name in args.names or [classpath.DEFAULT_PROVIDER]:
+        jars = classpath.provider_jars(name)  # Maven prints what it downloads, on stderr
+        print(f"{name}: {len(jars)} jars ready")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pyjms", description="JMS 2.0 from Python, with IBM MQ semantics.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -266,6 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=int, default=1000, help="stop after this many idle ms")
     r.add_argument("--max", type=int, default=0)
     r.set_defaults(run=_cmd_receive)
+
+    pv = sub.add_parser("providers", help="resolve providers' jars from Maven Central ahead of use, or list them")
+    pv.add_argument("action", choices=["fetch", "list"])
+    pv.add_argument("names", nargs="*", metavar="NAME", help="activemq, artemis, amqp, ibmmq (default: activemq)")
+    pv.set_defaults(run=_cmd_providers)
     return p
 
 

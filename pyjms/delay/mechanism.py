@@ -1,6 +1,6 @@
 """Which mechanism delays messages on this provider, chosen by probing it.
 
-* ``native``: the client's JMS 2.0 ``setDeliveryDelay`` (ActiveMQ 6.1.7's throws);
+* ``native``: the client's JMS 2.0 ``setDeliveryDelay`` (ActiveMQ Classic's throws);
 * ``scheduler``: the broker's own scheduler (ActiveMQ's ``AMQ_SCHEDULED_DELAY``, which a
   broker without schedulerSupport silently ignores, hence the probe);
 * ``staging``: IBM MQ's design on any provider: a staging queue and a delay processor

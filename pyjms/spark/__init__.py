@@ -17,9 +17,9 @@ Like Spark's Kafka connector, one entry point hands each mode to its own class:
 ``consume_after_job`` (pyjms.spark.consume_after) removes what a batch job read only after
 the job succeeded.
 
-Executors need pyjms importable (``pip install 'pyjms[spark]'`` in their environment, or
-``--py-files``/``addPyFile`` with a zip of the package plus a pip-installed ``jmspy`` and
-``JPype1`` and a JDK 17 on every node). Each Spark Python worker starts one JVM on its first
+Executors need pyjms importable (``pip install 'pyjms[spark]'`` of the wheel, which carries
+the shim and the default provider's jars, in their environment) and a JDK 17 on every node;
+for another provider, its resolved jars (``pyjms providers fetch``) or ``PYJMS_CLASSPATH``. Each Spark Python worker starts one JVM on its first
 task and keeps it for the tasks that follow; every task opens and closes its own connection.
 """
 

@@ -21,7 +21,7 @@ def test_conformance_passes_every_rule(embedded_broker, mode):
     assert all(r.passed for r in rows), text
     rules = {r.rule for r in rows}
     assert {"E08", "D04", "D05", "D06", "D07", "D08", "D22", "D23"} <= rules
-    if mode == "native":  # ActiveMQ 6.1.7's client has no setDeliveryDelay: D04 comes first
+    if mode == "native":  # ActiveMQ Classic's client has no setDeliveryDelay: D04 comes first
         assert any(r.observed == "MQRC_FUNCTION_NOT_SUPPORTED" and r.rule == "D22" for r in rows)
     else:
         assert {"D01", "D10", "D17"} <= rules

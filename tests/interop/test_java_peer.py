@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import pyjms
-from pyjms.bridge.classpath import default_provider_jars
+from pyjms.bridge.classpath import provider_jars
 from tests.conftest import ROOT, BrokerProcess
 from tests.interop.conftest import loopback_url
 
@@ -75,7 +75,7 @@ class JavaPeer:
 
 @pytest.fixture(scope="module")
 def java_peer(tcp_broker: BrokerProcess) -> JavaPeer:
-    return JavaPeer(_java_executable(), os.pathsep.join(default_provider_jars()), loopback_url(tcp_broker))
+    return JavaPeer(_java_executable(), os.pathsep.join(provider_jars("activemq")), loopback_url(tcp_broker))
 
 
 def typed(java_type: str, value: Any) -> dict[str, Any]:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 import pyjms
-from pyjms.bridge import classpath, codec as C, shimbuild
+from pyjms.bridge import classpath, codec as C, maven, shimbuild
 from pyjms.rules import delivery, expiry
 from pyjms.rules.reasons import MQEI_UNLIMITED, MQRC
 
@@ -81,16 +83,53 @@ def test_codec_values_round_trip():
         assert C.read_value(packed, 0) == (tag, value, len(packed))
 
 
-def test_classpath_names_user_jars_first(tmp_path, monkeypatch):
+def test_pyjms_classpath_replaces_resolution(tmp_path, monkeypatch):
     mine = tmp_path / "mine.jar"
     mine.write_bytes(b"")
     envdir = tmp_path / "env"
     envdir.mkdir()
     (envdir / "b.jar").write_bytes(b"")
     monkeypatch.setenv("PYJMS_CLASSPATH", str(envdir))
-    cp = classpath.resolve([str(mine)])
-    assert cp[0] == str(mine) and cp[1] == str(envdir / "b.jar")
-    assert any(j.endswith("activemq-all-6.1.7.jar") for j in cp[2:])
+    # air-gapped: named jars, then PYJMS_CLASSPATH, and nothing resolved from Maven
+    assert classpath.resolve([str(mine)]) == [str(mine), str(envdir / "b.jar")]
+
+
+def test_default_provider_resolves_from_maven_central(monkeypatch):
+    monkeypatch.delenv("PYJMS_CLASSPATH", raising=False)
+    cp = classpath.resolve()
+    names = [Path(j).name for j in cp]
+    assert "activemq-client-6.3.1.jar" in names and "jakarta.jms-api-3.1.0.jar" in names
+    assert not any(n.startswith("activemq-all") for n in names)
+    # one jar per artifact
+    keys = [maven.artifact_key(j)[0] for j in cp]
+    assert len(keys) == len(set(keys))
+
+
+def test_resolved_provider_needs_neither_maven_nor_network(monkeypatch):
+    jars = classpath.provider_jars("activemq")
+    monkeypatch.setenv("PATH", "/nonexistent")  # no mvn: the cached list must do
+    assert classpath.provider_jars("activemq") == jars
+
+
+def test_unresolved_provider_without_maven_says_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYJMS_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(pyjms.SetupError, match="Maven .*PYJMS_CLASSPATH"):
+        classpath.provider_jars("ibmmq")
+    with pytest.raises(pyjms.SetupError, match="providers fetch ibmmq"):
+        classpath.provider_jars("ibmmq", fetch=False)
+    with pytest.raises(pyjms.SetupError, match="unknown provider 'kafka'"):
+        classpath.provider_jars("kafka")
+
+
+def test_merge_keeps_the_newest_of_each_artifact():
+    repo = "/r/io/netty/netty-common"
+    merged = maven.merge(
+        [f"{repo}/4.1.9.Final/netty-common-4.1.9.Final.jar", "/r/a/x/1.0/x-1.0.jar"],
+        [f"{repo}/4.1.135.Final/netty-common-4.1.135.Final.jar", "/r/a/x/1.0/x-1.0-linux.jar"],
+    )
+    assert merged == [f"{repo}/4.1.135.Final/netty-common-4.1.135.Final.jar", "/r/a/x/1.0/x-1.0.jar",
+                      "/r/a/x/1.0/x-1.0-linux.jar"]
 
 
 def test_missing_jar_is_a_setup_error(monkeypatch):
@@ -108,11 +147,33 @@ def test_missing_jdk_says_what_to_install(monkeypatch):
 
 def test_shim_builds_from_sources_with_javac(tmp_path):
     java_dir = Path(__file__).resolve().parents[2] / "java"
-    jars = classpath.default_provider_jars()
+    jars = classpath.shim_compile_classpath()
     out = shimbuild.build(java_dir, jars, tmp_path / "shim.jar")
     import zipfile
 
     names = zipfile.ZipFile(out).namelist()
     assert "org/pyjms/shim/Channel.class" in names
     assert "org/pyjms/shim/activemq/EmbeddedBroker.class" in names
-    assert shimbuild.source_hash(java_dir, jars) == shimbuild.source_hash(java_dir, jars)
+
+
+def test_shim_is_rebuilt_when_a_source_changes(tmp_path):
+    java_dir = tmp_path / "java"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "java", java_dir)
+    jars = classpath.shim_compile_classpath()
+    before = shimbuild.source_hash(java_dir, jars)
+    channel = next(java_dir.rglob("Channel.java"))
+    channel.write_text(channel.read_text() + "\n// edited\n")
+    assert shimbuild.source_hash(java_dir, jars) != before
+
+
+def test_providers_command_fetches_and_lists(capsys):
+    from pyjms.cli.main import main
+
+    assert main(["providers", "fetch", "activemq"]) == 0
+    assert "activemq: " in capsys.readouterr().out
+    assert main(["providers", "list"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^activemq\s+resolved$", out, re.M) and "cache: " in out
+    assert main(["providers", "fetch", "kafka"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown provider 'kafka'" in err

@@ -9,7 +9,7 @@ import java.util.Map;
 
 /** What the shim needs from a provider beyond the Jakarta Messaging API. */
 public interface Provider {
-    /** A short name used in error messages, e.g. "ActiveMQ Classic 6.1.7". */
+    /** A short name used in error messages, e.g. "ActiveMQ Classic". */
     String name();
 
     ConnectionFactory factory(String url, Map<String, String> properties) throws Exception;
