@@ -15,7 +15,7 @@ Two threads, each with its own transacted context, do the moving:
   queue): orders each chunk by delivery time and puts each message to its target, or
   discards it with an expiration report if it expired while staged (D18). When it is behind
   (the next slot has ended too) one transaction takes the last chunks of several slots. The
-  shim moves plain chunks itself (Receiver.deliverDue); Python keeps the policy. Lateness is
+  shim moves plain chunks itself (DueMover.deliverDue); Python keeps the policy. Lateness is
   at most a slot (SLOT_MS, 20 ms by default) plus the work. Slot markers carry
   the slot length; slots of another length are filed again by the sorter at start-up.
 
@@ -140,7 +140,8 @@ class DelayProcessor:
         self._plain: Any = None
         self._plain_keys: set[str] = set()
         self._opened: dict[int, tuple[Any, float]] = {}  # slot -> (its consumer, monotonic time opened)
-        self._slot_names: tuple[Any, Any] = ()  # the sorter's (prefix, suffix) of slot queue names, as Java strings
+        self._filer: Any = None  # the sorter's org.pyjms.shim.delay.SlotFiler
+        self._due_mover: Any = None  # the deliverer's org.pyjms.shim.delay.DueMover
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -248,8 +249,10 @@ class DelayProcessor:
             consumer = ctx.create_consumer(Queue(self.staging))
             put = _Putter(ctx)
             markers = ctx.create_producer()
-            # the shim's slot queue names (Java strings made once, not per batch)
-            self._slot_names = (ctx._s.String(SLOT_PREFIX), ctx._s.String(self.staging))
+            # the shim files each message under its slot without it crossing into Python; messages
+            # due within two slots may already be draining, so Python puts them itself
+            self._filer = jvm.shim().jclass("org.pyjms.shim.delay.SlotFiler")(
+                ctx._ch, SLOT_PREFIX, self.staging, self.slot_ms, 2 * self.slot_ms)
             while not self._stop.is_set():
                 if self._suspended.is_set():
                     self._stop.wait(0.1)
@@ -277,9 +280,7 @@ class DelayProcessor:
     def _file_batch(self, ctx: JMSContext, consumer: Any, put: _Putter, markers: Any, timeout_ms: int = 200) -> int:
         """Takes up to 1,000 messages off a queue and files each under its slot, in one
         transaction; returns how many it took."""
-        horizon = 2 * self.slot_ms  # closer than this, a slot may already be draining
-        # the shim files each message under its slot without it crossing into Python
-        raw = bytes(consumer._receiver().fileBySlot(1000, timeout_ms, self.slot_ms, horizon, *self._slot_names))
+        raw = bytes(self._filer.file(consumer._receiver(), 1000, timeout_ms))
         filed, soon = _read_filing(raw)
         if not filed and not soon:
             return 0
@@ -317,6 +318,7 @@ class DelayProcessor:
         with self.factory.create_context(SESSION_TRANSACTED) as ctx:
             put = _Putter(ctx)
             self._plain = None  # a Java object of the previous JVM session is not reused
+            self._due_mover = jvm.shim().jclass("org.pyjms.shim.delay.DueMover")(ctx._ch)
             self._opened = {}  # slot -> its consumer and when opened, ahead of its end
             self._uncommitted = []
             try:
@@ -523,7 +525,7 @@ class DelayProcessor:
             with self._lock:
                 self._plain_keys = set()
         try:
-            raw = bytes(consumer._receiver().deliverDue(DRAIN_CHUNK, timeout, self._plain))
+            raw = bytes(self._due_mover.deliverDue(consumer._receiver(), DRAIN_CHUNK, timeout, self._plain))
         except ctx._s.JException as e:
             from pyjms.bridge.errors import translate
 
@@ -763,7 +765,7 @@ def parse_marker(text: str) -> tuple[int, int]:
 
 
 def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message]]:
-    """Decodes Receiver.fileBySlot's answer: messages filed per slot, and those due soon."""
+    """Decodes SlotFiler.file's answer: messages filed per slot, and those due soon."""
     import struct
 
     (n,) = struct.unpack_from(">i", raw, 0)
