@@ -137,7 +137,11 @@ class SlotBook:
         with self._lock:
             if complete and self._filed.get(slot, 0) > self._moved.get(slot, 0):
                 return None
-            heapq.heappop(self._pending)
+            if self._pending[0] == slot:
+                heapq.heappop(self._pending)
+            else:  # the sorter made an earlier slot pending while this one drained: it stays
+                self._pending.remove(slot)
+                heapq.heapify(self._pending)
             self._known.discard(slot)
             self._drained.add(slot)
             self._dead_markers += 1
