@@ -158,7 +158,8 @@ class Deliverer:
             self._commit_moves()
         if compact:
             assert self._ctx is not None
-            self._book.compact_markers(self._ctx, {slot for _, slot, _ in self._rechecks})  # rechecked slots keep theirs
+            rechecked = {slot for _, slot, _ in self._rechecks}  # they keep their markers
+            self._book.compact_markers(self._ctx, rechecked)
 
     def _open_ahead(self, most: int) -> None:
         """Opens the consumers of the first ``most`` slots that end within OPEN_AHEAD slots, so
@@ -292,8 +293,8 @@ class Deliverer:
                         complete = False
                         break
                     continue
-                if self._book.record_moved(slot, n):  # the rest may wait for this transaction to free the broker's page
-                    self._commit_moves()
+                if self._book.record_moved(slot, n):
+                    self._commit_moves()  # the rest may wait for this transaction to free the broker's page
         finally:
             consumer.close()  # a provider closes it when the transaction ends (JMS)
         self._suspect.discard(slot)
