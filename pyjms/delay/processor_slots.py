@@ -137,9 +137,10 @@ class SlotBook:
         with self._lock:
             if complete and self._filed.get(slot, 0) > self._moved.get(slot, 0):
                 return None
-            if self._pending[0] == slot:
+            if self._pending and self._pending[0] == slot:
                 heapq.heappop(self._pending)
-            else:  # the sorter made an earlier slot pending while this one drained: it stays
+            elif slot in self._known:
+                # the sorter made an earlier slot pending while this one drained: that one stays
                 self._pending.remove(slot)
                 heapq.heapify(self._pending)
             self._known.discard(slot)
