@@ -95,6 +95,9 @@ public final class Channel implements AutoCloseable {
 
     public Session session() { return session; }
 
+    /** Resolves destination keys (queue://NAME, topic://NAME...) for this session. */
+    public Destinations destinations() { return destinations; }
+
     public int sessionMode() { return sessionMode; }
 
     public String clientId() throws JMSException { return shared.connection.getClientID(); }
@@ -114,7 +117,7 @@ public final class Channel implements AutoCloseable {
         shared.started = false;
     }
 
-    void checkOpen() throws IllegalStateException {
+    public void checkOpen() throws IllegalStateException {
         if (closed) throw new IllegalStateException("the context is closed");
     }
 
@@ -220,7 +223,7 @@ public final class Channel implements AutoCloseable {
      * object it sends (ActiveMQ gives it a new id), and the received one must still be
      * acknowledged by its own id.
      */
-    void forward(String queue, Message m) throws JMSException {
+    public void forward(String queue, Message m) throws JMSException {
         Message copy = Codec.copy(m, session);
         producer.send(destinations.resolve("queue://" + queue), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
     }

@@ -132,7 +132,7 @@ public final class Codec {
     }
 
     /** A new message of the same kind with the same body, properties and application headers. */
-    static Message copy(Message m, Session session) throws JMSException {
+    public static Message copy(Message m, Session session) throws JMSException {
         Message c;
         if (m instanceof TextMessage t) c = session.createTextMessage(t.getText());
         else if (m instanceof BytesMessage b) {
@@ -166,7 +166,7 @@ public final class Codec {
     // ---------------------------------------------------------------- encode (JMS -> Python)
 
     /** Appends a received message as a full record (headers, properties, body). */
-    static void encode(Message m, Out out) throws JMSException {
+    public static void encode(Message m, Out out) throws JMSException {
         byte kind = kindOf(m);
         int start = out.reserveInt();          // record length, patched below
         out.put(kind);
@@ -265,7 +265,7 @@ public final class Codec {
         else { out.put(T_STRING); out.putString(String.valueOf(v)); }
     }
 
-    static byte kindOf(Message m) {
+    public static byte kindOf(Message m) {
         if (m instanceof TextMessage) return KIND_TEXT;
         if (m instanceof BytesMessage) return KIND_BYTES;
         if (m instanceof MapMessage) return KIND_MAP;
@@ -293,13 +293,13 @@ public final class Codec {
 
         void putShort(short v) { ensure(2); buf[len++] = (byte) (v >> 8); buf[len++] = (byte) v; }
 
-        void putInt(int v) {
+        public void putInt(int v) {
             ensure(4);
             buf[len++] = (byte) (v >> 24); buf[len++] = (byte) (v >> 16);
             buf[len++] = (byte) (v >> 8); buf[len++] = (byte) v;
         }
 
-        void putLong(long v) { putInt((int) (v >> 32)); putInt((int) v); }
+        public void putLong(long v) { putInt((int) (v >> 32)); putInt((int) v); }
 
         void putBytes(byte[] b) { putInt(b.length); ensure(b.length); System.arraycopy(b, 0, buf, len, b.length); len += b.length; }
 

@@ -21,6 +21,9 @@ public final class Receiver implements AutoCloseable {
 
     public int id() { return id; }
 
+    /** The provider's consumer, for shim extensions that receive on their own (org.pyjms.shim.delay). */
+    public MessageConsumer jmsConsumer() { return consumer; }
+
     /**
      * The next unexpired message. A scheduler may deliver a message a little after the exact
      * expiration pyjms recorded at send; such a message is discarded here, never returned (E03).
@@ -87,124 +90,6 @@ public final class Receiver implements AutoCloseable {
         return out.toByteArray();
     }
 
-    /**
-     * The delay processor's filing step, done here so that staged messages do not cross into
-     * Python: each message received (up to max, waiting up to timeoutMs for the first) whose
-     * delivery time is at least horizonMs away is sent unchanged, with no TTL, to the queue
-     * slotPrefix + (deliveryTime / slotMs) + "." + suffix on this (transacted) session. Returns
-     * int n, then n pairs (long slot, int count); then int m and m records of the messages due
-     * sooner, which Python handles itself.
-     */
-    public byte[] fileBySlot(int max, long timeoutMs, long slotMs, long horizonMs, String slotPrefix, String suffix)
-            throws JMSException {
-        channel.checkOpen();
-        java.util.Map<Long, Integer> filed = new java.util.LinkedHashMap<>();
-        java.util.List<Message> soon = new java.util.ArrayList<>();
-        Message m = consumer.receive(Math.max(1, timeoutMs));
-        int n = 0;
-        while (m != null) {
-            long due = m.propertyExists(Channel.DELIVERY_TIME) ? m.getLongProperty(Channel.DELIVERY_TIME) : 0;
-            if (due - System.currentTimeMillis() < horizonMs) {
-                soon.add(m);
-            } else {
-                long slot = due / slotMs;
-                channel.forward(slotPrefix + slot + "." + suffix, m);
-                filed.merge(slot, 1, Integer::sum);
-            }
-            if (++n >= max) break;
-            m = consumer.receiveNoWait();
-        }
-        Codec.Out out = new Codec.Out(1024);
-        out.putInt(filed.size());
-        for (java.util.Map.Entry<Long, Integer> e : filed.entrySet()) {
-            out.putLong(e.getKey());
-            out.putInt(e.getValue());
-        }
-        out.putInt(soon.size());
-        for (Message s : soon) Codec.encode(s, out);
-        return out.toByteArray();
-    }
-
-    /** The staging header (pyjms.delay.staging): dropped when a staged message is delivered. */
-    private static final String DDL_TARGET = "JMS_PYJMS_DDL_Target", DDL_CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID",
-            DDL_EXPIRATION = "JMS_PYJMS_DDL_Expiration";
-    private jakarta.jms.MessageProducer mover; // deliverDue's producer, on the channel's session
-
-    /**
-     * The delay processor's delivery step for one chunk of a due time slot, done here so that
-     * plain deliveries do not cross into Python. Receives up to max messages (waiting up to
-     * timeoutMs for the first; 0: only what is already here) and orders them by delivery time.
-     * If each one goes to a target in {@code plainTargets} (targets Python found no rules
-     * for), has not expired and has a body pyjms copies, each is sent on this (transacted) session to its target as the
-     * processor's Python side would: without the staging header, with the sender's
-     * correlation id back, with the exact expiration as JMS_PYJMS_Expiration and the time
-     * left as TTL, its own priority and delivery mode. The answer is then int n, then n ints:
-     * the delivery time minus now of each (negative: on time). Otherwise nothing is sent and
-     * the answer is int -n, then n records in delivery-time order, for Python to handle.
-     */
-    public byte[] deliverDue(int max, long timeoutMs, java.util.Set<String> plainTargets) throws JMSException {
-        channel.checkOpen();
-        java.util.List<Message> got = new java.util.ArrayList<>();
-        Message m = timeoutMs > 0 ? consumer.receive(timeoutMs) : consumer.receiveNoWait();
-        while (m != null) {
-            got.add(m);
-            if (got.size() >= max) break;
-            m = consumer.receiveNoWait();
-        }
-        Integer[] order = new Integer[got.size()];
-        long[] due = new long[got.size()];
-        for (int i = 0; i < order.length; i++) {
-            order[i] = i;
-            Message g = got.get(i);
-            due[i] = g.propertyExists(Channel.DELIVERY_TIME) ? g.getLongProperty(Channel.DELIVERY_TIME) : 0;
-        }
-        java.util.Arrays.sort(order, (a, b) -> Long.compare(due[a], due[b])); // stable
-        long now = System.currentTimeMillis();
-        boolean plain = true;
-        for (Message g : got) {
-            byte kind = Codec.kindOf(g);
-            String target = g.getStringProperty(DDL_TARGET);
-            long expiration = g.propertyExists(DDL_EXPIRATION) ? g.getLongProperty(DDL_EXPIRATION) : 0;
-            if (target == null || !plainTargets.contains(target) || (expiration != 0 && now >= expiration)
-                    || kind == Codec.KIND_OBJECT || kind == Codec.KIND_STREAM) {
-                plain = false;
-                break;
-            }
-        }
-        Codec.Out out = new Codec.Out(plain ? 4 + 4 * order.length : 8192);
-        if (!plain) {
-            out.putInt(-order.length);
-            for (Integer i : order) Codec.encode(got.get(i), out);
-            return out.toByteArray();
-        }
-        if (mover == null && order.length > 0) mover = channel.session().createProducer(null);
-        out.putInt(order.length);
-        for (Integer i : order) {
-            Message g = got.get(i);
-            long expiration = g.propertyExists(DDL_EXPIRATION) ? g.getLongProperty(DDL_EXPIRATION) : 0;
-            Message c = Codec.copy(g, channel.session());
-            c.clearProperties();
-            for (java.util.Enumeration<?> e = g.getPropertyNames(); e.hasMoreElements(); ) {
-                String name = (String) e.nextElement();
-                if (name.startsWith("JMSX") || name.equals(DDL_TARGET) || name.equals(DDL_CORRELATION_ID)
-                        || name.equals(DDL_EXPIRATION)) continue;
-                Object v = g.getObjectProperty(name);
-                if (v != null) c.setObjectProperty(name, v);
-            }
-            c.setJMSCorrelationID(g.getStringProperty(DDL_CORRELATION_ID));
-            long at = System.currentTimeMillis();
-            long ttl = 0;
-            if (expiration != 0) {
-                c.setLongProperty(Channel.EXPIRATION, expiration);
-                ttl = Math.max(1, expiration - at);
-            }
-            mover.send(channel.destinations.resolve(g.getStringProperty(DDL_TARGET)), c, g.getJMSDeliveryMode(),
-                    g.getJMSPriority(), ttl);
-            out.putInt((int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, due[i] - at)));
-        }
-        return out.toByteArray();
-    }
-
     /** Delivers asynchronously through Channel.nextListened / listenedDone. */
     public void listen() throws JMSException {
         channel.checkOpen();
@@ -218,7 +103,6 @@ public final class Receiver implements AutoCloseable {
 
     @Override
     public void close() throws JMSException {
-        if (mover != null) mover.close();
         consumer.close();
         if (emulatedSubscription != null) {
             channel.provider().deleteIfUnused(channel.connection(), emulatedSubscription);

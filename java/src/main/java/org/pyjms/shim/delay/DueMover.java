@@ -1,0 +1,113 @@
+package org.pyjms.shim.delay;
+
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageConsumer;
+import jakarta.jms.MessageProducer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.Set;
+import org.pyjms.shim.Channel;
+import org.pyjms.shim.Codec;
+import org.pyjms.shim.Receiver;
+
+/**
+ * The delay processor's deliverer step for one chunk of a due time slot
+ * (pyjms.delay.processor_deliverer), done in the shim so that plain deliveries do not cross
+ * into Python. Plain JMS: it works on any provider.
+ */
+public final class DueMover {
+    private final Channel channel;
+    /** Its own producer on the channel's session: the channel's one is configured per send. */
+    private MessageProducer producer;
+
+    public DueMover(Channel channel) {
+        this.channel = channel;
+    }
+
+    /**
+     * Receives up to max messages of a slot's receiver (waiting up to timeoutMs for the first;
+     * 0: only what is already here) and orders them by delivery time. If each one goes to a
+     * target in {@code plainTargets} (targets Python found no rules for), has not expired and
+     * has a body pyjms copies, each is sent on the channel's (transacted) session to its target
+     * as the processor's Python side would: without the staging header, with the sender's
+     * correlation id back, with the exact expiration as JMS_PYJMS_Expiration and the time left
+     * as TTL, its own priority and delivery mode. The answer is then int n, then n ints: the
+     * delivery time minus now of each (negative: on time). Otherwise nothing is sent and the
+     * answer is int -n, then n records in delivery-time order, for Python to handle.
+     */
+    public byte[] deliverDue(Receiver from, int max, long timeoutMs, Set<String> plainTargets) throws JMSException {
+        channel.checkOpen();
+        MessageConsumer consumer = from.jmsConsumer();
+        List<Message> got = new ArrayList<>();
+        Message m = timeoutMs > 0 ? consumer.receive(timeoutMs) : consumer.receiveNoWait();
+        while (m != null) {
+            got.add(m);
+            if (got.size() >= max) break;
+            m = consumer.receiveNoWait();
+        }
+        Integer[] order = new Integer[got.size()];
+        long[] due = new long[got.size()];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+            Message g = got.get(i);
+            due[i] = g.propertyExists(Channel.DELIVERY_TIME) ? g.getLongProperty(Channel.DELIVERY_TIME) : 0;
+        }
+        Arrays.sort(order, (a, b) -> Long.compare(due[a], due[b])); // stable
+        long now = System.currentTimeMillis();
+        boolean plain = true;
+        for (Message g : got) {
+            byte kind = Codec.kindOf(g);
+            String target = g.getStringProperty(StagingHeader.TARGET);
+            long expiration = expiration(g);
+            if (target == null || !plainTargets.contains(target) || (expiration != 0 && now >= expiration)
+                    || kind == Codec.KIND_OBJECT || kind == Codec.KIND_STREAM) {
+                plain = false;
+                break;
+            }
+        }
+        Codec.Out out = new Codec.Out(plain ? 4 + 4 * order.length : 8192);
+        if (!plain) {
+            out.putInt(-order.length);
+            for (Integer i : order) Codec.encode(got.get(i), out);
+            return out.toByteArray();
+        }
+        if (producer == null && order.length > 0) producer = channel.session().createProducer(null);
+        out.putInt(order.length);
+        for (Integer i : order) {
+            Message g = got.get(i);
+            long at = send(g);
+            out.putInt((int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, due[i] - at)));
+        }
+        return out.toByteArray();
+    }
+
+    private static long expiration(Message g) throws JMSException {
+        return g.propertyExists(StagingHeader.EXPIRATION) ? g.getLongProperty(StagingHeader.EXPIRATION) : 0;
+    }
+
+    /** Sends a delivered copy of a staged message to its target; returns the time it was sent. */
+    private long send(Message g) throws JMSException {
+        long expiration = expiration(g);
+        Message c = Codec.copy(g, channel.session());
+        c.clearProperties();
+        for (Enumeration<?> e = g.getPropertyNames(); e.hasMoreElements(); ) {
+            String name = (String) e.nextElement();
+            if (name.startsWith("JMSX") || StagingHeader.contains(name)) continue;
+            Object v = g.getObjectProperty(name);
+            if (v != null) c.setObjectProperty(name, v);
+        }
+        c.setJMSCorrelationID(g.getStringProperty(StagingHeader.CORRELATION_ID));
+        long at = System.currentTimeMillis();
+        long ttl = 0;
+        if (expiration != 0) {
+            c.setLongProperty(Channel.EXPIRATION, expiration);
+            ttl = Math.max(1, expiration - at);
+        }
+        producer.send(channel.destinations().resolve(g.getStringProperty(StagingHeader.TARGET)), c,
+                g.getJMSDeliveryMode(), g.getJMSPriority(), ttl);
+        return at;
+    }
+}

@@ -1,0 +1,68 @@
+package org.pyjms.shim.delay;
+
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageConsumer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.pyjms.shim.Channel;
+import org.pyjms.shim.Codec;
+import org.pyjms.shim.Receiver;
+
+/**
+ * The delay processor's sorter step (pyjms.delay.processor_sorter), done in the shim so that
+ * staged messages do not cross into Python: each message is sent unchanged, with no TTL, to
+ * the slot queue of its delivery time, {@code slotPrefix + (deliveryTime / slotMs) + "." +
+ * suffix}, on the channel's transacted session. Plain JMS: it works on any provider.
+ */
+public final class SlotFiler {
+    private final Channel channel;
+    private final String slotPrefix, suffix;
+    private final long slotMs, horizonMs;
+
+    /** Messages due sooner than horizonMs are not filed: Python puts them to their target. */
+    public SlotFiler(Channel channel, String slotPrefix, String suffix, long slotMs, long horizonMs) {
+        this.channel = channel;
+        this.slotPrefix = slotPrefix;
+        this.suffix = suffix;
+        this.slotMs = slotMs;
+        this.horizonMs = horizonMs;
+    }
+
+    /**
+     * Files up to max messages of a receiver (waiting up to timeoutMs for the first, then taking
+     * what is already there). Returns int n, then n pairs (long slot, int count); then int m and
+     * m records of the messages due within the horizon, which Python handles itself.
+     */
+    public byte[] file(Receiver from, int max, long timeoutMs) throws JMSException {
+        channel.checkOpen();
+        MessageConsumer consumer = from.jmsConsumer();
+        Map<Long, Integer> filed = new LinkedHashMap<>();
+        List<Message> soon = new ArrayList<>();
+        Message m = consumer.receive(Math.max(1, timeoutMs));
+        int n = 0;
+        while (m != null) {
+            long due = m.propertyExists(Channel.DELIVERY_TIME) ? m.getLongProperty(Channel.DELIVERY_TIME) : 0;
+            if (due - System.currentTimeMillis() < horizonMs) {
+                soon.add(m);
+            } else {
+                long slot = due / slotMs;
+                channel.forward(slotPrefix + slot + "." + suffix, m);
+                filed.merge(slot, 1, Integer::sum);
+            }
+            if (++n >= max) break;
+            m = consumer.receiveNoWait();
+        }
+        Codec.Out out = new Codec.Out(1024);
+        out.putInt(filed.size());
+        for (Map.Entry<Long, Integer> e : filed.entrySet()) {
+            out.putLong(e.getKey());
+            out.putInt(e.getValue());
+        }
+        out.putInt(soon.size());
+        for (Message s : soon) Codec.encode(s, out);
+        return out.toByteArray();
+    }
+}

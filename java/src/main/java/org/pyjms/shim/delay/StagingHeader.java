@@ -1,0 +1,21 @@
+package org.pyjms.shim.delay;
+
+/**
+ * The staging header: the properties a staged message carries (pyjms.delay.staging defines the
+ * same names on the Python side). The delay processor drops them when it delivers.
+ */
+public final class StagingHeader {
+    /** The destination key of the message's target. */
+    public static final String TARGET = "JMS_PYJMS_DDL_Target";
+    /** The sender's own correlation id, restored at delivery. */
+    public static final String CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID";
+    /** The staged copy's exact expiration; JMS_PYJMS_Expiration of the delivered message. */
+    public static final String EXPIRATION = "JMS_PYJMS_DDL_Expiration";
+
+    private StagingHeader() {}
+
+    /** Whether a property is one of the staging header's. */
+    static boolean contains(String name) {
+        return name.equals(TARGET) || name.equals(CORRELATION_ID) || name.equals(EXPIRATION);
+    }
+}

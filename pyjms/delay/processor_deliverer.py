@@ -1,0 +1,354 @@
+"""The delay processor's deliverer: drains each time slot to its targets when the slot ends.
+
+It takes the earliest pending slot from the slot book, opens the slot's consumer a few slots
+before its end (so that the broker has dispatched the slot's messages when it ends), and at
+the end drains it in chunks, one transaction each, each what the broker has dispatched (a
+transaction gets at most a broker page of a queue). The shim moves a chunk itself when every
+message in it is plain (org.pyjms.shim.delay.DueMover); otherwise the chunk comes back and
+the Mover handles it message by message, in delivery-time order. When the deliverer is behind
+(the next slot has ended too) one transaction takes the last chunks of several slots.
+Lateness is at most a slot plus the work.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import threading
+import time
+from typing import Any, Callable
+
+from pyjms.api.constants import SESSION_TRANSACTED
+from pyjms.api.consumer import JMSConsumer
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.destination import from_key
+from pyjms.api.message import Message
+from pyjms.bridge import codec as C
+from pyjms.bridge import jvm
+from pyjms.delay import staging
+from pyjms.delay.processor_moves import Mover, ProcessorStats
+from pyjms.delay.processor_rules import PlainTargets, has_rules
+from pyjms.delay.processor_slots import SlotBook
+from pyjms.errors import JMSRuntimeException
+from pyjms.rules.expiry import now_ms
+
+_log = logging.getLogger("pyjms.delay")
+
+#: most moves per transaction when a slot is drained. A chunk is what the broker has dispatched
+#: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
+#: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see Deliverer._drain)
+DRAIN_CHUNK = 1000
+#: the deliverer opens a slot's consumer this many slots before the slot ends
+OPEN_AHEAD = 4
+#: most slot consumers open ahead at once (a deliverer that is behind, as after a restart,
+#: opens the next ended slots together, so that the broker dispatches them all meanwhile)
+OPEN_AHEAD_MAX = 16
+#: how long a consumer of a slot found at start-up waits for its first message after opening:
+#: that slot's count is unknown, so it is read until this passes with nothing more
+RECOVERED_WAIT_MS = 200
+#: ActiveMQ's default page: a chunk this big may have more behind it, paged in at its commit
+SMALLEST_PAGE = 200
+#: seconds after start at which the markers are read again: what a dead processor's
+#: transaction held (markers it was compacting) comes back only when the broker drops its
+#: connection
+REBROWSE_AFTER_S = (2.0, 5.0, 10.0, 20.0)
+
+
+class Deliverer:
+    """The deliverer thread. It owns its context and what is made on it, the slot consumers
+    opened ahead, the moves not committed yet, and the slots it reads again later; it shares
+    the slot book with the sorter and the plain targets with the rules thread."""
+
+    def __init__(self, factory: ConnectionFactory, book: SlotBook, stats: ProcessorStats, plain: PlainTargets,
+                 new_mover: Callable[[JMSContext], Mover], stop: threading.Event, suspended: threading.Event,
+                 record_lateness: bool) -> None:
+        self._factory = factory
+        self._book = book
+        self._stats = stats
+        self._plain = plain
+        self._new_mover = new_mover
+        self._stop = stop
+        self._suspended = suspended
+        self._record_lateness = record_lateness
+        self._slot_ms = book.slot_ms
+        # kept across runs (a run ends when its connection fails)
+        self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
+        self._poison: set[str] = set()  # staged copies whose own move failed at commit
+        # slots read again later: found at start-up (a killed processor's transaction may still
+        # hold some of their messages until the broker notices its connection is gone), or
+        # still owed filed messages after their drain
+        self._rechecks: list[tuple[float, int, int]] = []  # (monotonic time, slot, checks left)
+        self._rebrowse_at = list(REBROWSE_AFTER_S)
+        self._started = time.monotonic()
+        # made again on each run's context
+        self._ctx: JMSContext | None = None
+        self._mover: Mover | None = None
+        self._due_mover: Any = None  # org.pyjms.shim.delay.DueMover
+        self._opened: dict[int, tuple[JMSConsumer, float]] = {}  # slot -> its consumer, monotonic time opened
+        self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
+
+    def recover(self, ctx: JMSContext) -> None:
+        """Finds the slots a previous processor filed; each is read again a few times later."""
+        for slot in self._book.recover(ctx):
+            self._rechecks.append((time.monotonic() + 2.0, slot, 3))
+
+    def start(self) -> None:
+        """Before the thread starts: finds the slots a previous processor filed."""
+        self._started = time.monotonic()
+        with self._factory.create_context() as ctx:
+            self.recover(ctx)
+
+    def run(self) -> None:
+        with self._factory.create_context(SESSION_TRANSACTED) as ctx:
+            self._ctx = ctx
+            self._mover = self._new_mover(ctx)
+            self._plain.reset()  # a Java object of the previous JVM session is not reused
+            self._due_mover = jvm.shim().jclass("org.pyjms.shim.delay.DueMover")(ctx._ch)
+            self._opened = {}
+            self._uncommitted = []
+            try:
+                while not self._stop.is_set():
+                    self._deliver_next()
+                self._commit_moves()
+            except BaseException:
+                self._requeue_uncommitted()  # rolled back when the context closes
+                raise
+
+    def _deliver_next(self) -> None:
+        """One step: waits for the first slot's end, or drains it.
+
+        A drained slot's last chunk is committed at once unless the next slot is due too (the
+        deliverer is behind): then one transaction takes the last chunks of several slots, up
+        to DRAIN_CHUNK moves, so a deliverer that fell behind catches up with fewer commits.
+        """
+        if self._suspended.is_set():
+            self._commit_moves()
+            self._stop.wait(0.1)
+            return
+        self._recheck()
+        first = self._book.first()
+        if not first:
+            self._commit_moves()
+            self._stop.wait(0.02)
+            return
+        slot = first[0]
+        wait_ms = (slot + 1) * self._slot_ms - now_ms()  # the slot's end: all of it is due
+        if wait_ms > 0:
+            self._commit_moves()
+            self._open_ahead(OPEN_AHEAD)
+        elif not self._book.was_filed(slot):
+            # found at start-up, so ended long ago, like those after it: open them together,
+            # so that they share RECOVERED_WAIT_MS (a slot this processor filed is opened
+            # ahead only while it is on time: more consumers at once slowed a busy broker)
+            self._open_ahead(OPEN_AHEAD_MAX)
+        if wait_ms > 0:
+            self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
+            return
+        complete = self._drain(slot)
+        finished = self._book.finish(slot, complete)
+        if finished is None:
+            return  # the sorter committed more to it while it drained: again
+        compact, following = finished
+        if not complete:  # owed messages did not come: read the slot again later
+            _log.warning("slot %s: %d filed messages did not arrive in time; reading it again later",
+                         slot, self._book.owed(slot) or 0)
+            self._rechecks.append((time.monotonic() + 2.0, slot, 15))  # every 2 s for 30 s
+        behind = following is not None and (following + 1) * self._slot_ms <= now_ms()
+        if compact or not behind or sum(n for _, n in self._uncommitted) >= DRAIN_CHUNK:
+            self._commit_moves()
+        if compact:
+            assert self._ctx is not None
+            rechecked = {slot for _, slot, _ in self._rechecks}  # they keep their markers
+            self._book.compact_markers(self._ctx, rechecked)
+
+    def _open_ahead(self, most: int) -> None:
+        """Opens the consumers of the first ``most`` slots that end within OPEN_AHEAD slots, so
+        the broker has dispatched their messages when they end (nothing is got before then): a
+        consumer opened one slot ahead often held a few of its slot's messages at the end, and
+        the rest took more transactions."""
+        horizon = now_ms() + OPEN_AHEAD * self._slot_ms
+        first = self._book.first(most) if len(self._opened) < most else []
+        for slot in first:
+            if (slot + 1) * self._slot_ms > horizon:
+                break
+            if slot not in self._opened:
+                self._opened[slot] = (self._slot_consumer(slot), time.monotonic())
+
+    def _slot_consumer(self, slot: int) -> JMSConsumer:
+        """A consumer of a slot queue that takes its messages from the broker at once.
+
+        JMSContext.create_consumer parks a queue consumer until its first receive (so that one
+        kept for receive_by_token hoards nothing), so the consumers opened ahead prefetched
+        nothing and each drain made its consumer again; a slot's consumer must have its slot
+        dispatched to it when the slot ends. It is not registered with the context either (the
+        context's list of consumers only grows; the deliverer makes one per slot).
+        """
+        ctx = self._ctx
+        assert ctx is not None
+        queue = self._book.slot_queue(slot)
+        receiver = ctx._call(lambda: ctx._ch.consumer(ctx._jkey(queue), None, False), f"create_consumer({queue})")
+        return JMSConsumer(ctx, receiver, queue, None)  # closed by _drain, or with the session
+
+    def _commit_moves(self) -> None:
+        """Commits the moves the shim made and left uncommitted (_uncommitted), if any."""
+        if self._uncommitted:
+            self._commit(lambda: self._suspect.update(slot for slot, _ in self._uncommitted))
+
+    def _commit(self, on_failure: Callable[[], None]) -> None:
+        """Commits the moves (with any the shim left uncommitted); a failed commit marks what to
+        isolate and restarts the loop on a new connection (the provider may hold the messages of
+        a failed commit until then)."""
+        assert self._ctx is not None and self._mover is not None
+        try:
+            self._mover.flush()
+            self._ctx.commit()
+        except JMSRuntimeException:
+            on_failure()
+            if self._uncommitted:
+                self._suspect.update(slot for slot, _ in self._uncommitted)
+            raise
+        self._uncommitted = []
+
+    def _requeue_uncommitted(self) -> None:
+        """The run failed with moves uncommitted: they are rolled back, so their slots are
+        drained again (as pending slots, whatever the book said)."""
+        pending, self._uncommitted = self._uncommitted, []
+        for slot, n in pending:
+            self._book.unmove(slot, n)
+            self._stats.delivered -= n
+
+    def _recheck(self) -> None:
+        """Reads slots again every 2 s: recovered ones 3 times (what a dead processor's
+        transaction held comes back only when the broker drops its connection), and ones whose
+        filed messages did not arrive 15 times."""
+        now = time.monotonic()
+        if self._rebrowse_at and now - self._started >= self._rebrowse_at[0]:
+            self._rebrowse_at.pop(0)
+            assert self._ctx is not None
+            self.recover(self._ctx)
+        due = [r for r in self._rechecks if r[0] <= now]
+        if not due:
+            return
+        self._rechecks = [r for r in self._rechecks if r[0] > now]
+        for _, slot, left in due:
+            not_over_ms = (slot + 1) * self._slot_ms - now_ms()
+            if not_over_ms > 0:  # a slot still to come is read when it has ended, never early
+                self._rechecks.append((now + not_over_ms / 1000, slot, left))
+                continue
+            self._drain(slot, patience_s=0.5)
+            if left > 1:
+                self._rechecks.append((now + 2.0, slot, left - 1))
+
+    def _drain(self, slot: int, patience_s: float = 10) -> bool:
+        """Moves every message of a slot to its target, in chunks of one transaction each.
+
+        A transaction gets few messages from one queue: ActiveMQ keeps what an open
+        transaction got paged in until it commits and pages in at most maxPageSize messages
+        of a queue (200 by default; pyjms brokers page 2,000 of a slot queue), so a drain that
+        waited for a whole big slot in one transaction waited for messages the broker would
+        never dispatch to it. A chunk waits only for its first message and then takes what
+        has been dispatched (at most DRAIN_CHUNK), is put in delivery-time order and committed
+        with its gets.
+
+        How many to expect is known for slots this processor filed (what the sorter committed
+        minus what was moved, read again after each chunk); a slot found after a restart is
+        read until it stays empty. Returns False if a filed slot was still owed messages after
+        patience_s. Empty slot queues are left for the broker to collect (pyjms brokers
+        do): deleting one could race with a late message.
+        """
+        consumer, opened_at = self._opened.pop(slot, None) or (self._slot_consumer(slot), time.monotonic())
+        deadline = time.monotonic() + patience_s
+        complete = True
+        n = None  # the last chunk's size
+        try:
+            while True:
+                owed = self._book.owed(slot)
+                if owed is not None:
+                    # a filed slot owed nothing more: take only what is already here (what the
+                    # sorter commits meanwhile is counted by the book and drained again)
+                    timeout = 20 if owed > 0 else 0
+                elif n is None:
+                    # a consumer has its queue's messages within ms of opening: an empty slot
+                    # found at start-up costs no more than RECOVERED_WAIT_MS after that, and the
+                    # slots opened ahead together share that wait
+                    timeout = max(1, int(RECOVERED_WAIT_MS - (time.monotonic() - opened_at) * 1000))
+                elif n >= SMALLEST_PAGE:
+                    timeout = RECOVERED_WAIT_MS  # its commit may page in more
+                else:
+                    timeout = 20  # what was still on its way when the chunk was taken
+                if slot in self._suspect:
+                    batch = consumer.receive_batch(DRAIN_CHUNK, timeout)
+                    if batch:
+                        self._move(slot, batch)
+                    n = len(batch)
+                else:
+                    n = self._move_plain(slot, consumer, timeout)
+                if not n:
+                    if owed is None or owed <= 0:
+                        break
+                    # waiting for owed messages: commit first, so that a consumer of this slot
+                    # closed in this transaction really closes and hands back what it prefetched
+                    self._commit_moves()
+                    if time.monotonic() > deadline:
+                        complete = False
+                        break
+                    continue
+                if self._book.record_moved(slot, n):
+                    self._commit_moves()  # the rest may wait for this transaction to free the broker's page
+        finally:
+            consumer.close()  # a provider closes it when the transaction ends (JMS)
+        self._suspect.discard(slot)
+        return complete
+
+    def _move_plain(self, slot: int, consumer: JMSConsumer, timeout: int) -> int:
+        """Moves a chunk of a slot in one transaction; returns how many messages it got.
+
+        The shim moves the chunk itself when every message is plain: due (the slot has
+        ended), unexpired, bound for a plain target (one Python found no rules for; the rules
+        thread takes out a target that gains rules within about a second). Else the chunk
+        comes back, in delivery-time order, and is handled here message by message; its
+        targets without rules become plain.
+        """
+        ctx = self._ctx
+        assert ctx is not None
+        plain = self._plain.java_set()
+        raw = bytes(ctx._call(lambda: self._due_mover.deliverDue(consumer._receiver(), DRAIN_CHUNK, timeout, plain),
+                              f"delay processor slot {slot}"))
+        (n,) = struct.unpack_from(">i", raw, 0)
+        if n < 0:
+            messages = [Message._received(rec, None) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
+            self._move(slot, messages)
+            for m in messages:  # targets without rules: the shim may move their next ones
+                target = from_key(m.get_string_property(staging.TARGET))
+                if target.key not in self._plain and not has_rules(ctx._target_attributes(target)):
+                    self._plain.add(target.key)
+            return -n
+        if n:
+            self._uncommitted.append((slot, n))  # committed by _drain or _deliver_next
+            early_by = struct.unpack_from(f">{n}i", raw, 4)  # delivery time minus put time
+            self._stats.delivered += n
+            self._stats.early += sum(1 for d in early_by if d > 0)
+            if self._record_lateness:
+                self._stats.lateness_ms.extend(-d for d in early_by)
+        return n
+
+    def _move(self, slot: int, messages: list[Message]) -> None:
+        """Puts a chunk of a slot to its targets, in delivery-time order, in one transaction."""
+        mover = self._mover
+        assert mover is not None
+        messages.sort(key=lambda m: m.get_long_property(staging.DELIVERY_TIME))
+        if slot not in self._suspect:
+            for m in messages:
+                mover.deliver(m)
+            self._commit(lambda: self._suspect.add(slot))
+        else:
+            # a put refused only at commit (providers send asynchronously in a transaction):
+            # one move per transaction finds the message; its next attempt dead-letters it
+            for m in messages:
+                wire_id = m._headers()["message_id"]
+                if wire_id in self._poison:
+                    mover.fail(m, from_key(m.get_string_property(staging.TARGET)),
+                               JMSRuntimeException("the put to the target failed at commit"))
+                else:
+                    mover.deliver(m)
+                self._commit(lambda: self._poison.add(wire_id))

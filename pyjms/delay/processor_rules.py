@@ -1,0 +1,110 @@
+"""The delay processor's rules thread: which targets the shim may move to without Python, and
+whether the staging queue lets the processor move at all (D19).
+
+The deliverer lets the shim move a chunk only when every target in it is a plain one: a target
+Python found no rules for (put-inhibited, MAXDEPTH...). The rules thread re-reads the rules of
+those targets, off the deliverer's path, and takes out any that gained some. It also reads the
+staging queue's: PUT(DISABLED) on it stops the moving until it is PUT(ENABLED) again, which is
+how IBM MQ has an administrator stop and restart its delay processor.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.destination import Queue, from_key
+from pyjms.bridge import jvm
+
+_log = logging.getLogger("pyjms.delay")
+
+
+def has_rules(attributes: Any) -> bool:
+    """Whether a target's attributes (ctx._target_attributes) define rules a put must pass."""
+    return attributes is not None and hasattr(attributes, "put_enabled")
+
+
+class PlainTargets:
+    """The targets without rules, as a Java set the shim reads and as Python keys. The
+    deliverer adds to it, the rules thread takes out; a lock keeps the two views together."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._java: Any = None  # java.util.Set<String>, shared with the shim
+        self._keys: set[str] = set()
+
+    def reset(self) -> None:
+        """Forgets every target (a Java object of a previous JVM session is not reused)."""
+        with self._lock:
+            self._java = None
+            self._keys = set()
+
+    def java_set(self) -> Any:
+        """The set the shim's DueMover reads (concurrent: the rules thread changes it)."""
+        with self._lock:
+            if self._java is None:
+                self._java = jvm.shim().jclass("java.util.concurrent.ConcurrentHashMap").newKeySet()
+                self._keys = set()
+            return self._java
+
+    def keys(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._keys)
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return key in self._keys
+
+    def add(self, key: str) -> None:
+        with self._lock:
+            if key in self._keys or self._java is None:
+                return
+            self._keys.add(key)
+            self._java.add(key)
+
+    def discard(self, key: str) -> None:
+        with self._lock:
+            self._keys.discard(key)
+            if self._java is not None:
+                self._java.remove(key)
+
+
+class RulesWatcher:
+    """The rules thread; it owns the plain targets' pruning and the suspended flag."""
+
+    def __init__(self, factory: ConnectionFactory, staging: str, plain: PlainTargets, stop: threading.Event) -> None:
+        self._factory = factory
+        self._staging = staging
+        self._plain = plain
+        self._stop = stop
+        #: set while the staging queue is PUT(DISABLED): the sorter and the deliverer do not move
+        self.suspended = threading.Event()
+
+    def run(self) -> None:
+        """About twice per AttributeCache.TTL_S it reads each plain target's attributes again (on
+        its own context: a broker query never delays a slot); a target that gained rules
+        leaves the set, so its next chunk goes through Python. Forgetting the whole set every
+        second instead sent one chunk per target and second through Python, a query and a
+        Python move on the drain's path."""
+        from pyjms.broker.admin import AttributeCache
+
+        with self._factory.create_context() as ctx:
+            while not self._stop.wait(AttributeCache.TTL_S / 2):
+                self._check_staging_queue(ctx)
+                for key in self._plain.keys():
+                    if has_rules(ctx._target_attributes(from_key(key))):
+                        self._plain.discard(key)
+
+    def _check_staging_queue(self, ctx: JMSContext) -> None:
+        """D19: the staging queue PUT(DISABLED) stops the moves, PUT(ENABLED) starts them again."""
+        attrs = ctx._target_attributes(Queue(self._staging))
+        disabled = attrs is not None and getattr(attrs, "put_enabled", True) is False
+        if disabled and not self.suspended.is_set():
+            _log.warning("staging queue %s is PUT(DISABLED): the delay processor stops until it is enabled",
+                         self._staging)
+            self.suspended.set()
+        elif not disabled and self.suspended.is_set():
+            _log.warning("staging queue %s is PUT(ENABLED): the delay processor starts again", self._staging)
+            self.suspended.clear()

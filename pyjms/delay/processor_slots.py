@@ -1,0 +1,202 @@
+"""The delay processor's slot book: the time slots the sorter filed and the deliverer drains.
+
+A time slot ``n`` holds the messages due in ``[n*slot_ms, (n+1)*slot_ms)`` on the queue
+``PYJMS.SLOT.<n>.<staging>``. Each slot is also recorded by a marker ``"<n>/<slot_ms>"`` on
+``PYJMS.SLOTS.<staging>``, so that a restarted processor finds every slot again.
+
+The book is the one state the sorter and the deliverer share; every read and change of it
+holds its lock, and nothing else of either thread is shared.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+
+from pyjms.api.context import JMSContext
+from pyjms.api.destination import Queue
+
+#: slot queues are PYJMS.SLOT.<n>.<staging queue>, so one broker policy covers them all
+SLOT_PREFIX = "PYJMS.SLOT."
+#: how long a time slot is. A message waits at most this long after it is due before its slot
+#: is moved: 20 ms gave a p99 lateness about 35 ms lower than 50 ms (bench/bench_delay.py)
+SLOT_MS = 20
+#: the slot length of slot markers written without one (pyjms before slots carried their length)
+LEGACY_SLOT_MS = 50
+
+
+def parse_marker(text: str) -> tuple[int, int]:
+    """A slot marker's slot number and slot length: "<slot>/<ms>", or "<slot>" for 50 ms."""
+    slot, _, length = text.partition("/")
+    return int(slot), int(length) if length else LEGACY_SLOT_MS
+
+
+class SlotBook:
+    """The slots still to drain, what was filed to and moved from each, and their markers."""
+
+    def __init__(self, staging: str, slot_ms: int) -> None:
+        self.staging = staging
+        self.slot_ms = slot_ms
+        self._lock = threading.Lock()
+        self._pending: list[int] = []  # heap of the slots still to drain (O(log n) per slot)
+        self._known: set[int] = set()  # the same slots, for lookups
+        # per slot: messages the sorter committed, and messages the deliverer moved on; their
+        # difference is what a drain waits for (the two threads race, so never below zero)
+        self._filed: dict[int, int] = {}
+        self._moved: dict[int, int] = {}
+        self._drained: set[int] = set()  # slots drained whose markers are not compacted yet
+        self._dead_markers = 0  # markers of drained slots, removed in bulk (amortized O(1))
+        # slot queues of another slot length (found by recover): the sorter files their messages
+        # again under this processor's slots, then their markers go
+        self._foreign: dict[str, str] = {}  # slot queue -> its marker text, still to file again
+
+    # ------------------------------------------------------------------ names
+
+    def slot_queue(self, slot: int) -> Queue:
+        return Queue(f"{SLOT_PREFIX}{slot}.{self.staging}")
+
+    @property
+    def slots_queue(self) -> Queue:
+        return Queue(f"PYJMS.SLOTS.{self.staging}")
+
+    def marker(self, slot: int) -> str:
+        return f"{slot}/{self.slot_ms}"
+
+    # ------------------------------------------------------------------ the sorter's side
+
+    def unknown(self, slots: list[int]) -> list[int]:
+        """Those of the slots that are not pending (they need a marker)."""
+        with self._lock:
+            return [slot for slot in slots if slot not in self._known]
+
+    def record_filed(self, filed: dict[int, int], marked: list[int]) -> list[int]:
+        """Counts messages the sorter committed to their slots. Returns the slots among them,
+        not marked in this transaction, that the deliverer finished meanwhile: they are drained
+        again, after a new marker."""
+        with self._lock:
+            for slot, count in filed.items():
+                self._filed[slot] = self._filed.get(slot, 0) + count
+            return [slot for slot in filed if slot not in self._known and slot not in marked]
+
+    def add(self, slot: int) -> bool:
+        """Makes a slot pending; False if it already was."""
+        with self._lock:
+            if slot in self._known:
+                return False
+            self._known.add(slot)
+            heapq.heappush(self._pending, slot)
+            return True
+
+    def foreign_queues(self) -> list[str]:
+        with self._lock:
+            return list(self._foreign)
+
+    def forget_foreign(self, queue: str) -> None:
+        """A foreign slot queue was filed again; its marker goes at the next compaction."""
+        with self._lock:
+            self._foreign.pop(queue, None)
+
+    # ------------------------------------------------------------------ the deliverer's side
+
+    def first(self, most: int = 1) -> list[int]:
+        """The earliest pending slots, at most ``most``."""
+        with self._lock:
+            if most == 1:
+                return self._pending[:1]
+            return heapq.nsmallest(most, self._pending)
+
+    def was_filed(self, slot: int) -> bool:
+        """Whether this processor filed the slot (else its count is unknown: found at start-up)."""
+        with self._lock:
+            return slot in self._filed
+
+    def owed(self, slot: int) -> int | None:
+        """Messages filed to a slot and not moved yet; None if the slot's count is unknown."""
+        with self._lock:
+            if slot not in self._filed:
+                return None
+            return self._filed[slot] - self._moved.get(slot, 0)
+
+    def record_moved(self, slot: int, n: int) -> bool:
+        """Counts messages moved from a slot; returns whether more may be there."""
+        with self._lock:
+            self._moved[slot] = self._moved.get(slot, 0) + n
+            return slot not in self._filed or self._filed[slot] > self._moved[slot]
+
+    def unmove(self, slot: int, n: int) -> None:
+        """Moves that were rolled back: the slot is pending again, whatever the heap said."""
+        with self._lock:
+            self._moved[slot] = self._moved.get(slot, 0) - n
+            self._drained.discard(slot)
+        self.add(slot)
+
+    def finish(self, slot: int, complete: bool) -> tuple[bool, int | None] | None:
+        """Takes a drained slot off the book. None if the sorter committed more to it while it
+        drained (drain it again); else whether the markers are due for compaction, and the next
+        pending slot."""
+        with self._lock:
+            if complete and self._filed.get(slot, 0) > self._moved.get(slot, 0):
+                return None
+            if self._pending and self._pending[0] == slot:
+                heapq.heappop(self._pending)
+            elif slot in self._known:
+                # the sorter made an earlier slot pending while this one drained: that one stays
+                self._pending.remove(slot)
+                heapq.heapify(self._pending)
+            self._known.discard(slot)
+            self._drained.add(slot)
+            self._dead_markers += 1
+            compact = self._dead_markers > max(64, len(self._known))
+            return compact, self._pending[0] if self._pending else None
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    # ------------------------------------------------------------------ markers
+
+    def recover(self, ctx: JMSContext) -> list[int]:
+        """Reads the markers (browse, no consume) and makes their slots pending again; returns
+        the slots found that were not pending. Slots of another length are noted as foreign."""
+        found = []
+        with ctx.create_browser(self.slots_queue) as browser:
+            for m in browser:
+                text = m.get_text()
+                slot, length = parse_marker(text)
+                if length != self.slot_ms:
+                    # its number means another time: never drained as one of ours (that would
+                    # deliver early or late); the sorter files its messages again instead (at
+                    # each look, as for our own slots: a dead processor may still hold some)
+                    with self._lock:
+                        self._foreign[self.slot_queue(slot).name] = text
+                    continue
+                with self._lock:
+                    drained = slot in self._drained
+                if not drained and self.add(slot):
+                    found.append(slot)
+        return found
+
+    def compact_markers(self, ctx: JMSContext, keep: set[int]) -> None:
+        """Drops the markers of drained slots: rewrites the live ones (pending, in ``keep``, or
+        foreign slots not filed again yet) in one transaction of ctx."""
+        consumer = ctx.create_consumer(self.slots_queue)
+        producer = ctx.create_producer()
+        with self._lock:
+            live = self._known | keep
+            foreign = set(self._foreign.values())
+        seen: set[str] = set()
+        while batch := consumer.receive_batch(1000, 50):
+            for m in batch:
+                text = m.get_text()
+                slot, length = parse_marker(text)
+                if (text in foreign or (length == self.slot_ms and slot in live)) and text not in seen:
+                    producer.send(self.slots_queue, text)
+                    seen.add(text)
+        ctx.commit()
+        consumer.close()
+        with self._lock:
+            self._dead_markers = 0
+            self._drained.clear()  # their markers are gone now
+            for slot in [n for n, moved in self._moved.items() if n not in self._known and moved >= self._filed.get(n, 0)]:
+                self._moved.pop(slot, None)
+                self._filed.pop(slot, None)

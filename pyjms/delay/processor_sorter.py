@@ -1,0 +1,137 @@
+"""The delay processor's sorter: files each staged message under its time slot (D03).
+
+The shim files the messages (org.pyjms.shim.delay.SlotFiler), so that they never cross into
+Python. The first message of a new slot also records the slot on the slot book's marker queue,
+in the same transaction. Messages due within two slots (the horizon: a slot that close may
+already be draining) come back to Python and are put to their target by the sorter itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+from pyjms.api.consumer import JMSConsumer
+from pyjms.api.constants import SESSION_TRANSACTED
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.destination import Queue
+from pyjms.api.message import Message
+from pyjms.bridge import codec as C
+from pyjms.bridge import jvm
+from pyjms.delay import staging
+from pyjms.delay.processor_moves import Mover, ProcessorStats
+from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
+from pyjms.rules.expiry import now_ms
+
+if TYPE_CHECKING:
+    from pyjms.api.producer import JMSProducer
+
+_log = logging.getLogger("pyjms.delay")
+
+#: most messages taken off a queue per transaction
+FILE_BATCH = 1000
+
+
+class Sorter:
+    """The sorter thread. It owns its context and what is made on it; it shares only the slot
+    book (and the stats) with the deliverer."""
+
+    def __init__(self, factory: ConnectionFactory, book: SlotBook, stats: ProcessorStats,
+                 new_mover: Callable[[JMSContext], Mover], stop: threading.Event, suspended: threading.Event) -> None:
+        self._factory = factory
+        self._book = book
+        self._stats = stats
+        self._new_mover = new_mover
+        self._stop = stop
+        self._suspended = suspended
+        # made again on each run's context
+        self._ctx: JMSContext | None = None
+        self._mover: Mover | None = None
+        self._markers: JMSProducer | None = None
+        self._filer: Any = None  # org.pyjms.shim.delay.SlotFiler
+
+    def run(self) -> None:
+        book = self._book
+        with self._factory.create_context(SESSION_TRANSACTED) as ctx:
+            consumer = ctx.create_consumer(Queue(book.staging))
+            self._ctx = ctx
+            self._mover = self._new_mover(ctx)
+            self._markers = ctx.create_producer()
+            self._filer = jvm.shim().jclass("org.pyjms.shim.delay.SlotFiler")(
+                ctx._ch, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms)
+            while not self._stop.is_set():
+                if self._suspended.is_set():
+                    self._stop.wait(0.1)
+                    continue
+                self._file_foreign()
+                self._file_batch(consumer)
+
+    def _file_foreign(self) -> None:
+        """Files the messages of slot queues of another slot length again, under this
+        processor's slots, as if they were staged now (each has its delivery time)."""
+        assert self._ctx is not None
+        for queue in self._book.foreign_queues():
+            consumer = self._ctx.create_consumer(Queue(queue))
+            try:
+                while self._file_batch(consumer, timeout_ms=50):
+                    pass
+            finally:
+                consumer.close()
+            self._ctx.commit()
+            self._book.forget_foreign(queue)
+            _log.info("delay processor: filed %s again under %d ms slots", queue, self._book.slot_ms)
+
+    def _file_batch(self, consumer: JMSConsumer, timeout_ms: int = 200) -> int:
+        """Takes up to FILE_BATCH messages off a queue and files each under its slot, in one
+        transaction; returns how many it took."""
+        ctx, mover, markers, book = self._ctx, self._mover, self._markers, self._book
+        assert ctx is not None and mover is not None and markers is not None
+        raw = bytes(self._filer.file(consumer._receiver(), FILE_BATCH, timeout_ms))
+        filed, soon = _read_filing(raw)
+        if not filed and not soon:
+            return 0
+        new_slots = book.unknown(list(filed))
+        for slot in new_slots:
+            markers.send(book.slots_queue, book.marker(slot))
+        # messages due within the horizon are put by the sorter itself, in this same
+        # transaction: committing before they are put would lose them in a crash
+        for m in sorted(soon, key=lambda m: m.get_long_property(staging.DELIVERY_TIME)):
+            wait = m.get_long_property(staging.DELIVERY_TIME) - now_ms()
+            if wait > 0:
+                time.sleep(wait / 1000)
+            mover.deliver(m)
+        mover.flush()
+        ctx.commit()
+        taken = sum(filed.values()) + len(soon)
+        self._stats.staged += taken
+        # a slot the deliverer finished before this commit gets drained again
+        late = book.record_filed(filed, new_slots)
+        for slot in late:
+            markers.send(book.slots_queue, book.marker(slot))
+        if late:
+            ctx.commit()
+        for slot in [*new_slots, *late]:
+            book.add(slot)
+        return taken
+
+
+def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message]]:
+    """Decodes SlotFiler.file's answer: messages filed per slot, and those due soon."""
+    (n,) = struct.unpack_from(">i", raw, 0)
+    pos = 4
+    filed: dict[int, int] = {}
+    for _ in range(n):
+        slot, count = struct.unpack_from(">qi", raw, pos)
+        filed[slot] = count
+        pos += 12
+    (m,) = struct.unpack_from(">i", raw, pos)
+    pos += 4
+    soon = []
+    for _ in range(m):
+        rec = C.IncomingRecord(raw, pos)
+        pos = rec.end
+        soon.append(Message._received(rec, None))
+    return filed, soon
