@@ -24,20 +24,17 @@ import threading
 import time
 import uuid
 from collections import OrderedDict, deque
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pyjms.api.consumer import QueueBrowser
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
-from pyjms.bridge import codec as C
-from pyjms.bridge.errors import translate
 from pyjms.browse import options as O
 from pyjms.browse.client import Heartbeat, MarkClient
 from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, JMSRuntimeException
-from pyjms.rules.expiry import now_ms
-from pyjms.rules.reasons import MQRC
-
-if TYPE_CHECKING:
-    from pyjms.api.context import JMSContext
+from pyjms.reasons import MQRC
 
 # A pass looks at no more than a window of messages from the head, then starts again there:
 # - within the provider's browser prefetch (ActiveMQ: 500), a pass never waits for the provider
@@ -89,7 +86,8 @@ def expired_under_cursor(token: str) -> bool:
 
 
 class MarkingBrowser:
-    """Browse with mark on one queue. Make one with JMSContext.create_marking_browser."""
+    """Browse with mark on one queue. Make one with pyjms.browse.create_marking_browser(ctx, ...)
+    (or ctx.create_marking_browser(...), which pyjms.browse provides)."""
 
     def __init__(
         self,
@@ -103,7 +101,7 @@ class MarkingBrowser:
             raise InvalidArgumentRuntimeException(f"a marking browser needs a Queue, got {queue!r}")
         if isinstance(claim_batch, bool) or not isinstance(claim_batch, int) or not 1 <= claim_batch <= 1000:
             raise InvalidArgumentRuntimeException(f"claim_batch {claim_batch!r} must be an int 1..1000")
-        ctx._check_open()
+        _check_open(ctx)
         self._ctx = ctx
         self._queue = queue
         self._selector = message_selector
@@ -111,7 +109,7 @@ class MarkingBrowser:
         self._claim_batch = claim_batch
         self._handle = uuid.uuid4().hex
         self._own: set[str] = set()  # marked for this handle
-        self._jb: Any = None  # the current pass's Java browser
+        self._jb: QueueBrowser | None = None  # the current pass's browser
         self._page: deque[Message] = deque()
         self._pass_done = True
         self._pass_count = 0
@@ -233,7 +231,7 @@ class MarkingBrowser:
         try:
             if self._heartbeat is not None:
                 self._heartbeat.stop()
-            if self._client is not None and not self._ctx._closed:
+            if self._client is not None and not self._ctx.closed:
                 try:
                     self._client.call("close", handle=self._handle)
                 finally:
@@ -252,13 +250,13 @@ class MarkingBrowser:
     def _check(self) -> None:
         if self._closed:
             raise IllegalStateRuntimeException("the marking browser is closed")
-        self._ctx._check_open()
+        _check_open(self._ctx)
 
     def _close_pass(self) -> None:
         if self._jb is not None:
             jb, self._jb = self._jb, None
-            if not self._ctx._closed:
-                self._ctx._call(jb.close, f"close browser on {self._queue}")
+            if not self._ctx.closed:
+                jb.close()
 
     def _new_pass(self) -> None:
         if self._pass_cut and not self._pass_took:
@@ -269,8 +267,7 @@ class MarkingBrowser:
         self._close_pass()
         self._page.clear()
         self._candidates.clear()
-        key = self._ctx._jkey(self._queue)
-        self._jb = self._ctx._call(lambda: self._ctx._ch.browser(key, self._selector), f"browse {self._queue}")
+        self._jb = self._ctx.create_browser(self._queue, self._selector)
         self._pass_done = False
         self._pass_cut = False
         self._pass_count = 0
@@ -281,11 +278,7 @@ class MarkingBrowser:
             if self._pass_done or self._jb is None:
                 return None
             limit = self._window if self._windowed else _MAX_WINDOW
-            try:
-                raw = self._jb.next(min(_PAGE, limit - self._pass_count))
-            except self._ctx._s.JException as e:
-                raise translate(e, f"browse {self._queue}") from None
-            self._page.extend(Message._received(rec, None) for rec in C.iter_batch(bytes(raw)))
+            self._page.extend(self._jb.next_batch(min(_PAGE, limit - self._pass_count)))
             self._pass_count += len(self._page)
             self._pass_cut = self._pass_count >= limit
             if self._pass_cut or not self._page:
@@ -357,6 +350,11 @@ class MarkingBrowser:
         self._reserved.clear()
         if ids and self._client is not None:
             self._client.call("unmark", handle=self._handle, queue=self._queue.name, ids=ids)
+
+
+def _check_open(ctx: JMSContext) -> None:
+    if ctx.closed:
+        raise IllegalStateRuntimeException("the JMSContext is closed")
 
 
 def _token(message_or_token: Message | str) -> str:

@@ -40,15 +40,19 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from pyjms.api.constants import SESSION_TRANSACTED
+from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Queue, from_key
+from pyjms.api.expiry import now_ms
 from pyjms.api.message import KEEP, Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
+from pyjms.bridge.errors import translate
 from pyjms.delay import staging
+from pyjms.dlq import header as dlh
+from pyjms.dlq.forward import handler_factory
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 from pyjms.rules.delivery import check_target_accepts
-from pyjms.rules.expiry import now_ms
 
 _log = logging.getLogger("pyjms.delay")
 
@@ -108,8 +112,6 @@ class DelayProcessor:
         dead_letter_queue: str = DEFAULT_DEAD_LETTER_QUEUE,
         record_lateness: bool = False,
     ) -> None:
-        from pyjms.dlq.activemq import handler_factory
-
         # its own rollbacks must never turn a staged message into provider "poison"
         self.factory = handler_factory(factory)
         self.staging = staging_queue or factory.staging_queue
@@ -400,10 +402,8 @@ class DelayProcessor:
         dispatched to it when the slot ends. It is not registered with the context either (the
         context's list of consumers only grows; the deliverer makes one per slot).
         """
-        from pyjms.api.consumer import JMSConsumer
-
         queue = self.slot_queue(slot)
-        receiver = ctx._call(lambda: ctx._ch.consumer(ctx._jkey(queue), None, False), f"create_consumer({queue})")
+        receiver = ctx.channel.consumer(queue.key, None, False, f"create_consumer({queue})")
         return JMSConsumer(ctx, receiver, queue, None)  # closed by _drain, or with the session
 
     def _commit_moves(self, ctx: JMSContext, put: _Putter) -> None:
@@ -525,8 +525,6 @@ class DelayProcessor:
         try:
             raw = bytes(consumer._receiver().deliverDue(DRAIN_CHUNK, timeout, self._plain))
         except ctx._s.JException as e:
-            from pyjms.bridge.errors import translate
-
             raise translate(e, f"delay processor slot {slot}") from None
         (n,) = struct.unpack_from(">i", raw, 0)
         if n < 0:
@@ -655,16 +653,14 @@ class DelayProcessor:
     def _rules(self) -> None:
         """Keeps the shim's set of targets without rules current, off the deliverer's path.
 
-        About twice per AttributeCache.TTL_S it reads each such target's attributes again (on
+        About twice per ProviderPlugin.attributes_max_age_s it reads each such target's attributes again (on
         its own context: a broker query never delays a slot); a target that gained rules
         (put-inhibited, MAXDEPTH...) leaves the set, so its next chunk goes through Python.
         Forgetting the whole set every second instead sent one chunk per target and second
         through Python, a query and a Python move on the drain's path.
         """
-        from pyjms.broker.admin import AttributeCache
-
         with self.factory.create_context() as ctx:
-            while not self._stop.wait(AttributeCache.TTL_S / 2):
+            while not self._stop.wait(ctx.provider.attributes_max_age_s / 2):
                 self._check_staging_queue(ctx)
                 plain = self._plain
                 with self._lock:
@@ -720,8 +716,6 @@ class _Putter:
         self._add_record(target, m, expiration - now if expiration else 0, record)
 
     def dead_letter(self, dlq: Destination, m: Message, target: Destination, error: JMSRuntimeException) -> None:
-        from pyjms.dlq import header as dlh
-
         extra = dlh.DeadLetterHeader.for_failure(
             target, error, message=m, put_appl_name="pyjms delay processor"
         ).typed_properties()
@@ -751,8 +745,6 @@ class _Putter:
         try:
             ctx._ch.sendRouted(C.pack_batch(batch, len(batch)), 0)
         except ctx._s.JException as e:
-            from pyjms.bridge.errors import translate
-
             raise translate(e, "delay processor batch") from None
 
 
@@ -764,8 +756,6 @@ def parse_marker(text: str) -> tuple[int, int]:
 
 def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message]]:
     """Decodes Receiver.fileBySlot's answer: messages filed per slot, and those due soon."""
-    import struct
-
     (n,) = struct.unpack_from(">i", raw, 0)
     pos = 4
     filed: dict[int, int] = {}

@@ -2,7 +2,7 @@
 
 Layers, bottom up; a module may import only from its own layer or below:
 
-1. errors: ``pyjms.errors`` (and the reason codes it carries);
+1. errors: ``pyjms.errors`` and ``pyjms.reasons``, the reason codes errors carry;
 2. wire: ``pyjms.bridge`` (JVM, classpath, codec, error translation, the Python/Java contract);
 3. client: ``pyjms.api`` (factory, context, producer, consumer, message, destination and the
    extension points features and providers plug into);
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2] / "pyjms"
 
 #: (layer name, module prefixes), bottom up
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("errors", ("pyjms.errors",)),
+    ("errors", ("pyjms.errors", "pyjms.reasons")),
     ("wire", ("pyjms.bridge",)),
     ("client", ("pyjms.api",)),
     ("features", ("pyjms.rules", "pyjms.delay", "pyjms.browse", "pyjms.dlq")),
@@ -317,9 +317,18 @@ def module_lines(root: Path) -> dict[str, int]:
 
 # ---------------------------------------------------------------------------- the contract
 
-#: issue 13 moves the code into its layers step by step; strict, so a rule that starts to hold
-#: fails here until its mark is removed
-_IN_PROGRESS = pytest.mark.xfail(reason="issue 13: the code is being moved into its layers", strict=True)
+#: The delay processor is being split into parts (issue 13, item 7); until then it still reads
+#: these private members of the client, which keeps them for it. The public API it moves to:
+#: JMSContext.channel / .factory / .provider / .send_routed, Message.encode / .from_record /
+#: .get_message_token, JMSConsumer's wire receiver, pyjms.api.forward.forward_entry. Remove
+#: this once pyjms.delay reads none of them (and the aliases in pyjms.api).
+PENDING_PROCESSOR_READS = {"_ch", "_s", "_jkey", "_call", "_factory", "_target_attributes", "_pack", "_received",
+                           "_receiver", "_headers"}
+
+
+def _pending(read: str) -> bool:
+    module, _, rest = read.partition(":")
+    return module.startswith("pyjms.delay.") and rest.split(" reads .", 1)[-1].split(" ")[0] in PENDING_PROCESSOR_READS
 
 
 @pytest.fixture(scope="module")
@@ -332,24 +341,20 @@ def test_every_module_has_a_layer(pyjms_tree: Tree) -> None:
         layer_of(module)
 
 
-@_IN_PROGRESS
 def test_imports_go_only_downward(pyjms_tree: Tree) -> None:
     assert upward_imports(pyjms_tree) == []
 
 
-@_IN_PROGRESS
 def test_no_import_cycle(pyjms_tree: Tree) -> None:
     assert cycles(pyjms_tree) == []
 
 
-@_IN_PROGRESS
 def test_no_pyjms_import_inside_a_function(pyjms_tree: Tree) -> None:
     assert function_imports(pyjms_tree) == []
 
 
-@_IN_PROGRESS
 def test_no_private_reads_across_packages(pyjms_tree: Tree) -> None:
-    assert private_reads(pyjms_tree) == []
+    assert [r for r in private_reads(pyjms_tree) if not _pending(r)] == []
 
 
 # ---------------------------------------------------------------------------- the checks can fail
