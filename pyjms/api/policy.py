@@ -79,8 +79,11 @@ class OutgoingSend:
     _records: list[bytes] | None = field(default=None, init=False, repr=False, compare=False)
 
     def replace(self, **changes: Any) -> OutgoingSend:
-        """A changed copy (its records are encoded again)."""
-        return dataclasses.replace(self, **changes)
+        """A changed copy (its records are encoded again if what they hold changed)."""
+        changed = dataclasses.replace(self, **changes)
+        if not changes.keys() & {"messages", "properties", "headers"}:
+            changed._records = self._records
+        return changed
 
     def records(self) -> list[bytes]:
         """The messages' records as they go out (encoded once)."""

@@ -351,21 +351,8 @@ class JMSProducer:
         ctx = self._ctx
         ctx._check_open()
         key = ctx._jkey(destination)
-        policies = self._policies()
-        if policies:
-            messages: list[Message] = []
-            for body in bodies:
-                if isinstance(body, str):
-                    messages.append(TextMessage(body))
-                elif isinstance(body, (bytes, bytearray, memoryview)):
-                    messages.append(BytesMessage(bytes(body)))
-                else:
-                    raise MessageFormatRuntimeException(
-                        f"send_batch takes str or bytes bodies; body #{len(messages)} is {type(body).__name__}"
-                    )
-            if not messages:
-                return 0
-            return self._through(policies, self._outgoing(destination, messages, describe=False)).count
+        if not isinstance(bodies, (list, tuple)):
+            bodies = list(bodies)  # read twice when policies apply
         headers, props = self._packed_blocks()
         text, binary = C.KIND_TEXT, C.KIND_BYTES
         pack = C.pack_record
@@ -381,6 +368,12 @@ class JMSProducer:
                 )
         if not records:
             return 0
+        policies = self._policies()
+        if policies:
+            messages: list[Message] = [TextMessage(b) if isinstance(b, str) else BytesMessage(bytes(b)) for b in bodies]
+            out = self._outgoing(destination, messages, describe=False)
+            out._records = records  # what encoding the messages would give, made already
+            return self._through(policies, out).count
         ctx._drain_async()
         return ctx._channel.send_batch(key, C.pack_batch(records, len(records)), self._mode, self._priority,
                                        self._ttl, self._delay, self._flags(),
