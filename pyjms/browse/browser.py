@@ -121,18 +121,11 @@ class MarkingBrowser:
         self._reserved: deque[tuple[Message, float]] = deque()  # claimed for the set, not yet returned
         self._candidates: deque[Message] = deque()  # of this pass, not yet offered for a claim
         self._closed = False
+        # a cooperative handle opens with the mark service at its first need, not here: a
+        # constructor asks the broker nothing (issue 13)
         self._client: MarkClient | None = None
         self._heartbeat: Heartbeat | None = None
         self._interval_ms = -1
-        if self._cooperative:
-            self._client = MarkClient(ctx)
-            try:
-                answer = self._client.call("open", handle=self._handle)
-                self._interval_ms = int(answer["interval_ms"])
-                self._heartbeat = Heartbeat(ctx, self._handle, int(answer["lease_ms"]))
-            except BaseException:
-                self._client.close()
-                raise
 
     def __repr__(self) -> str:
         kind = "cooperative" if self._cooperative else "handle"
@@ -152,8 +145,8 @@ class MarkingBrowser:
     def get_mark_browse_interval(self) -> int:
         """The broker's MsgMarkBrowseInterval in ms (-1: never), as the mark service reports it now."""
         self._check()
-        if self._client is not None:
-            return int(self._client.call("config")["interval_ms"])
+        if self._cooperative:
+            return int(self._mark_service().call("config")["interval_ms"])
         client = MarkClient(self._ctx)
         try:
             return int(client.call("config")["interval_ms"])
@@ -219,8 +212,7 @@ class MarkingBrowser:
         if options & O.UNMARK_BROWSE_HANDLE:
             self._own.discard(token)
         if options & O.UNMARK_BROWSE_CO_OP:
-            assert self._client is not None
-            self._client.call("unmark", handle=self._handle, queue=self._queue.name, ids=[token])
+            self._mark_service().call("unmark", handle=self._handle, queue=self._queue.name, ids=[token])
         self._pass_done = True  # the message is behind the cursor: look from the head again
 
     def close(self) -> None:
@@ -246,6 +238,21 @@ class MarkingBrowser:
         self.close()
 
     # ------------------------------------------------------------------ the pass
+
+    def _mark_service(self) -> MarkClient:
+        """The mark service, this cooperative handle opened with it (and its lease kept alive)
+        at the first call."""
+        if self._client is None:
+            client = MarkClient(self._ctx)
+            try:
+                answer = client.call("open", handle=self._handle)
+                self._interval_ms = int(answer["interval_ms"])
+                self._heartbeat = Heartbeat(self._ctx, self._handle, int(answer["lease_ms"]))
+            except BaseException:
+                client.close()
+                raise
+            self._client = client
+        return self._client
 
     def _check(self) -> None:
         if self._closed:
@@ -300,8 +307,7 @@ class MarkingBrowser:
             if unmarked and mid in self._own:
                 continue
             if unmarked and self._cooperative:
-                assert self._client is not None
-                if self._client.call("marked", queue=self._queue.name, ids=[mid])["marked"]:
+                if self._mark_service().call("marked", queue=self._queue.name, ids=[mid])["marked"]:
                     continue
             if options & O.MARK_BROWSE_CO_OP:
                 self._claim([mid])  # returned either way; the mark stays with whoever holds it
@@ -310,13 +316,13 @@ class MarkingBrowser:
 
     def _claim(self, ids: list[str], limit: int | None = None) -> tuple[list[str], int]:
         """Claims for the set up to ``limit`` of ids; (granted, how many ids were looked at)."""
-        assert self._client is not None
-        answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
+        client = self._mark_service()
+        answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         if answer.get("lost"):
             # the lease ran out (the process stalled): every mark we thought we held is gone
             self._reserved.clear()
-            self._client.call("open", handle=self._handle)
-            answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
+            client.call("open", handle=self._handle)
+            answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         if not answer.get("ok"):
             raise JMSRuntimeException(f"mark service refused a claim on {self._queue}: {answer.get('error')}")
         self._interval_ms = int(answer.get("interval_ms", self._interval_ms))  # it may have been changed
