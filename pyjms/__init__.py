@@ -7,6 +7,10 @@ Names follow Jakarta Messaging one to one in snake_case::
         q = ctx.create_queue("ORDERS")
         ctx.create_producer().set_priority(7).send(q, "hello")
         print(ctx.create_consumer(q).receive(1000).get_text())
+
+This package is the facade: it names the public API, and importing it plugs IBM MQ's
+features (pyjms.rules, pyjms.delay, pyjms.browse) and the default provider
+(pyjms.providers.activemq) into the JMS client (pyjms.api), which knows none of them.
 """
 
 from pyjms.api.constants import (
@@ -28,7 +32,13 @@ from pyjms.api.message import BytesMessage, MapMessage, Message, ObjectMessage, 
 from pyjms.api.producer import CompletionListener, JMSProducer
 from pyjms.errors import *  # noqa: F403 - the error tree is part of the top-level API
 from pyjms.errors import __all__ as _errors_all
-from pyjms.rules.reasons import MQEI_UNLIMITED, MQRC
+from pyjms.reasons import MQEI_UNLIMITED, MQRC
+
+# the features and the default provider plug themselves in when imported
+from pyjms import browse as _browse  # noqa: E402,F401 - browse with mark, gets by token
+from pyjms import delay as _delay  # noqa: E402,F401 - the delivery-delay send policy
+from pyjms import rules as _rules  # noqa: E402,F401 - IBM MQ's rules for delayed sends
+from pyjms.providers import activemq as _activemq  # noqa: E402,F401 - the default provider
 
 __version__ = "0.1.0"
 

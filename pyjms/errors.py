@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyjms.rules.reasons import MQRC, reason_name as _reason_name
+from pyjms.reasons import MQRC, reason_name as _reason_name
 
 
 class JMSRuntimeException(Exception):

@@ -1,1 +1,16 @@
-"""The JMS 2.0 simplified API in snake_case."""
+"""The JMS 2.0 simplified API in snake_case: the JMS client layer.
+
+It imports nothing from the layers above it (features, providers, entry points). They plug
+in through its public extension points:
+
+* pyjms.api.policy: send policies, a chain per ConnectionFactory that every producer send
+  goes through (pyjms.rules and pyjms.delay install theirs);
+* pyjms.api.synchronization: transaction synchronizations on a JMSContext (pyjms.browse's
+  gets by token use one);
+* pyjms.api.provider: provider plug-ins the client asks for provider quirks
+  (pyjms.providers.activemq registers one);
+* pyjms.api.extension: client methods a feature carries out (create_marking_browser,
+  receive_by_token, receive_by_tokens: pyjms.browse);
+* pyjms.api.forward and JMSContext.send_routed: forwarding a message unchanged, and routed
+  batch sends, for the components that move messages in bulk.
+"""

@@ -23,3 +23,6 @@ DEFAULT_DELIVERY_MODE = PERSISTENT
 DEFAULT_PRIORITY = 4
 DEFAULT_TIME_TO_LIVE = 0
 DEFAULT_DELIVERY_DELAY = 0
+
+# how a ConnectionFactory delays messages (pyjms.delay resolves "auto" by probing)
+DELIVERY_DELAY_CHOICES = ("auto", "native", "scheduler", "staging", "none")

@@ -7,19 +7,19 @@ import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
+from pyjms.api import extension
+from pyjms.api.checks import to_ms
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from pyjms.api.destination import Destination, Queue
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
-from pyjms.bridge.errors import translate
+from pyjms.bridge.channel import Browser, Receiver
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
     InvalidDestinationRuntimeException,
     MessageFormatRuntimeException,
 )
-from pyjms.rules.delivery import to_ms
-from pyjms.rules.reasons import MQRC
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
@@ -44,12 +44,12 @@ def _timeout(timeout_ms: int | timedelta | None) -> int | None:
 class JMSConsumer:
     """jakarta.jms.JMSConsumer, plus receive_batch and iteration."""
 
-    def __init__(self, ctx: JMSContext, receiver: Any, destination: Destination, selector: str | None) -> None:
+    def __init__(self, ctx: JMSContext, receiver: Receiver, destination: Destination, selector: str | None) -> None:
         self._ctx = ctx
-        self._r: Any = receiver  # None while parked for receive_by_token
-        self._id = int(receiver.id())
-        # set for queue consumers: makes the Java consumer again after receive_by_token parked it
-        self._reopen: Callable[[], Any] | None = None
+        self._r: Receiver | None = receiver  # None while parked for receive_by_token
+        self._id = receiver.id
+        # set for queue consumers: makes the wire consumer again after receive_by_token parked it
+        self._reopen: Callable[[], Receiver] | None = None
         self._destination = destination
         self._selector = selector
         self._closed = False
@@ -62,18 +62,31 @@ class JMSConsumer:
     def get_message_selector(self) -> str | None:
         return self._selector
 
+    @property
+    def context(self) -> JMSContext:
+        """The context this consumer receives in."""
+        return self._ctx
+
+    @property
+    def destination(self) -> Destination:
+        return self._destination
+
     def _check(self) -> None:
         if self._closed:
             raise IllegalStateRuntimeException("the consumer is closed")
         self._ctx._check_open()
         self._ctx._check_no_listener()
 
-    def _receiver(self) -> Any:
+    def _wire(self) -> Receiver:
         if self._r is None:
             assert self._reopen is not None
-            self._r = self._ctx._call(self._reopen, f"create_consumer({self._destination})")
-            self._id = int(self._r.id())
+            self._r = self._reopen()
+            self._id = self._r.id
         return self._r
+
+    def _receiver(self) -> Any:
+        """The Java receiver, for the shim calls pyjms.delay.processor still makes (issue 13)."""
+        return self._wire().java
 
     def _park(self) -> None:
         """Before a get by token: close the Java consumer, so that the messages the provider
@@ -81,17 +94,13 @@ class JMSConsumer:
         next ordinary receive makes it again."""
         if self._r is not None and self._reopen is not None and self._listener is None:
             r, self._r = self._r, None
-            self._ctx._call(r.close, f"close consumer on {self._destination}")
+            r.close(f"close consumer on {self._destination}")
 
     def _one(self, wait_ms: int, ack: bool = True) -> Message | None:
-        ctx = self._ctx
-        try:
-            raw = self._receiver().receive(wait_ms, ack)
-        except ctx._s.JException as e:
-            raise translate(e, f"receive from {self._destination}") from None
+        raw = self._wire().receive(wait_ms, ack, f"receive from {self._destination}")
         if raw is None:
             return None
-        return Message._received(C.IncomingRecord(bytes(raw), 0), self._ack)
+        return Message.from_record(C.IncomingRecord(raw, 0), self._ack)
 
     def _wait(self, timeout_ms: int | None, ack: bool = True) -> Message | None:
         if timeout_ms is not None:
@@ -124,12 +133,12 @@ class JMSConsumer:
             return None
         if not m.is_body_assignable_to(body_type):
             if auto:
-                self._ctx._call(self._ctx._ch.recover, "recover")
+                self._ctx._channel.recover()
             raise MessageFormatRuntimeException(
                 f"the body of {type(m).__name__} {m.get_jms_message_id()} cannot be returned as {body_type.__name__}"
             )
         if auto:
-            self._ctx._call(self._r.ackLast, "acknowledge")
+            self._wire().ack_last()
         return m.get_body(body_type)
 
     def receive_batch(self, max_messages: int, timeout_ms: int | timedelta = 1000) -> list[Message]:
@@ -139,46 +148,35 @@ class JMSConsumer:
         if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
             raise InvalidArgumentRuntimeException(f"max_messages must be a positive int, got {max_messages!r}")
         wait = _timeout(timeout_ms) or 0
-        ctx = self._ctx
-        try:
-            raw = self._receiver().receiveBatch(max_messages, wait)
-        except ctx._s.JException as e:
-            raise translate(e, f"receive_batch from {self._destination}") from None
+        raw = self._wire().receive_batch(max_messages, wait, f"receive_batch from {self._destination}")
         ack = self._ack
-        received = Message._received
-        return [received(rec, ack) for rec in C.iter_batch(bytes(raw))]
+        received = Message.from_record
+        return [received(rec, ack) for rec in C.iter_batch(raw)]
 
     def receive_by_token(self, token: str, timeout_ms: int | timedelta = 1000) -> Message:
         """Gets exactly the message a marking browser returned with this token (IBM MQ's
         MQMO_MATCH_MSG_TOKEN), destructively and in this context's transaction.
 
-        Raises NoMessageAvailable (MQRC_NO_MSG_AVAILABLE, 2033) if the message is not on the
-        queue within timeout_ms: another consumer got it, it expired, or it was removed; when a
-        marking browser in this process returned it and it has expired since, the error is
-        NoMessageUnderCursor (MQRC_NO_MSG_UNDER_CURSOR, 2034, IBM MQ's E12). When a
-        transacted context rolls back, the message is unmarked for its cooperating set and can
-        be dispatched again; when it commits, the mark service forgets it.
+        Provided by pyjms.browse (browse with mark), which tells the mark service of the get:
+        raises NoMessageAvailable (MQRC_NO_MSG_AVAILABLE, 2033) if the message is not on the
+        queue within timeout_ms, or NoMessageUnderCursor (2034) if a marking browser in this
+        process returned it and it has expired since (E12).
         """
-        got = self.receive_by_tokens([token], timeout_ms)
-        if not got:
-            from pyjms.browse.browser import NoMessageAvailable, NoMessageUnderCursor, expired_under_cursor
-
-            if expired_under_cursor(token):
-                raise NoMessageUnderCursor(
-                    f"message {token} on {self._destination} expired after it was browsed",
-                    reason=MQRC.NO_MSG_UNDER_CURSOR, values={"token": token},
-                )
-            raise NoMessageAvailable(
-                f"message {token} is not on {self._destination}: another consumer got it, it expired, "
-                "or it was removed", reason=MQRC.NO_MSG_AVAILABLE, values={"token": token},
-            )
-        return got[0]
+        return extension.implementation("receive_by_token")(self, token, timeout_ms)
 
     def receive_by_tokens(self, tokens: Sequence[str], timeout_ms: int | timedelta = 1000) -> list[Message]:
-        """Gets the messages with these tokens that are on the queue, with one consumer, waiting
-        up to timeout_ms for them all; those that are gone are simply not in the list."""
-        from pyjms.browse.browser import check_token
+        """Gets the messages with these tokens that are on the queue (see receive_by_token);
+        those that are gone are simply not in the list. Provided by pyjms.browse."""
+        return extension.implementation("receive_by_tokens")(self, tokens, timeout_ms)
 
+    def receive_by_message_ids(self, message_ids: Sequence[str], timeout_ms: int | timedelta = 1000) -> list[Message]:
+        """Gets the messages with these provider message ids (Message.get_message_token: the
+        JMSMessageID as on the queue now) that are on the queue, with one consumer, waiting up
+        to timeout_ms for them all; those that are gone are simply not in the list.
+
+        Destructive and in this context's transaction (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE or
+        SESSION_TRANSACTED); for a consumer on a Queue.
+        """
         self._check()
         if not isinstance(self._destination, Queue):
             raise InvalidDestinationRuntimeException(f"receive_by_token needs a consumer on a Queue, not {self._destination}")
@@ -186,13 +184,14 @@ class JMSConsumer:
             raise IllegalStateRuntimeException(
                 "receive_by_token needs an AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE or SESSION_TRANSACTED context"
             )
-        wanted = list(dict.fromkeys(check_token(t) for t in tokens))
+        wanted = list(dict.fromkeys(message_ids))
         if not wanted:
             return []
         self._park()
         wait_ms = _timeout(timeout_ms) or 0
         ctx = self._ctx
         key = ctx._jkey(self._destination)
+        what = f"receive_by_token from {self._destination}"
         got: list[Message] = []
         deadline = time.monotonic() + wait_ms / 1000.0
         while True:
@@ -208,23 +207,19 @@ class JMSConsumer:
             if self._selector:
                 selector = f"({self._selector}) AND {selector}"
             # it selects exactly the missing messages, so it may be sent them all at once
-            r = ctx._call(lambda: ctx._ch.prefetchingConsumer(key, selector, len(missing)),
-                          f"receive_by_token on {self._destination}")
+            r = ctx._channel.prefetching_consumer(key, selector, len(missing), f"receive_by_token on {self._destination}")
             try:
                 while len(got) < len(wanted):
                     left_ms = int((deadline - time.monotonic()) * 1000)
-                    raw = r.receiveBatch(len(wanted) - len(got), max(min(left_ms, _TOKEN_SLICE_MS), 1))
-                    batch = [Message._received(rec, None) for rec in C.iter_batch(bytes(raw))]
+                    raw = r.receive_batch(len(wanted) - len(got), max(min(left_ms, _TOKEN_SLICE_MS), 1), what)
+                    batch = [Message.from_record(rec, None) for rec in C.iter_batch(raw)]
                     if not batch:
                         break
                     got.extend(batch)
-            except ctx._s.JException as e:
-                raise translate(e, f"receive_by_token from {self._destination}") from None
             finally:
-                ctx._call(r.close, f"close receive_by_token consumer on {self._destination}")
+                r.close(f"close receive_by_token consumer on {self._destination}")
             if time.monotonic() >= deadline:
                 break
-        ctx._got_by_token(self._destination.name, [m.get_message_token() for m in got])
         return got
 
     def messages(self, idle_timeout_ms: int | timedelta = 1000) -> Iterator[Message]:
@@ -256,9 +251,9 @@ class JMSConsumer:
         if listener is not None and not callable(listener):
             raise InvalidArgumentRuntimeException(f"a message listener must be callable, got {listener!r}")
         if listener is not None and self._listener is None:
-            self._ctx._call(self._receiver().listen, "set_message_listener")
-        elif listener is None and self._listener is not None:
-            self._ctx._call(self._r.unlisten, "set_message_listener(None)")
+            self._wire().listen()
+        elif listener is None and self._listener is not None and self._r is not None:
+            self._r.unlisten()
         self._listener = listener
         self._ctx._set_listener(self, listener is not None)
 
@@ -275,7 +270,7 @@ class JMSConsumer:
         self._ctx._set_listener(self, False)
         if not self._ctx._closed:
             if self._r is not None:
-                self._ctx._call(self._r.close, f"close consumer on {self._destination}")
+                self._r.close(f"close consumer on {self._destination}")
 
     def __enter__(self) -> JMSConsumer:
         return self
@@ -289,7 +284,7 @@ class QueueBrowser:
 
     _BATCH = 500
 
-    def __init__(self, ctx: JMSContext, browser: Any, queue: Destination, selector: str | None) -> None:
+    def __init__(self, ctx: JMSContext, browser: Browser, queue: Destination, selector: str | None) -> None:
         self._ctx = ctx
         self._b = browser
         self._queue = queue
@@ -306,24 +301,24 @@ class QueueBrowser:
         return iter(self)
 
     def __iter__(self) -> Iterator[Message]:
-        ctx = self._ctx
         while True:
-            if self._closed:
-                raise IllegalStateRuntimeException("the browser is closed")
-            try:
-                raw = self._b.next(self._BATCH)
-            except ctx._s.JException as e:
-                raise translate(e, f"browse {self._queue}") from None
-            records = list(C.iter_batch(bytes(raw)))
-            if not records:
+            batch = self.next_batch(self._BATCH)
+            if not batch:
                 return
-            for rec in records:
-                yield Message._received(rec, None)
+            yield from batch
+
+    def next_batch(self, max_messages: int) -> list[Message]:
+        """The next up to max_messages messages of the browse (one JVM crossing); an empty
+        list at the end of the queue."""
+        if self._closed:
+            raise IllegalStateRuntimeException("the browser is closed")
+        raw = self._b.next(max_messages, f"browse {self._queue}")
+        return [Message.from_record(rec, None) for rec in C.iter_batch(raw)]
 
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            self._ctx._call(self._b.close, f"close browser on {self._queue}")
+            self._b.close(f"close browser on {self._queue}")
 
     def __enter__(self) -> QueueBrowser:
         return self

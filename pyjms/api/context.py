@@ -1,8 +1,13 @@
 """ConnectionFactory and JMSContext: the JMS 2.0 simplified API.
 
 A JMSContext is one connection and one session (contexts made with create_context share the
-connection). Everything a context does on the wire goes through its shim Channel; every rule
-is checked in Python before the call.
+connection). Everything a context does on the wire goes through its typed channel
+(pyjms.bridge.channel); every rule is checked in Python before the call.
+
+The client knows no provider and no feature above it. It asks the factory's provider plug-in
+(pyjms.api.provider) for provider quirks, sends through the factory's send policies
+(pyjms.api.policy), tells transaction synchronizations (pyjms.api.synchronization) of commits
+and rollbacks, and hands the methods features provide to them (pyjms.api.extension).
 """
 
 from __future__ import annotations
@@ -11,46 +16,46 @@ import logging
 import os
 import queue as _queue
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, SESSION_MODES, SESSION_TRANSACTED
+from pyjms.api import extension
+from pyjms.api.constants import (
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DELIVERY_DELAY_CHOICES,
+    SESSION_MODES,
+    SESSION_TRANSACTED,
+)
+from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
-from pyjms.bridge import jvm
+from pyjms.api.policy import SendPolicy, installed_policies
+from pyjms.api.producer import JMSProducer
+from pyjms.api.provider import ProviderPlugin, default_provider, provider_for
+from pyjms.api.synchronization import TransactionSynchronization
+from pyjms.bridge import codec, jvm
+from pyjms.bridge.channel import Channel, Receiver
+from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.bridge.errors import translate
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
     InvalidDestinationRuntimeException,
-    JMSRuntimeException,
     TransactionRolledBackRuntimeException,
 )
 
-if TYPE_CHECKING:
-    from pyjms.api.consumer import JMSConsumer, QueueBrowser
-    from pyjms.api.producer import JMSProducer
-    from pyjms.browse.browser import MarkingBrowser
-
-
 _log = logging.getLogger("pyjms")
-
-
-def _url_from_environment() -> str:
-    url = os.environ.get("PYJMS_URL")
-    if url:
-        return url
-    from pyjms.broker import embedded
-
-    return embedded.default_broker().vm_url
 
 
 class ConnectionFactory:
     """Connects to a provider by URL (ActiveMQ: vm://, tcp://, failover:(...)) or factory class.
 
-    With no URL it uses ``PYJMS_URL``, or else starts an embedded broker in this process.
-    Any other Jakarta Messaging provider works through ``factory_class`` (its jars on
-    ``classpath`` or ``PYJMS_CLASSPATH``) with bean ``properties``. ``delivery_delay`` picks
-    how delayed messages are held (see pyjms.delay.mechanism); ``auto`` probes the provider.
+    With no URL it uses ``PYJMS_URL``, or else the default provider's broker (an embedded
+    ActiveMQ broker in this process, started when the URL is first needed). Any other Jakarta
+    Messaging provider works through ``factory_class`` (its jars on ``classpath`` or
+    ``PYJMS_CLASSPATH``) with bean ``properties``. ``delivery_delay`` picks how delayed
+    messages are held (pyjms.delay); ``auto`` probes the provider once, at the factory's first
+    delayed send. Making a factory talks to no broker.
     """
 
     def __init__(
@@ -64,7 +69,7 @@ class ConnectionFactory:
         properties: Mapping[str, Any] | None = None,
         classpath: Sequence[str] = (),
         delivery_delay: str = "auto",
-        staging_queue: str = "SYSTEM.DDELAY.LOCAL.QUEUE",
+        staging_queue: str = STAGING_QUEUE,
     ) -> None:
         if url is not None and not isinstance(url, str):
             raise InvalidArgumentRuntimeException(f"url must be a str, got {url!r}")
@@ -75,22 +80,54 @@ class ConnectionFactory:
         self.factory_class = factory_class
         self.properties = {k: str(v) for k, v in (properties or {}).items()}
         self.classpath = tuple(classpath)
-        from pyjms.delay.mechanism import check_choice
-
-        #: "auto" (probe the provider once), "native", "scheduler" or "none"
-        self.delivery_delay = check_choice(delivery_delay)
-        self._delay_mechanism: Any = None
+        if delivery_delay not in DELIVERY_DELAY_CHOICES:
+            raise InvalidArgumentRuntimeException(
+                f"delivery_delay {delivery_delay!r} is not one of {', '.join(DELIVERY_DELAY_CHOICES)}",
+                values={"delivery_delay": delivery_delay},
+            )
+        #: "auto" (probe the provider once, at the first delayed send), "native", "scheduler",
+        #: "staging" or "none" (pyjms.delay)
+        self.delivery_delay = delivery_delay
         #: where the staging mechanism puts delayed messages for the delay processor
         self.staging_queue = staging_queue
+        self._plugin: ProviderPlugin | None = None
+        self._policies: list[SendPolicy] | None = None
         self._provider: Any = None
         self._jfactory: Any = None
         self._lock = threading.Lock()
 
     @property
     def url(self) -> str:
+        """The provider URL: as given, else PYJMS_URL, else the default provider's broker's
+        (which may start it)."""
         if self._url is None and self.factory_class is None:
-            self._url = _url_from_environment()
+            self._url = os.environ.get("PYJMS_URL") or default_provider().default_url()
         return self._url or ""
+
+    @property
+    def provider(self) -> ProviderPlugin:
+        """The plug-in for this factory's provider, chosen by URL or factory class (no I/O)."""
+        if self._plugin is None:
+            url = self._url if self._url is not None else os.environ.get("PYJMS_URL") or None
+            self._plugin = provider_for(url, self.factory_class)
+        return self._plugin
+
+    def send_policies(self) -> tuple[SendPolicy, ...]:
+        """This factory's send policy chain (pyjms.api.policy), made at first need."""
+        with self._lock:
+            if self._policies is None:
+                self._policies = installed_policies(self)
+            return tuple(self._policies)
+
+    def add_send_policy(self, policy: SendPolicy) -> ConnectionFactory:
+        """Adds a policy at the end of the chain, for producers made from now on."""
+        if not isinstance(policy, SendPolicy):
+            raise InvalidArgumentRuntimeException(f"a send policy must be a pyjms.api.policy.SendPolicy, got {policy!r}")
+        self.send_policies()
+        with self._lock:
+            assert self._policies is not None
+            self._policies.append(policy)
+        return self
 
     def _java(self) -> tuple[Any, Any]:
         with self._lock:
@@ -143,22 +180,20 @@ class JMSContext:
         self._dispatcher: threading.Thread | None = None
         self._async: _AsyncSender | None = None
         self._auto_start = True
-        self._attributes: Any = None  # AttributeCache, made on the first delayed send
-        self._pyjms_broker: bool | None = None  # whether the broker is one pyjms started
-        self._marks: Any = None  # MarkClient, made on the first receive_by_token
-        self._by_token: list[tuple[str, str]] = []  # (queue, token) got in this transaction
+        self._synchronizations: list[TransactionSynchronization] = []
         self._client_id = factory.client_id if parent is None else parent._client_id
         provider, jfactory = factory._java()
-        s = jvm.shim()
-        self._s = s
-        try:
-            if parent is None:
-                self._ch = s.Channel.open(provider, jfactory, factory.user, factory.password, factory.client_id, session_mode)
-            else:
-                self._ch = parent._ch.sibling(session_mode)
-        except s.JException as e:
-            raise translate(e, f"cannot connect to {factory.url or factory.factory_class!r}") from None
-        self._provider_name = str(self._ch.providerName())
+        what = f"cannot connect to {factory.url or factory.factory_class!r}"
+        if parent is None:
+            channel = Channel.open(provider, jfactory, factory.user, factory.password, factory.client_id,
+                                   session_mode, what)
+        else:
+            channel = parent._channel.sibling(session_mode, what)
+        self._channel = channel
+        # the raw shim objects, for pyjms.delay.processor until it uses the public API (issue 13)
+        self._ch = channel.java
+        self._s = jvm.shim()
+        self._provider_name = channel.provider_name()
         jvm.on_shutdown(self, self.close)
         return self
 
@@ -181,24 +216,18 @@ class JMSContext:
         """
         if self._closed:
             return
-        pending = bool(self._by_token) and self._mode == SESSION_TRANSACTED
-        if pending:
-            self._mark_client()  # made while this context is open; a sibling outlives its close
         if self._async is not None:
             self._async.stop()
         self._closed = True
         if self._dispatcher is not None and self._dispatcher is not threading.current_thread():
             self._dispatcher.join(timeout=5)
         try:
-            self._ch.close()
-        except self._s.JException as e:
-            raise translate(e, "close") from None
+            self._channel.close()
         finally:
             jvm.forget(self)
-            if self._marks is not None:
-                if pending:
-                    self._settle_tokens("unmark")  # closing rolled the transaction back
-                self._marks.close()
+            synchronizations, self._synchronizations = self._synchronizations, []
+            for sync in synchronizations:
+                self._tell(sync.on_close, "on_close")
 
     def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
         """Another session on this context's connection."""
@@ -213,12 +242,11 @@ class JMSContext:
 
     def get_client_id(self) -> str | None:
         self._check_open()
-        cid = self._ch.clientId()
-        return None if cid is None else str(cid)
+        return self._channel.client_id()
 
     def set_client_id(self, client_id: str) -> None:
         self._check_open()
-        self._call(lambda: self._ch.setClientId(client_id), "set_client_id")
+        self._channel.set_client_id(client_id)
         self._client_id = client_id
 
     def get_auto_start(self) -> bool:
@@ -229,23 +257,43 @@ class JMSContext:
 
     def start(self) -> None:
         self._check_open()
-        self._call(self._ch.start, "start")
+        self._channel.start()
 
     def stop(self) -> None:
         self._check_open()
-        self._call(self._ch.stop, "stop")
+        self._channel.stop()
 
     @property
     def provider_name(self) -> str:
+        """The name of the provider (its JMS client), as the shim reports it."""
         return self._provider_name
+
+    @property
+    def factory(self) -> ConnectionFactory:
+        """The factory this context was made by."""
+        return self._factory
+
+    @property
+    def provider(self) -> ProviderPlugin:
+        """The factory's provider plug-in (pyjms.api.provider)."""
+        return self._factory.provider
+
+    @property
+    def channel(self) -> Channel:
+        """The typed wire channel of this context's session (pyjms.bridge.channel), for
+        features and provider plug-ins. What goes through it bypasses producers and their
+        send policies; its failures are pyjms errors."""
+        return self._channel
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     # ------------------------------------------------------------------ plumbing
 
     def _call(self, fn: Callable[[], Any], what: str) -> Any:
-        try:
-            return fn()
-        except self._s.JException as e:
-            raise translate(e, what) from None
+        """Kept for pyjms.delay.processor until it uses the public API (issue 13)."""
+        return self._channel.call(fn, what)
 
     def _jkey(self, destination: Any) -> Any:
         if not isinstance(destination, Destination):
@@ -254,40 +302,13 @@ class JMSContext:
             )
         k = destination._jkey
         if k is None:
-            k = destination._jkey = self._s.String(destination.key)
+            k = destination._jkey = self._channel.java_string(destination.key)
         return k
 
-    def _delay_mechanism(self) -> Any:
-        """The delay mechanism for this factory, probed once on first need."""
-        from pyjms.delay.mechanism import resolve
-
-        f = self._factory
-        if f._delay_mechanism is None:
-            f._delay_mechanism = resolve(self, f.delivery_delay)
-        return f._delay_mechanism
-
     def _target_attributes(self, destination: Destination) -> Any:
-        """The IBM MQ attributes defined for a destination on a pyjms broker, or None."""
-        if self._attributes is None:
-            from pyjms.broker.admin import AttributeCache
-
-            self._attributes = AttributeCache(self)
-        return self._attributes.get(destination)
-
-    def _on_pyjms_broker(self) -> bool:
-        """Whether the broker is one pyjms started (it addresses delayed publications, D16)."""
-        if self._pyjms_broker is None:
-            self._pyjms_broker = bool(self._ch.provider().isPyjmsBroker(self._ch.connection()))
-        return self._pyjms_broker
-
-    def _subscriber_selector(self, selector: str | None, address: str) -> str | None:
-        """A topic subscriber's selector: with its address clause on pyjms brokers (D16)."""
-        from pyjms.broker import subscriptions
-
-        return subscriptions.selector_for(selector, address) if self._on_pyjms_broker() else selector
-
-    def _staging_queue(self) -> Queue:
-        return Queue(self._factory.staging_queue)
+        """Kept for pyjms.delay.processor until it uses the public API (issue 13):
+        ``ctx.provider.target_attributes(ctx, destination)``."""
+        return self._factory.provider.target_attributes(self, destination)
 
     def _drain_async(self) -> None:
         """JMS keeps a session's sends in order: a synchronous call waits for async sends."""
@@ -311,21 +332,21 @@ class JMSContext:
 
     def create_temporary_queue(self) -> TemporaryQueue:
         self._check_open()
-        key = str(self._call(self._ch.createTemporaryQueue, "create_temporary_queue"))
+        key = self._channel.create_temporary_queue()
         q = TemporaryQueue(key.partition("://")[2])
         q._delete = self._delete_temporary
         return q
 
     def create_temporary_topic(self) -> TemporaryTopic:
         self._check_open()
-        key = str(self._call(self._ch.createTemporaryTopic, "create_temporary_topic"))
+        key = self._channel.create_temporary_topic()
         t = TemporaryTopic(key.partition("://")[2])
         t._delete = self._delete_temporary
         return t
 
     def _delete_temporary(self, d: Destination) -> None:
         self._check_open()
-        self._call(lambda: self._ch.deleteTemporary(self._jkey(d)), f"delete {d}")
+        self._channel.delete_temporary(self._jkey(d), f"delete {d}")
 
     # ------------------------------------------------------------------ messages
 
@@ -344,35 +365,31 @@ class JMSContext:
     # ------------------------------------------------------------------ producers and consumers
 
     def create_producer(self) -> JMSProducer:
-        from pyjms.api.producer import JMSProducer
-
         self._check_open()
         return JMSProducer(self)
 
     def create_consumer(
         self, destination: Destination, message_selector: str | None = None, no_local: bool = False
     ) -> JMSConsumer:
-        from pyjms.api.consumer import JMSConsumer
-
         self._check_open()
         key = self._jkey(destination)
-        def make() -> Any:
-            return self._ch.consumer(key, message_selector, bool(no_local))
-
         what = f"create_consumer({destination}, selector={message_selector!r})"
-        if isinstance(destination, Topic):
-            from pyjms.broker.subscriptions import plain_address
 
-            wire_selector = self._subscriber_selector(message_selector, plain_address())
-            receiver = self._call(lambda: self._ch.consumer(key, wire_selector, bool(no_local)), what)
+        def make() -> Receiver:
+            return self._channel.consumer(key, message_selector, bool(no_local), what)
+
+        if isinstance(destination, Topic):
+            # the provider may need its own selector on the wire (pyjms brokers: D16)
+            wire_selector = self._factory.provider.topic_consumer_selector(self, destination, message_selector)
+            receiver = self._channel.consumer(key, wire_selector, bool(no_local), what)
             return JMSConsumer(self, receiver, destination, message_selector)
         if not isinstance(destination, Queue):
-            return JMSConsumer(self, self._call(make, what), destination, message_selector)
+            return JMSConsumer(self, make(), destination, message_selector)
         # A queue consumer takes messages from the provider only from its first receive, so one
         # kept for receive_by_token never hoards the queue. It is made here (a bad selector or
         # a refused read fails at creation, as JMS says) and parked at once: what the provider
         # prefetched to it goes back, unmarked as redelivered.
-        consumer = JMSConsumer(self, self._call(make, what), destination, message_selector)
+        consumer = JMSConsumer(self, make(), destination, message_selector)
         consumer._reopen = make
         consumer._park()
         return consumer
@@ -380,8 +397,8 @@ class JMSContext:
     def create_durable_consumer(
         self, topic: Topic, name: str, message_selector: str | None = None, no_local: bool = False
     ) -> JMSConsumer:
-        from pyjms.api.consumer import JMSConsumer
-
+        """A durable subscription's consumer. The provider plug-in may ask the broker about the
+        subscription first (pyjms brokers keep its address, D16)."""
         self._check_open()
         self._check_topic(topic, "create_durable_consumer")
         if self._client_id is None:
@@ -389,14 +406,11 @@ class JMSContext:
             raise IllegalStateRuntimeException(
                 "a durable subscription needs a client id: ConnectionFactory(client_id=...) or set_client_id()"
             )
-        from pyjms.broker import subscriptions
-
         key = self._jkey(topic)
-        client_id = self._client_id
-        wire_selector = (subscriptions.durable_selector(self, topic, client_id, name, message_selector)
-                         if self._on_pyjms_broker() else message_selector)
-        r = self._call(lambda: self._ch.durableConsumer(key, name, wire_selector, bool(no_local)),
-                       f"create_durable_consumer({topic}, {name!r})")
+        wire_selector = self._factory.provider.durable_consumer_selector(
+            self, topic, name, self._client_id, message_selector)
+        r = self._channel.durable_consumer(key, name, wire_selector, bool(no_local),
+                                           f"create_durable_consumer({topic}, {name!r})")
         return JMSConsumer(self, r, topic, message_selector)
 
     def create_shared_consumer(self, topic: Topic, name: str, message_selector: str | None = None) -> JMSConsumer:
@@ -408,13 +422,11 @@ class JMSContext:
         return self._shared(topic, name, message_selector, durable=True)
 
     def _shared(self, topic: Topic, name: str, selector: str | None, durable: bool) -> JMSConsumer:
-        from pyjms.api.consumer import JMSConsumer
-
         self._check_open()
         what = "create_shared_durable_consumer" if durable else "create_shared_consumer"
         self._check_topic(topic, what)
         key = self._jkey(topic)
-        r = self._call(lambda: self._ch.sharedConsumer(key, name, selector, durable), f"{what}({topic}, {name!r})")
+        r = self._channel.shared_consumer(key, name, selector, durable, f"{what}({topic}, {name!r})")
         return JMSConsumer(self, r, topic, selector)
 
     @staticmethod
@@ -424,27 +436,41 @@ class JMSContext:
 
     def unsubscribe(self, name: str) -> None:
         self._check_open()
-        self._call(lambda: self._ch.unsubscribe(name), f"unsubscribe({name!r})")
+        self._channel.unsubscribe(name, f"unsubscribe({name!r})")
 
     def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
-        from pyjms.api.consumer import QueueBrowser
-
         self._check_open()
         if not isinstance(queue, Queue):
             raise InvalidDestinationRuntimeException(f"create_browser needs a Queue, got {queue!r}")
         key = self._jkey(queue)
-        b = self._call(lambda: self._ch.browser(key, message_selector), f"create_browser({queue})")
+        b = self._channel.browser(key, message_selector, f"create_browser({queue})")
         return QueueBrowser(self, b, queue, message_selector)
 
     def create_marking_browser(
         self, queue: Queue, message_selector: str | None = None, cooperative: bool = False, claim_batch: int = 16
-    ) -> MarkingBrowser:
+    ) -> Any:
         """IBM MQ's browse with mark on queue: a handle of its own, or (cooperative=True, IBM's
         MQOO_CO_OP) one of a cooperating set whose marks every handle on the broker sees.
-        See pyjms.browse."""
-        from pyjms.browse.browser import MarkingBrowser
+        Provided by pyjms.browse (the same as pyjms.browse.create_marking_browser(ctx, ...)):
+        returns a pyjms.browse.MarkingBrowser."""
+        return extension.implementation("create_marking_browser")(
+            self, queue, message_selector, cooperative, claim_batch)
 
-        return MarkingBrowser(self, queue, message_selector, cooperative, claim_batch)
+    def send_routed(self, entries: Sequence[bytes]) -> int:
+        """Sends a batch of routed entries in one JVM crossing, in this context's transaction;
+        returns how many were sent.
+
+        Each entry is pyjms.bridge.codec.pack_routed(destination key, delivery mode, priority,
+        time-to-live, delay, record): its own destination and options, and a record
+        (Message.encode). For bulk senders that checked their messages themselves (the Spark
+        sink, the delay processor): the factory's send policies do not see these sends.
+        """
+        self._check_open()
+        if not entries:
+            return 0
+        self._drain_async()
+        return self._channel.send_routed(codec.pack_batch(entries, len(entries)), 0,
+                                         f"send of {len(entries)} routed messages")
 
     # ------------------------------------------------------------------ transactions and acks
 
@@ -454,67 +480,61 @@ class JMSContext:
             raise IllegalStateRuntimeException("commit() needs a SESSION_TRANSACTED context")
         self._drain_async()
         try:
-            self._call(self._ch.commit, "commit")
+            self._channel.commit()
         except TransactionRolledBackRuntimeException:
-            self._settle_tokens("unmark")
+            self._synchronize("after_rollback")
             raise
-        self._settle_tokens("consumed")
+        self._synchronize("after_commit")
 
     def rollback(self) -> None:
         self._check_open()
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("rollback() needs a SESSION_TRANSACTED context")
         self._drain_async()
-        self._call(self._ch.rollback, "rollback")
-        self._settle_tokens("unmark")
+        self._channel.rollback()
+        self._synchronize("after_rollback")
 
     def recover(self) -> None:
         """Redelivers every unacknowledged message (not for transacted contexts)."""
         self._check_open()
         if self._mode == SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("recover() is not allowed on a SESSION_TRANSACTED context")
-        self._call(self._ch.recover, "recover")
+        self._channel.recover()
 
     def acknowledge(self) -> None:
         """CLIENT_ACKNOWLEDGE: acknowledges all messages consumed; ignored in other modes."""
         self._check_open()
         if self._mode == CLIENT_ACKNOWLEDGE:
-            self._call(self._ch.acknowledge, "acknowledge")
+            self._channel.acknowledge()
 
-    # ------------------------------------------------------------------ message tokens
+    # ------------------------------------------------------------------ synchronizations
 
-    def _got_by_token(self, queue: str, tokens: list[str]) -> None:
-        """Messages got by token: the mark service hears of them at commit or rollback."""
-        if not tokens:
-            return
-        self._by_token.extend((queue, t) for t in tokens)
-        if self._mode != SESSION_TRANSACTED:
-            self._settle_tokens("consumed")
+    def add_synchronization(self, synchronization: TransactionSynchronization) -> None:
+        """Tells ``synchronization`` of every commit and rollback from now on, and of the close
+        (pyjms.api.synchronization). Adding one twice adds it once."""
+        if not isinstance(synchronization, TransactionSynchronization):
+            raise InvalidArgumentRuntimeException(
+                f"a synchronization must be a pyjms.api.synchronization.TransactionSynchronization, "
+                f"got {synchronization!r}")
+        self._check_open()
+        with self._lock:
+            if synchronization not in self._synchronizations:
+                self._synchronizations.append(synchronization)
 
-    def _mark_client(self) -> Any:
-        """The MarkClient for notices about gets by token, made on first use."""
-        if self._marks is None:
-            from pyjms.browse.client import MarkClient
+    def remove_synchronization(self, synchronization: TransactionSynchronization) -> None:
+        with self._lock:
+            if synchronization in self._synchronizations:
+                self._synchronizations.remove(synchronization)
 
-            self._marks = MarkClient(self)
-        return self._marks
+    def _synchronize(self, hook: str) -> None:
+        for sync in list(self._synchronizations):
+            self._tell(getattr(sync, hook), hook)
 
-    def _settle_tokens(self, outcome: str) -> None:
-        """Tells the mark service the gets were committed ("consumed": forget the marks) or
-        backed out ("unmark": the messages can be dispatched again). A notice, not a request."""
-        if not self._by_token:
-            return
-        got, self._by_token = self._by_token, []
-        marks = self._mark_client()
-        by_queue: dict[str, list[str]] = {}
-        for queue, token in got:
-            by_queue.setdefault(queue, []).append(token)
-        for queue, tokens in by_queue.items():
-            try:
-                marks.notify(outcome, queue=queue, ids=tokens)
-            except JMSRuntimeException as e:  # best effort: unheard, the marks lapse with the interval
-                _log.warning("could not tell the mark service of %d %s message(s) on %s: %s",
-                             len(tokens), outcome, queue, e)
+    def _tell(self, hook: Callable[[JMSContext], None], name: str) -> None:
+        try:
+            hook(self)
+        except Exception:  # one failing feature must not stop the others, nor the commit's caller
+            _log.exception("transaction synchronization %s failed", name)
 
     # ------------------------------------------------------------------ listeners
 
@@ -539,31 +559,27 @@ class JMSContext:
     def _dispatch(self) -> None:
         """The context's one listener thread: takes each message from the shim, runs the
         listener, and returns a verdict (a failed listener gets the message redelivered)."""
-        from pyjms.bridge import codec
-
         with jvm.java_thread():
             while not self._closed:
                 try:
-                    raw = self._ch.nextListened(200)
+                    buf = self._channel.next_listened(200)
                 except Exception:
                     if self._closed:
                         return
                     raise
-                if raw is None:
+                if buf is None:
                     continue
-                buf = bytes(raw)
-                (receiver_id,) = codec._I32.unpack_from(buf, 0)
+                receiver_id, rec = codec.read_listened(buf)
                 consumer = self._listeners.get(receiver_id)
                 ok = False
                 try:
                     if consumer is not None and consumer._listener is not None:
-                        rec = codec.IncomingRecord(buf, 4)
-                        consumer._listener(Message._received(rec, self._acker()))
+                        consumer._listener(Message.from_record(rec, self._acker()))
                         ok = True
                 except Exception as e:  # a failing listener must not kill the dispatcher
                     consumer._listener_error(e)
                 try:
-                    self._ch.listenedDone(ok)
+                    self._channel.listened_done(ok)
                 except Exception:
                     if self._closed:
                         return

@@ -9,31 +9,32 @@ table. ObjectMessage bodies are never deserialized.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping
 
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.destination import Destination, from_key
+from pyjms.api.expiry import remaining_expiry
 from pyjms.bridge import codec as C
+from pyjms.bridge import contract
+from pyjms.bridge.codec import IncomingRecord
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
     MessageFormatRuntimeException,
     MessageNotWriteableRuntimeException,
+    NotSupportedRuntimeException,
 )
-from pyjms.rules.expiry import remaining_expiry
-from pyjms.rules.reasons import MQRC
-
-if TYPE_CHECKING:
-    from pyjms.bridge.codec import IncomingRecord
+from pyjms.reasons import MQRC
 
 #: JMS property carrying the delivery time where the transport drops JMSDeliveryTime
-DELIVERY_TIME_PROPERTY = "JMS_PYJMS_DeliveryTime"
-#: the send time of a message a broker scheduler delayed (it restamps JMSTimestamp)
-SEND_TIME_PROPERTY = "JMS_PYJMS_Timestamp"
+DELIVERY_TIME_PROPERTY = contract.DELIVERY_TIME
+#: the send time of a message a broker scheduler delayed or a forward restamped
+SEND_TIME_PROPERTY = contract.SEND_TIME
 #: the original id of a message delayed through the staging queue
-MESSAGE_ID_PROPERTY = "JMS_PYJMS_MessageID"
+MESSAGE_ID_PROPERTY = contract.MESSAGE_ID
 #: the exact expiration of a message a broker scheduler delayed
-EXPIRATION_PROPERTY = "JMS_PYJMS_Expiration"
+EXPIRATION_PROPERTY = contract.EXPIRATION
 
 _INT_RANGES = {
     C.T_BYTE: (-(2**7), 2**7 - 1),
@@ -58,7 +59,7 @@ _READABLE_AS = {
     C.T_CHAR: {C.T_CHAR},
     C.T_BYTES: {C.T_BYTES},
 }
-#: "keep the message's own value" for Message._pack
+#: "keep the message's own value" for Message.encode and Message.copy
 KEEP: Any = object()
 _RESERVED = {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE"}
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
@@ -180,7 +181,9 @@ class Message:
     # ------------------------------------------------------------------ decoding
 
     @classmethod
-    def _received(cls, rec: IncomingRecord, ack: Callable[[], None] | None) -> Message:
+    def from_record(cls, rec: IncomingRecord, ack: Callable[[], None] | None = None) -> Message:
+        """The received message of a record from the wire (codec.iter_batch), decoded lazily;
+        ``ack`` acknowledges it (CLIENT_ACKNOWLEDGE), None for none."""
         m = _BY_KIND.get(rec.kind, Message).__new__(_BY_KIND.get(rec.kind, Message))
         m._rec = rec
         m._h = None
@@ -190,6 +193,29 @@ class Message:
         m._body_ro = True
         m._ack = ack
         return m
+
+    @classmethod
+    def _received(cls, rec: IncomingRecord, ack: Callable[[], None] | None) -> Message:
+        """from_record() under the name pyjms.delay.processor still uses (issue 13)."""
+        return cls.from_record(rec, ack)
+
+    @property
+    def record(self) -> IncomingRecord | None:
+        """The record a received message came in (None for one made in Python): for readers
+        that keep or pass on the raw bytes (rec.buf[rec.start:rec.end])."""
+        return self._rec
+
+    def wire_headers(self) -> Mapping[str, Any]:
+        """The header fields as the wire carries them (codec.HEADER_FIELDS: message_id as on
+        the queue, destination and reply_to as keys, ...), decoded once with the properties;
+        a read-only view, for bulk readers. The get_jms_* getters interpret them."""
+        return MappingProxyType(self._headers())
+
+    def typed_properties(self) -> Mapping[str, tuple[int, Any]]:
+        """The properties with their JMS types, as (codec tag, value) pairs: a read-only view.
+        The typed getters convert; this keeps a short a short (for copies that must not
+        change a message, Q08)."""
+        return MappingProxyType(self._properties())
 
     def _headers(self) -> dict[str, Any]:
         if self._h is None:
@@ -453,17 +479,20 @@ class Message:
     def _body_for_send(self) -> Any:
         return None
 
-    def _pack(
+    def encode(
         self,
         *,
         correlation_id: Any = KEEP,
         jms_type: Any = KEEP,
         reply_to: Any = KEEP,
-        extra_properties: Mapping[str, tuple[int, Any]] | None = None,
+        add_properties: Mapping[str, tuple[int, Any]] | None = None,
         drop_properties: Iterable[str] = (),
     ) -> bytes:
-        """The outgoing record. Header arguments replace the message's own (KEEP keeps them);
-        extra_properties override same-named ones (a JMSProducer's do, in JMS 2.0)."""
+        """The outgoing record of this message (pyjms.bridge.codec), as a send or a forward
+        puts it on the wire: the body, the typed properties and the application headers
+        (correlation id, type, reply-to). Header arguments replace the message's own (KEEP
+        keeps them); ``drop_properties`` are left out and ``add_properties`` (typed, as
+        typed_properties gives them) override same-named ones, as a JMSProducer's do."""
         h = self._headers()
         corr = h.get("correlation_id") if correlation_id is KEEP else correlation_id
         jtype = h.get("type") if jms_type is KEEP else jms_type
@@ -473,10 +502,45 @@ class Message:
         has_headers = corr is not None or jtype is not None or reply is not None
         headers = C.pack_headers(corr, jtype, reply) if has_headers else b""
         props = self._properties()
-        if extra_properties or drop_properties:
+        if add_properties or drop_properties:
             props = {k: v for k, v in props.items() if k not in drop_properties}
-            props.update(extra_properties or {})
+            props.update(add_properties or {})
         return C.pack_record(self._kind, self._body_for_send(), headers, C.pack_properties(props) if props else b"")
+
+    def _pack(self, *, extra_properties: Mapping[str, tuple[int, Any]] | None = None, **changes: Any) -> bytes:
+        """encode() under the name pyjms.delay.processor still uses (issue 13)."""
+        return self.encode(add_properties=extra_properties, **changes)
+
+    def copy(
+        self,
+        *,
+        correlation_id: Any = KEEP,
+        jms_type: Any = KEEP,
+        reply_to: Any = KEEP,
+        add_properties: Mapping[str, tuple[int, Any]] | None = None,
+        drop_properties: Iterable[str] = (),
+    ) -> Message:
+        """A new, unsent message of the same kind with the same body, typed properties (a
+        short stays a short, Q08) and application headers, changed as the arguments say (see
+        encode). This message is not modified, so a received one can be forwarded twice.
+        pyjms never decodes ObjectMessage and StreamMessage bodies, so it cannot copy them."""
+        if type(self) in (ObjectMessage, StreamMessage):
+            raise NotSupportedRuntimeException(
+                f"pyjms cannot copy a {type(self).__name__}: it never decodes its body",
+                values={"message_id": self.get_jms_message_id()},
+            )
+        copy = type(self)()
+        body = self._decoded_body()
+        copy._body = dict(body) if isinstance(body, dict) else body
+        h = self._headers()
+        ch = copy._headers()
+        ch["correlation_id"] = h.get("correlation_id") if correlation_id is KEEP else correlation_id
+        ch["type"] = h.get("type") if jms_type is KEEP else jms_type
+        ch["reply_to"] = h.get("reply_to") if reply_to is KEEP else reply_to
+        props = {k: v for k, v in self._properties().items() if k not in drop_properties}
+        props.update(add_properties or {})
+        copy._props = props
+        return copy
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.get_jms_message_id()!r}>"
@@ -595,6 +659,15 @@ class MapMessage(Message):
     def set_bytes(self, name: str, value: bytes) -> None:
         self._put(name, C.T_BYTES, value)
 
+    def set_short(self, name: str, value: int) -> None:
+        self._put(name, C.T_SHORT, value)
+
+    def set_byte(self, name: str, value: int) -> None:
+        self._put(name, C.T_BYTE, value)
+
+    def set_float(self, name: str, value: float) -> None:
+        self._put(name, C.T_FLOAT, value)
+
     def get_object(self, name: str) -> Any:
         e = self._map().get(name)
         return None if e is None else e[1]
@@ -616,6 +689,19 @@ class MapMessage(Message):
 
     def get_bytes(self, name: str) -> bytes:
         return convert(self._map().get(name), C.T_BYTES, f"map entry {name!r}")
+
+    def get_short(self, name: str) -> int:
+        return convert(self._map().get(name), C.T_SHORT, f"map entry {name!r}")
+
+    def get_byte(self, name: str) -> int:
+        return convert(self._map().get(name), C.T_BYTE, f"map entry {name!r}")
+
+    def get_float(self, name: str) -> float:
+        return convert(self._map().get(name), C.T_FLOAT, f"map entry {name!r}")
+
+    def typed_map(self) -> Mapping[str, tuple[int, Any]]:
+        """The entries with their JMS types, as (codec tag, value) pairs: a read-only view."""
+        return MappingProxyType(self._map())
 
     def get_map_names(self) -> list[str]:
         return list(self._map())

@@ -1,24 +1,39 @@
-"""JMSProducer: fluent send options, one JVM crossing per send or per batch."""
+"""JMSProducer: fluent send options, one JVM crossing per send or per batch.
+
+A send goes through the factory's send policies (pyjms.api.policy) when any applies to the
+producer's options: that is how IBM MQ's rules and the delivery-delay mechanisms (pyjms.rules,
+pyjms.delay) take part. A send no policy applies to goes straight to the wire.
+"""
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
+from pyjms.api import checks
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
-from pyjms.api.destination import Destination, Topic
-from pyjms.api.message import Message, check_property_name, checked_value, convert, message_for_body, tag_for
+from pyjms.api.destination import Destination
+from pyjms.api.expiry import now_ms
+from pyjms.api.message import (
+    BytesMessage,
+    Message,
+    TextMessage,
+    check_property_name,
+    checked_value,
+    convert,
+    message_for_body,
+    tag_for,
+)
+from pyjms.api.policy import OutgoingSend, ProducerOptions, SendPolicy, SendResult
 from pyjms.bridge import codec as C
-from pyjms.bridge.errors import translate
-from pyjms.broker.subscriptions import SUBSCRIBER
+from pyjms.bridge.contract import SEND_DELAY_NATIVE, SEND_NO_MESSAGE_ID, SEND_NO_TIMESTAMP
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, MessageFormatRuntimeException
-from pyjms.delay import staging
-from pyjms.delay.mechanism import DelayMechanism
-from pyjms.rules import delivery as rules
-from pyjms.rules.expiry import now_ms
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
+
+_log = logging.getLogger("pyjms")
 
 
 class CompletionListener(Protocol):
@@ -45,45 +60,65 @@ class JMSProducer:
         self._reply_to: Destination | None = None
         self._props: dict[str, tuple[int, Any]] = {}
         self._listener: Any = None
-        self._delay_flag = 0  # how the shim applies a delay (pyjms.delay.mechanism)
-        self._staged = False  # delayed messages go to the staging queue (pyjms.delay.staging)
         self._blocks: tuple[bytes, bytes] | None = None  # packed (headers, properties), cached
+        self._chain: tuple[SendPolicy, ...] = ctx.factory.send_policies()
+        self._active: tuple[SendPolicy, ...] | None = None  # the policies the options call for
 
     # ------------------------------------------------------------------ options
 
+    def _options(self, **changes: int) -> ProducerOptions:
+        values = {"delivery_mode": self._mode, "priority": self._priority, "time_to_live": self._ttl,
+                  "delivery_delay": self._delay, **changes}
+        return ProducerOptions(**values)
+
+    def _check_options(self, options: ProducerOptions) -> None:
+        """Every policy judges options as they are set (no broker round trip)."""
+        for policy in self._chain:
+            policy.check_options(options, self._ctx)
+
+    def _policies(self) -> tuple[SendPolicy, ...]:
+        """The policies this producer's sends go through, found again when its options change."""
+        if self._active is None:
+            options = self._options()
+            self._active = tuple(p for p in self._chain if p.applies(options))
+        return self._active
+
     def set_delivery_mode(self, delivery_mode: int) -> JMSProducer:
-        self._mode = rules.check_delivery_mode(delivery_mode)
+        self._mode = checks.check_delivery_mode(delivery_mode)
+        self._active = None
         return self
 
     def get_delivery_mode(self) -> int:
         return self._mode
 
     def set_priority(self, priority: int) -> JMSProducer:
-        self._priority = rules.check_priority(priority)
+        self._priority = checks.check_priority(priority)
+        self._active = None
         return self
 
     def get_priority(self) -> int:
         return self._priority
 
     def set_time_to_live(self, time_to_live: int | timedelta) -> JMSProducer:
-        ttl = rules.check_time_to_live(time_to_live)
-        rules.check_delay_within_ttl(self._delay, ttl)
+        ttl = checks.check_time_to_live(time_to_live)
+        self._check_options(self._options(time_to_live=ttl))
         self._ttl = ttl
+        self._active = None
         return self
 
     def get_time_to_live(self) -> int:
         return self._ttl
 
     def set_delivery_delay(self, delivery_delay: int | timedelta) -> JMSProducer:
-        delay = rules.check_delivery_delay(delivery_delay)
-        rules.check_delay_within_ttl(delay, self._ttl)
-        if delay:
-            mechanism = self._ctx._delay_mechanism()
-            if not mechanism.available:
-                raise rules.delay_not_supported(delay, self._ctx.provider_name)
-            self._delay_flag = mechanism.send_flag
-            self._staged = mechanism is DelayMechanism.STAGING
+        """Delays delivery of the messages sent from now by delivery_delay ms.
+
+        No broker round trip: the factory's delay mechanism (pyjms.delay) is resolved at the
+        first delayed send. A delay the factory is known to be unable to apply is refused here.
+        """
+        delay = checks.check_delivery_delay(delivery_delay)
+        self._check_options(self._options(delivery_delay=delay))
         self._delay = delay
+        self._active = None
         return self
 
     def get_delivery_delay(self) -> int:
@@ -213,7 +248,9 @@ class JMSProducer:
     # ------------------------------------------------------------------ sending
 
     def _flags(self) -> int:
-        return (1 if self._disable_id else 0) | (2 if self._disable_ts else 0) | self._delay_flag
+        flags = (SEND_NO_MESSAGE_ID if self._disable_id else 0) | (SEND_NO_TIMESTAMP if self._disable_ts else 0)
+        # a delay no policy takes care of is the client's own (JMS 2.0 setDeliveryDelay)
+        return flags | SEND_DELAY_NATIVE if self._delay else flags
 
     def _packed_blocks(self) -> tuple[bytes, bytes]:
         if self._blocks is None:
@@ -222,39 +259,6 @@ class JMSProducer:
             headers = C.pack_headers(self._correlation_id, self._type, reply) if has_headers else b""
             self._blocks = (headers, C.pack_properties(self._props) if self._props else b"")
         return self._blocks
-
-    def send(self, destination: Destination, body: Any) -> JMSProducer:
-        """Sends a str (TextMessage), bytes (BytesMessage), dict (MapMessage), None or a Message."""
-        ctx = self._ctx
-        ctx._check_open()
-        key = ctx._jkey(destination)
-        if self._delay and self._staged:
-            self._stage_one(destination, body)
-            return self
-        if isinstance(body, (str, bytes)) and self._listener is None:
-            # the fast path: no Message object, one JVM call
-            if self._delay:
-                self._check_delayed(destination, self._props, len(body.encode()) if isinstance(body, str) else len(body))
-            headers, props = self._packed_blocks()
-            record = C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
-            if ctx._async is not None:
-                ctx._drain_async()
-            try:
-                ctx._ch.send(key, record, self._mode, self._priority, self._ttl, self._delay, self._flags())
-            except ctx._s.JException as e:
-                raise translate(e, f"send to {destination}") from None
-            return self
-        message = message_for_body(body)
-        record = message._pack(**self._overrides(), extra_properties=self._props)
-        if self._delay:
-            self._check_delayed(destination, {**message._properties(), **self._props}, len(record))
-        args = (key, record, self._mode, self._priority, self._ttl, self._delay, self._flags())
-        if self._listener is not None:
-            ctx._async_sender().submit(lambda: self._send_async(destination, message, args, self._listener))
-            return self
-        ctx._drain_async()
-        self._send_described(destination, message, args)
-        return self
 
     def _overrides(self) -> dict[str, Any]:
         """The producer's headers that replace a message's own (JMS 2.0: those that are set)."""
@@ -267,85 +271,51 @@ class JMSProducer:
             out["reply_to"] = self._reply_to
         return out
 
-    def _check_delayed(self, destination: Destination, props: dict[str, tuple[int, Any]], size: int = 0) -> None:
-        """The send-time rules for a delayed message (D05-D08, D22, D23)."""
-        rules.check_delay_within_ttl(self._delay, self._ttl)
-        rules.check_delayed_message(self._delay, {k: v for k, (_, v) in props.items()})
-        rules.check_delayed_target(
-            destination.key, self._ctx._target_attributes(destination),
-            persistent=self._mode == PERSISTENT, size=size, delay_ms=self._delay,
-        )
+    def _outgoing(self, destination: Destination, messages: list[Message], describe: bool) -> OutgoingSend:
+        return OutgoingSend(self._ctx, destination, messages, self._mode, self._priority, self._ttl, self._delay,
+                            self._flags(), dict(self._props), self._overrides(), describe)
 
-    # ------------------------------------------------------------------ staging (IBM MQ's delay design)
-
-    def _staged_records(
-        self, destination: Destination, body: Any, subscribers: list[str] | None = None
-    ) -> tuple[list[bytes], str, int, Message]:
-        """The staged copies of one delayed message: one, or for a topic one per subscriber
-        address (D16; ``subscribers`` None means one copy, matched at delivery)."""
+    def send(self, destination: Destination, body: Any) -> JMSProducer:
+        """Sends a str (TextMessage), bytes (BytesMessage), dict (MapMessage), None or a Message."""
+        ctx = self._ctx
+        ctx._check_open()
+        key = ctx._jkey(destination)
+        policies = self._policies()
+        if not policies and self._listener is None and isinstance(body, (str, bytes)):
+            # the fast path: no Message object, one JVM call
+            headers, props = self._packed_blocks()
+            record = C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
+            if ctx._async is not None:
+                ctx._drain_async()
+            ctx._channel.send(key, record, self._mode, self._priority, self._ttl, self._delay, self._flags(),
+                              f"send to {destination}")
+            return self
         message = message_for_body(body)
-        now = now_ms()
-        original_id = staging.new_message_id()
-        own_correlation = self._correlation_id if self._correlation_id is not None else message.get_jms_correlation_id()
-        header = staging.staging_properties(destination.key, now, self._delay, self._ttl, original_id, own_correlation)
-        overrides = self._overrides()
-        overrides["correlation_id"] = original_id  # D12: find a staged message by its original id
-        props = {**self._props, **header}
-        record = message._pack(**overrides, extra_properties=props)
-        self._check_delayed(destination, {**message._properties(), **self._props}, len(record))
-        if subscribers is None:
-            return [record], original_id, now, message
-        records = [message._pack(**overrides, extra_properties={**props, SUBSCRIBER: (C.T_STRING, address)})
-                   for address in subscribers]
-        return records, original_id, now, message
+        out = self._outgoing(destination, [message], describe=True)
+        listener = self._listener
+        if listener is not None:
+            def completed(headers: Mapping[str, Any] | None, error: JMSRuntimeException | None) -> None:
+                if headers is not None:
+                    message._apply_sent_headers(headers)
+                _notify(listener, message, error)
 
-    def _subscribers(self, destination: Destination) -> list[str] | None:
-        """For a delayed publication: the subscribers it is staged for now (D16), else None."""
-        if not isinstance(destination, Topic):
-            return None
-        from pyjms.broker.subscriptions import subscribers_at_send
+            out.completion = completed
+        result = self._through(policies, out)
+        if result.headers is not None:
+            message._apply_sent_headers(result.headers)
+        return self
 
-        return subscribers_at_send(self._ctx, destination)
+    def _through(self, policies: tuple[SendPolicy, ...], send: OutgoingSend) -> SendResult:
+        """Every policy checks the send, then the chain carries it out, ending at the wire."""
+        for policy in policies:
+            policy.check_send(send)
 
-    def _staging_key(self) -> Any:
-        return self._ctx._jkey(self._ctx._staging_queue())
+        def step(i: int, s: OutgoingSend) -> SendResult:
+            if i == len(policies):
+                return _to_wire(s)
+            return policies[i].send(s, lambda changed: step(i + 1, changed))
 
-    def _stage_one(self, destination: Destination, body: Any) -> None:
-        """D02: the message goes to the staging queue with its target and delivery time."""
-        ctx = self._ctx
-        records, original_id, now, message = self._staged_records(destination, body, self._subscribers(destination))
-        ctx._drain_async()
-        try:
-            # no TTL on the staged copy: the processor expires it, with a report (D18)
-            if len(records) == 1:
-                ctx._ch.send(self._staging_key(), records[0], self._mode, self._priority, 0, 0, self._flags())
-            elif records:
-                ctx._ch.sendBatch(self._staging_key(), C.pack_batch(records, len(records)), self._mode,
-                                  self._priority, 0, 0, self._flags())
-        except ctx._s.JException as e:
-            raise translate(e, f"stage a delayed message for {destination}") from None
-        message._apply_sent_headers({
-            "message_id": original_id, "timestamp": now, "destination": destination,
-            "delivery_mode": self._mode, "priority": self._priority,
-            "expiration": now + self._ttl if self._ttl else 0, "delivery_time": now + self._delay,
-        })
-
-    def _send_described(self, destination: Destination, message: Message, args: tuple[Any, ...]) -> None:
-        ctx = self._ctx
-        try:
-            raw = ctx._ch.sendDescribed(*args)
-        except ctx._s.JException as e:
-            raise translate(e, f"send to {destination}") from None
-        headers, _ = C.read_headers(bytes(raw), 0)
-        message._apply_sent_headers(headers)
-
-    def _send_async(self, destination: Destination, message: Message, args: tuple[Any, ...], listener: Any) -> None:
-        try:
-            self._send_described(destination, message, args)
-        except JMSRuntimeException as e:
-            _notify(listener, message, e)
-        else:
-            _notify(listener, message, None)
+        return step(0, send)
 
     def send_reply(self, request: Message, body: Any, expiry: str | int | timedelta = "copy") -> JMSProducer:
         """Replies to a request: to its JMSReplyTo, correlated by its message id (E13).
@@ -364,13 +334,13 @@ class JMSProducer:
         elif expiry == "unlimited":
             ttl = 0
         else:
-            ttl = rules.check_time_to_live(expiry)
+            ttl = checks.check_time_to_live(expiry)
         saved = (self._ttl, self._correlation_id, self._blocks)
-        self._ttl, self._correlation_id, self._blocks = ttl, request.get_jms_message_id(), None
+        self._ttl, self._correlation_id, self._blocks, self._active = ttl, request.get_jms_message_id(), None, None
         try:
             return self.send(reply_to, body)
         finally:
-            self._ttl, self._correlation_id, self._blocks = saved
+            (self._ttl, self._correlation_id, self._blocks), self._active = saved, None
 
     def send_batch(self, destination: Destination, bodies: Iterable[str | bytes]) -> int:
         """Sends many str/bytes bodies with one JVM crossing; returns how many were sent.
@@ -381,24 +351,8 @@ class JMSProducer:
         ctx = self._ctx
         ctx._check_open()
         key = ctx._jkey(destination)
-        if self._delay and self._staged:
-            bodies = list(bodies)
-            for i, body in enumerate(bodies):
-                if not isinstance(body, (str, bytes, bytearray, memoryview)):
-                    raise MessageFormatRuntimeException(
-                        f"send_batch takes str or bytes bodies; body #{i} is {type(body).__name__}"
-                    )
-            subscribers = self._subscribers(destination) if bodies else None  # matched once, at this send
-            records = [r for body in bodies for r in self._staged_records(destination, body, subscribers)[0]]
-            if not records:
-                return len(bodies)  # a publication nobody subscribes to is sent to nobody
-            ctx._drain_async()
-            try:
-                ctx._ch.sendBatch(self._staging_key(), C.pack_batch(records, len(records)), self._mode,
-                                  self._priority, 0, 0, self._flags())
-                return len(bodies)
-            except ctx._s.JException as e:
-                raise translate(e, f"stage {len(records)} delayed messages for {destination}") from None
+        if not isinstance(bodies, (list, tuple)):
+            bodies = list(bodies)  # read twice when policies apply
         headers, props = self._packed_blocks()
         text, binary = C.KIND_TEXT, C.KIND_BYTES
         pack = C.pack_record
@@ -414,16 +368,56 @@ class JMSProducer:
                 )
         if not records:
             return 0
-        if self._delay:
-            self._check_delayed(destination, self._props, max(len(r) for r in records))
+        policies = self._policies()
+        if policies:
+            messages: list[Message] = [TextMessage(b) if isinstance(b, str) else BytesMessage(bytes(b)) for b in bodies]
+            out = self._outgoing(destination, messages, describe=False)
+            out._records = records  # what encoding the messages would give, made already
+            return self._through(policies, out).count
         ctx._drain_async()
-        try:
-            return int(
-                ctx._ch.sendBatch(key, C.pack_batch(records, len(records)), self._mode, self._priority, self._ttl,
-                                  self._delay, self._flags())
-            )
-        except ctx._s.JException as e:
-            raise translate(e, f"send_batch of {len(records)} messages to {destination}") from None
+        return ctx._channel.send_batch(key, C.pack_batch(records, len(records)), self._mode, self._priority,
+                                       self._ttl, self._delay, self._flags(),
+                                       f"send_batch of {len(records)} messages to {destination}")
+
+
+def _to_wire(send: OutgoingSend) -> SendResult:
+    """The end of every send chain: the send's records go to the shim, in the caller's thread
+    or (async) on the context's sender thread."""
+    ctx = send.context
+    key = ctx._jkey(send.destination)
+    records = send.records()
+    channel = ctx._channel
+    options = (send.delivery_mode, send.priority, send.time_to_live, send.delivery_delay, send.flags)
+    describe = send.describe or send.completion is not None
+
+    def wire() -> Mapping[str, Any] | None:
+        if not records:
+            return None
+        if len(records) == 1:
+            what = f"send to {send.destination}"
+            if describe:
+                headers, _ = C.read_headers(channel.send_described(key, records[0], *options, what), 0)
+                return headers
+            channel.send(key, records[0], *options, what)
+            return None
+        channel.send_batch(key, C.pack_batch(records, len(records)), *options,
+                           f"send_batch of {len(records)} messages to {send.destination}")
+        return None
+
+    completion = send.completion
+    if completion is not None:
+        def job() -> None:
+            try:
+                headers = wire()
+            except JMSRuntimeException as e:
+                completion(None, e)
+            else:
+                completion(headers, None)
+
+        ctx._async_sender().submit(job)
+        return SendResult(len(records))
+    ctx._drain_async()
+    return SendResult(len(records), wire())
 
 
 def _notify(listener: Any, message: Message, error: JMSRuntimeException | None) -> None:
@@ -436,6 +430,4 @@ def _notify(listener: Any, message: Message, error: JMSRuntimeException | None) 
         else:
             listener(message, error)
     except Exception:  # a failing listener must not stop later completions
-        import logging
-
-        logging.getLogger("pyjms").exception("completion listener failed")
+        _log.exception("completion listener failed")

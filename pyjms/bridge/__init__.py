@@ -1,1 +1,3 @@
-"""The bridge to the JVM: classpath, shim jar, JPype lifecycle, record codec, error translation."""
+"""The wire: the JVM (jvm), the classpath and the shim jar (classpath, shim, shimbuild), the
+record codec (codec), the typed channel (channel), Java exceptions translated into the error
+tree (errors), and the Python/Java contract (contract)."""

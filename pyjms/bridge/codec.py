@@ -18,12 +18,28 @@ from __future__ import annotations
 import struct
 from typing import Any, Iterable, Iterator
 
-KIND_MESSAGE, KIND_TEXT, KIND_BYTES, KIND_MAP, KIND_OBJECT, KIND_STREAM = range(6)
-FLAG_HEADERS, FLAG_PROPERTIES = 1, 2
-
-# value tags (T_NULL only for map entries a Java client set to null)
-T_NULL = 0
-T_BOOL, T_BYTE, T_SHORT, T_INT, T_LONG, T_FLOAT, T_DOUBLE, T_STRING, T_BYTES, T_CHAR = range(1, 11)
+# the kinds, flags and value tags are the contract's (pyjms.bridge.contract); named here too
+from pyjms.bridge.contract import (  # noqa: F401 - part of this module's API
+    FLAG_HEADERS,
+    FLAG_PROPERTIES,
+    KIND_BYTES,
+    KIND_MAP,
+    KIND_MESSAGE,
+    KIND_OBJECT,
+    KIND_STREAM,
+    KIND_TEXT,
+    T_BOOL,
+    T_BYTE,
+    T_BYTES,
+    T_CHAR,
+    T_DOUBLE,
+    T_FLOAT,
+    T_INT,
+    T_LONG,
+    T_NULL,
+    T_SHORT,
+    T_STRING,
+)
 
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -96,12 +112,13 @@ def pack_batch(records: Iterable[bytes], count: int) -> bytes:
     return _I32.pack(count) + b"".join(records)
 
 
-_ROUTE = struct.Struct(">iiqq")  # delivery mode, priority, ttl, delay
+#: what follows a routed entry's destination key: delivery mode, priority, ttl, delay
+ROUTE = struct.Struct(">iiqq")
 
 
 def pack_routed(destination_key: str, mode: int, priority: int, ttl: int, delay: int, record: bytes) -> bytes:
     """One entry of a routed batch (Channel.sendRouted): where and how, then the record."""
-    return pack_string(destination_key) + _ROUTE.pack(mode, priority, ttl, delay) + record
+    return pack_string(destination_key) + ROUTE.pack(mode, priority, ttl, delay) + record
 
 
 # ---------------------------------------------------------------------------- decoding
@@ -226,6 +243,12 @@ class IncomingRecord:
         if self.kind == KIND_MAP:
             return read_tagged_map(self.buf, self.body_at)[0]
         return None
+
+
+def read_listened(buf: bytes) -> tuple[int, IncomingRecord]:
+    """A message for a listener (Channel.nextListened): the receiver's id, then its record."""
+    (receiver_id,) = _I32.unpack_from(buf, 0)
+    return receiver_id, IncomingRecord(buf, 4)
 
 
 def iter_batch(buf: bytes) -> Iterator[IncomingRecord]:

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from pyjms import errors as E
-from pyjms.rules.reasons import MQRC
+from pyjms.reasons import MQRC
 
 # simple class name (either the checked JMS exception or its runtime twin) -> pyjms class
 _BY_NAME: dict[str, type[E.JMSRuntimeException]] = {

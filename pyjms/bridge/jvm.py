@@ -54,11 +54,6 @@ class _Shim:
         self.Thread = j("java.lang.Thread")
         self.JException = jpype.JException
 
-    def embedded_broker(self) -> Any:
-        import jpype
-
-        return jpype.JClass("org.pyjms.shim.activemq.EmbeddedBroker")
-
     def jclass(self, name: str) -> Any:
         import jpype
 

@@ -1,5 +1,9 @@
-"""Brokers pyjms runs itself: embedded in-process, or standalone (``pyjms broker``)."""
+"""Brokers pyjms runs itself: embedded in-process, or standalone (``pyjms broker``).
 
-from pyjms.broker.embedded import AccessRule, EmbeddedBroker, default_broker
+The public name of pyjms.providers.activemq's broker classes, kept for programs that import
+them from here.
+"""
+
+from pyjms.providers.activemq.embedded import AccessRule, EmbeddedBroker, default_broker
 
 __all__ = ["AccessRule", "EmbeddedBroker", "default_broker"]

@@ -10,7 +10,13 @@ broker (pyjms brokers run one; ``pyjms mark-service --url`` serves any other bro
 dispatchers in different processes and hosts cooperate and a crashed one loses nothing.
 """
 
+from typing import Any
+
+from pyjms.api import extension
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.destination import Queue
 from pyjms.browse.browser import MarkingBrowser, NoMessageAvailable, NoMessageUnderCursor
+from pyjms.browse.client import MarkClient
 from pyjms.browse.options import (
     BROWSE_CO_OP,
     BROWSE_FIRST,
@@ -21,32 +27,39 @@ from pyjms.browse.options import (
     UNMARK_BROWSE_CO_OP,
     UNMARK_BROWSE_HANDLE,
     UNMARKED_BROWSE_MSG,
+    check_interval,
 )
 from pyjms.browse.service import MARK_QUEUE, MarkService
+from pyjms.browse.tokens import receive_by_token, receive_by_tokens
+from pyjms.errors import InvalidArgumentRuntimeException
 
 __all__ = [
     "MarkingBrowser", "NoMessageAvailable", "NoMessageUnderCursor", "MarkService", "MARK_QUEUE",
     "BROWSE_FIRST", "BROWSE_NEXT", "MARK_BROWSE_HANDLE", "MARK_BROWSE_CO_OP", "UNMARK_BROWSE_CO_OP",
     "UNMARK_BROWSE_HANDLE", "UNMARKED_BROWSE_MSG", "BROWSE_HANDLE", "BROWSE_CO_OP",
-    "mark_browse_interval", "set_mark_browse_interval",
+    "create_marking_browser", "mark_browse_interval", "set_mark_browse_interval",
 ]
 
 
-def mark_browse_interval(factory) -> int:  # type: ignore[no-untyped-def]
+def create_marking_browser(ctx: JMSContext, queue: Queue, message_selector: str | None = None,
+                           cooperative: bool = False, claim_batch: int = 16) -> MarkingBrowser:
+    """IBM MQ's browse with mark on queue: a handle of its own, or (cooperative=True, IBM's
+    MQOO_CO_OP) one of a cooperating set whose marks every handle on the broker sees.
+    ``ctx.create_marking_browser(...)`` is the same call (this package provides it)."""
+    return MarkingBrowser(ctx, queue, message_selector, cooperative, claim_batch)
+
+
+def mark_browse_interval(factory: ConnectionFactory) -> int:
     """The broker's MsgMarkBrowseInterval (ms; -1 = never), read from its mark service."""
     return _config(factory)["interval_ms"]
 
 
-def set_mark_browse_interval(factory, interval_ms: int) -> int:  # type: ignore[no-untyped-def]
+def set_mark_browse_interval(factory: ConnectionFactory, interval_ms: int) -> int:
     """Sets the broker's MsgMarkBrowseInterval (IBM's ALTER QMGR MARKINT) and returns it."""
-    from pyjms.browse.options import check_interval
-
     return _config(factory, interval_ms=check_interval(interval_ms))["interval_ms"]
 
 
-def _config(factory, **fields):  # type: ignore[no-untyped-def]
-    from pyjms.browse.client import MarkClient
-
+def _config(factory: ConnectionFactory, **fields: Any) -> dict[str, Any]:
     with factory.create_context() as ctx:
         client = MarkClient(ctx)
         try:
@@ -54,7 +67,11 @@ def _config(factory, **fields):  # type: ignore[no-untyped-def]
         finally:
             client.close()
     if not answer.get("ok"):
-        from pyjms.errors import InvalidArgumentRuntimeException
-
         raise InvalidArgumentRuntimeException(answer.get("error", "mark service refused the request"))
     return answer
+
+
+# the client's methods this feature carries out (pyjms.api.extension)
+extension.provide("create_marking_browser", create_marking_browser)
+extension.provide("receive_by_token", receive_by_token)
+extension.provide("receive_by_tokens", receive_by_tokens)

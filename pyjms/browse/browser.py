@@ -24,20 +24,17 @@ import threading
 import time
 import uuid
 from collections import OrderedDict, deque
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pyjms.api.consumer import QueueBrowser
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
-from pyjms.bridge import codec as C
-from pyjms.bridge.errors import translate
 from pyjms.browse import options as O
 from pyjms.browse.client import Heartbeat, MarkClient
 from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, JMSRuntimeException
-from pyjms.rules.expiry import now_ms
-from pyjms.rules.reasons import MQRC
-
-if TYPE_CHECKING:
-    from pyjms.api.context import JMSContext
+from pyjms.reasons import MQRC
 
 # A pass looks at no more than a window of messages from the head, then starts again there:
 # - within the provider's browser prefetch (ActiveMQ: 500), a pass never waits for the provider
@@ -89,7 +86,8 @@ def expired_under_cursor(token: str) -> bool:
 
 
 class MarkingBrowser:
-    """Browse with mark on one queue. Make one with JMSContext.create_marking_browser."""
+    """Browse with mark on one queue. Make one with pyjms.browse.create_marking_browser(ctx, ...)
+    (or ctx.create_marking_browser(...), which pyjms.browse provides)."""
 
     def __init__(
         self,
@@ -103,7 +101,7 @@ class MarkingBrowser:
             raise InvalidArgumentRuntimeException(f"a marking browser needs a Queue, got {queue!r}")
         if isinstance(claim_batch, bool) or not isinstance(claim_batch, int) or not 1 <= claim_batch <= 1000:
             raise InvalidArgumentRuntimeException(f"claim_batch {claim_batch!r} must be an int 1..1000")
-        ctx._check_open()
+        _check_open(ctx)
         self._ctx = ctx
         self._queue = queue
         self._selector = message_selector
@@ -111,7 +109,7 @@ class MarkingBrowser:
         self._claim_batch = claim_batch
         self._handle = uuid.uuid4().hex
         self._own: set[str] = set()  # marked for this handle
-        self._jb: Any = None  # the current pass's Java browser
+        self._jb: QueueBrowser | None = None  # the current pass's browser
         self._page: deque[Message] = deque()
         self._pass_done = True
         self._pass_count = 0
@@ -123,18 +121,11 @@ class MarkingBrowser:
         self._reserved: deque[tuple[Message, float]] = deque()  # claimed for the set, not yet returned
         self._candidates: deque[Message] = deque()  # of this pass, not yet offered for a claim
         self._closed = False
+        # a cooperative handle opens with the mark service at its first need, not here: a
+        # constructor asks the broker nothing (issue 13)
         self._client: MarkClient | None = None
         self._heartbeat: Heartbeat | None = None
         self._interval_ms = -1
-        if self._cooperative:
-            self._client = MarkClient(ctx)
-            try:
-                answer = self._client.call("open", handle=self._handle)
-                self._interval_ms = int(answer["interval_ms"])
-                self._heartbeat = Heartbeat(ctx, self._handle, int(answer["lease_ms"]))
-            except BaseException:
-                self._client.close()
-                raise
 
     def __repr__(self) -> str:
         kind = "cooperative" if self._cooperative else "handle"
@@ -154,8 +145,8 @@ class MarkingBrowser:
     def get_mark_browse_interval(self) -> int:
         """The broker's MsgMarkBrowseInterval in ms (-1: never), as the mark service reports it now."""
         self._check()
-        if self._client is not None:
-            return int(self._client.call("config")["interval_ms"])
+        if self._cooperative:
+            return int(self._mark_service().call("config")["interval_ms"])
         client = MarkClient(self._ctx)
         try:
             return int(client.call("config")["interval_ms"])
@@ -221,8 +212,7 @@ class MarkingBrowser:
         if options & O.UNMARK_BROWSE_HANDLE:
             self._own.discard(token)
         if options & O.UNMARK_BROWSE_CO_OP:
-            assert self._client is not None
-            self._client.call("unmark", handle=self._handle, queue=self._queue.name, ids=[token])
+            self._mark_service().call("unmark", handle=self._handle, queue=self._queue.name, ids=[token])
         self._pass_done = True  # the message is behind the cursor: look from the head again
 
     def close(self) -> None:
@@ -233,7 +223,7 @@ class MarkingBrowser:
         try:
             if self._heartbeat is not None:
                 self._heartbeat.stop()
-            if self._client is not None and not self._ctx._closed:
+            if self._client is not None and not self._ctx.closed:
                 try:
                     self._client.call("close", handle=self._handle)
                 finally:
@@ -249,16 +239,31 @@ class MarkingBrowser:
 
     # ------------------------------------------------------------------ the pass
 
+    def _mark_service(self) -> MarkClient:
+        """The mark service, this cooperative handle opened with it (and its lease kept alive)
+        at the first call."""
+        if self._client is None:
+            client = MarkClient(self._ctx)
+            try:
+                answer = client.call("open", handle=self._handle)
+                self._interval_ms = int(answer["interval_ms"])
+                self._heartbeat = Heartbeat(self._ctx, self._handle, int(answer["lease_ms"]))
+            except BaseException:
+                client.close()
+                raise
+            self._client = client
+        return self._client
+
     def _check(self) -> None:
         if self._closed:
             raise IllegalStateRuntimeException("the marking browser is closed")
-        self._ctx._check_open()
+        _check_open(self._ctx)
 
     def _close_pass(self) -> None:
         if self._jb is not None:
             jb, self._jb = self._jb, None
-            if not self._ctx._closed:
-                self._ctx._call(jb.close, f"close browser on {self._queue}")
+            if not self._ctx.closed:
+                jb.close()
 
     def _new_pass(self) -> None:
         if self._pass_cut and not self._pass_took:
@@ -269,8 +274,7 @@ class MarkingBrowser:
         self._close_pass()
         self._page.clear()
         self._candidates.clear()
-        key = self._ctx._jkey(self._queue)
-        self._jb = self._ctx._call(lambda: self._ctx._ch.browser(key, self._selector), f"browse {self._queue}")
+        self._jb = self._ctx.create_browser(self._queue, self._selector)
         self._pass_done = False
         self._pass_cut = False
         self._pass_count = 0
@@ -281,11 +285,7 @@ class MarkingBrowser:
             if self._pass_done or self._jb is None:
                 return None
             limit = self._window if self._windowed else _MAX_WINDOW
-            try:
-                raw = self._jb.next(min(_PAGE, limit - self._pass_count))
-            except self._ctx._s.JException as e:
-                raise translate(e, f"browse {self._queue}") from None
-            self._page.extend(Message._received(rec, None) for rec in C.iter_batch(bytes(raw)))
+            self._page.extend(self._jb.next_batch(min(_PAGE, limit - self._pass_count)))
             self._pass_count += len(self._page)
             self._pass_cut = self._pass_count >= limit
             if self._pass_cut or not self._page:
@@ -307,8 +307,7 @@ class MarkingBrowser:
             if unmarked and mid in self._own:
                 continue
             if unmarked and self._cooperative:
-                assert self._client is not None
-                if self._client.call("marked", queue=self._queue.name, ids=[mid])["marked"]:
+                if self._mark_service().call("marked", queue=self._queue.name, ids=[mid])["marked"]:
                     continue
             if options & O.MARK_BROWSE_CO_OP:
                 self._claim([mid])  # returned either way; the mark stays with whoever holds it
@@ -317,13 +316,13 @@ class MarkingBrowser:
 
     def _claim(self, ids: list[str], limit: int | None = None) -> tuple[list[str], int]:
         """Claims for the set up to ``limit`` of ids; (granted, how many ids were looked at)."""
-        assert self._client is not None
-        answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
+        client = self._mark_service()
+        answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         if answer.get("lost"):
             # the lease ran out (the process stalled): every mark we thought we held is gone
             self._reserved.clear()
-            self._client.call("open", handle=self._handle)
-            answer = self._client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
+            client.call("open", handle=self._handle)
+            answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         if not answer.get("ok"):
             raise JMSRuntimeException(f"mark service refused a claim on {self._queue}: {answer.get('error')}")
         self._interval_ms = int(answer.get("interval_ms", self._interval_ms))  # it may have been changed
@@ -357,6 +356,11 @@ class MarkingBrowser:
         self._reserved.clear()
         if ids and self._client is not None:
             self._client.call("unmark", handle=self._handle, queue=self._queue.name, ids=ids)
+
+
+def _check_open(ctx: JMSContext) -> None:
+    if ctx.closed:
+        raise IllegalStateRuntimeException("the JMSContext is closed")
 
 
 def _token(message_or_token: Message | str) -> str:

@@ -9,7 +9,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from pyjms.api.destination import Queue
-from pyjms.browse.service import MARK_QUEUE
+from pyjms.bridge import jvm
+from pyjms.bridge.contract import MARK_QUEUE
 from pyjms.errors import JMSRuntimeException
 
 if TYPE_CHECKING:
@@ -70,8 +71,6 @@ class Heartbeat:
         self._thread.start()
 
     def _run(self) -> None:
-        from pyjms.bridge import jvm
-
         with jvm.java_thread():
             producer = self._ctx.create_producer().set_delivery_mode(1).set_time_to_live(_NOTICE_TTL_MS)
             body = json.dumps({"op": "renew", "handles": [self._handle]})

@@ -19,9 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from pyjms.browse.options import check_interval
+from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval
 from pyjms.errors import IllegalStateRuntimeException
-from pyjms.rules.reasons import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS
 
 Key = tuple[str, str]  # (queue name, message id)
 

@@ -7,7 +7,7 @@ BROWSE_HANDLE and BROWSE_CO_OP are IBM's single constants for the usual combinat
 from __future__ import annotations
 
 from pyjms.errors import InvalidArgumentRuntimeException
-from pyjms.rules.reasons import MQRC
+from pyjms.reasons import MQRC
 
 BROWSE_FIRST = 0x00000010
 BROWSE_NEXT = 0x00000020
@@ -27,6 +27,8 @@ _UNMARK_OPTIONS = UNMARK_BROWSE_CO_OP | UNMARK_BROWSE_HANDLE
 
 #: MsgMarkBrowseInterval limits (ms): -1 means marks never lapse
 MAX_INTERVAL_MS = 999_999_999
+#: IBM MQ's default MsgMarkBrowseInterval (ms)
+DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS = 5000
 
 
 def _options_error(options: int, rule: str) -> InvalidArgumentRuntimeException:

@@ -16,15 +16,15 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pyjms.api.destination import Queue
+from pyjms.bridge import jvm
+from pyjms.bridge.contract import MARK_QUEUE
 from pyjms.browse.marks import LostHandle, MarkTable
-from pyjms.browse.options import check_interval, check_lease
+from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
 from pyjms.errors import JMSRuntimeException
-from pyjms.rules.reasons import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS
 
 if TYPE_CHECKING:
     from pyjms.api.context import ConnectionFactory
 
-MARK_QUEUE = "PYJMS.MARKS"
 _log = logging.getLogger("pyjms.browse")
 
 
@@ -98,8 +98,6 @@ class MarkService:
         return self
 
     def _serve(self) -> None:
-        from pyjms.bridge import jvm
-
         with jvm.java_thread(), self.factory.create_context() as ctx:
             consumer = ctx.create_consumer(Queue(MARK_QUEUE))
             producer = ctx.create_producer().set_delivery_mode(1).set_time_to_live(30_000)

@@ -6,15 +6,23 @@ import argparse
 import signal
 import sys
 import threading
+from dataclasses import asdict
 from typing import Sequence
 
+from pyjms.api.context import ConnectionFactory
+from pyjms.api.destination import from_key
+from pyjms.bridge import classpath, jvm
+from pyjms.bridge.contract import STAGING_QUEUE
+from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_interval
+from pyjms.cli import conformance
+from pyjms.delay import delay_mechanism
+from pyjms.delay.processor import DelayProcessor
+from pyjms.dlq.cli import add_parser as add_dlq_handler
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
+from pyjms.providers.activemq import Admin, EmbeddedBroker
 
 
 def _cmd_broker(args: argparse.Namespace) -> int:
-    from pyjms.bridge import jvm
-    from pyjms.broker import EmbeddedBroker
-
     jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS)
     stop = threading.Event()
     broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, data_dir=args.data, name=args.name,
@@ -34,12 +42,8 @@ def _cmd_broker(args: argparse.Namespace) -> int:
 
 
 def _cmd_delay_processor(args: argparse.Namespace) -> int:
-    import pyjms
-    from pyjms.bridge import jvm
-    from pyjms.delay.processor import DelayProcessor
-
     stop = threading.Event()
-    factory = pyjms.ConnectionFactory(args.url, args.user, args.password, staging_queue=args.staging_queue)
+    factory = ConnectionFactory(args.url, args.user, args.password, staging_queue=args.staging_queue)
     jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
     processor = DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -58,11 +62,8 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
 
 
 def _cmd_mark_service(args: argparse.Namespace) -> int:
-    import pyjms
-    from pyjms.browse import MarkService
-
     stop = threading.Event()
-    factory = pyjms.ConnectionFactory(args.url, args.user, args.password)
+    factory = ConnectionFactory(args.url, args.user, args.password)
     service = MarkService(factory, args.mark_browse_interval, args.mark_lease).start()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -77,10 +78,7 @@ def _cmd_mark_service(args: argparse.Namespace) -> int:
 
 
 def _cmd_mark_interval(args: argparse.Namespace) -> int:
-    import pyjms
-    from pyjms.browse import mark_browse_interval, set_mark_browse_interval
-
-    factory = pyjms.ConnectionFactory(args.url)
+    factory = ConnectionFactory(args.url)
     if args.set is not None:
         value = set_mark_browse_interval(factory, args.set)
     else:
@@ -90,12 +88,7 @@ def _cmd_mark_interval(args: argparse.Namespace) -> int:
 
 
 def _cmd_admin(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
-
-    import pyjms
-    from pyjms.broker.admin import Admin
-
-    admin = Admin(pyjms.ConnectionFactory(args.url))
+    admin = Admin(ConnectionFactory(args.url))
     if args.action == "define-queue":
         a = admin.define_queue(args.name, max_depth=args.max_depth, max_msg_length=args.max_msg_length,
                                put_enabled=args.put == "enabled", clustered=args.clustered,
@@ -103,8 +96,6 @@ def _cmd_admin(args: argparse.Namespace) -> int:
     elif args.action == "define-topic":
         a = admin.define_topic(args.name, persistent_delivery=args.pmsgdlv, nonpersistent_delivery=args.npmsgdlv)
     else:
-        from pyjms.api.destination import from_key
-
         key = args.name if "://" in args.name else f"queue://{args.name}"
         dest = from_key(key)
         if args.action == "delete":
@@ -118,17 +109,14 @@ def _cmd_admin(args: argparse.Namespace) -> int:
 
 
 def _cmd_conformance(args: argparse.Namespace) -> int:
-    import pyjms
-    from pyjms.delay import conformance
-
     connect = {"user": args.user, "password": args.password, "factory_class": args.factory_class,
                "properties": _name_values(args.property, "--property"), "classpath": args.classpath or ()}
     failed = 0
     for mode in args.mode:
         rows = conformance.run(args.url, mode, staging_queue=args.staging_queue, connect=connect, queue=args.queue)
-        factory = pyjms.ConnectionFactory(args.url, delivery_delay=mode, staging_queue=args.staging_queue, **connect)
+        factory = ConnectionFactory(args.url, delivery_delay=mode, staging_queue=args.staging_queue, **connect)
         with factory.create_context() as ctx:
-            mechanism = ctx._delay_mechanism().value
+            mechanism = delay_mechanism(ctx).value
         print(conformance.render(rows, mode, mechanism), flush=True)
         failed += sum(r.failed for r in rows)
     return 1 if failed else 0
@@ -145,10 +133,8 @@ def _name_values(pairs: Sequence[str] | None, option: str) -> dict[str, str]:
 
 
 def _cmd_send(args: argparse.Namespace) -> int:
-    import pyjms
-
     properties = _name_values(args.property, "--property")
-    with pyjms.ConnectionFactory(args.url).create_context() as ctx:
+    with ConnectionFactory(args.url).create_context() as ctx:
         dest = ctx.create_topic(args.topic) if args.topic else ctx.create_queue(args.queue)
         producer = ctx.create_producer().set_priority(args.priority).set_time_to_live(args.ttl)
         if args.delay:
@@ -163,9 +149,7 @@ def _cmd_send(args: argparse.Namespace) -> int:
 
 
 def _cmd_receive(args: argparse.Namespace) -> int:
-    import pyjms
-
-    with pyjms.ConnectionFactory(args.url).create_context() as ctx:
+    with ConnectionFactory(args.url).create_context() as ctx:
         consumer = ctx.create_consumer(ctx.create_queue(args.queue), args.selector)
         n = 0
         for m in consumer.messages(idle_timeout_ms=args.timeout):
@@ -178,8 +162,6 @@ def _cmd_receive(args: argparse.Namespace) -> int:
 
 
 def _cmd_providers(args: argparse.Namespace) -> int:
-    from pyjms.bridge import classpath
-
     if args.action == "list":
         resolved = set(classpath.resolved_providers())
         for name in classpath.PROVIDERS:
@@ -225,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--url", required=True)
     d.add_argument("--user", default=None)
     d.add_argument("--password", default=None)
-    d.add_argument("--staging-queue", default="SYSTEM.DDELAY.LOCAL.QUEUE")
+    d.add_argument("--staging-queue", default=STAGING_QUEUE)
     d.add_argument("--dead-letter-queue", default="SYSTEM.DEAD.LETTER.QUEUE")
     d.add_argument("--report-every", type=float, default=10.0, help="seconds between progress lines")
     d.set_defaults(run=_cmd_delay_processor)
@@ -253,12 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--classpath", action="append", metavar="JAR", help="the provider's client jars (repeatable)")
     c.add_argument("--mode", action="append", choices=["auto", "native", "scheduler", "staging", "none"],
                    help="delay mechanism(s) to test (repeatable; default: auto)")
-    c.add_argument("--staging-queue", default="SYSTEM.DDELAY.LOCAL.QUEUE")
+    c.add_argument("--staging-queue", default=STAGING_QUEUE)
     c.add_argument("--queue", default=None,
                    help="an existing queue to use, where queues are not created on demand (IBM MQ: DEV.QUEUE.1)")
     c.set_defaults(run=_cmd_conformance)
-
-    from pyjms.dlq.cli import add_parser as add_dlq_handler
 
     add_dlq_handler(sub)
 

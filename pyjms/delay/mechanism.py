@@ -7,24 +7,28 @@
   (pyjms.delay.staging, pyjms.delay.processor), chosen when a processor answers a ping;
 * ``none``: no mechanism; a nonzero delay is refused with MQRC_FUNCTION_NOT_SUPPORTED (D04).
 
-``ConnectionFactory(delivery_delay=...)`` overrides the choice; ``auto`` probes once per
-factory. Whatever the mechanism, the shim records the delivery time in a property, because
-OpenWire over tcp drops JMSDeliveryTime, and expiration counts from the send.
+``ConnectionFactory(delivery_delay=...)`` overrides the choice. ``auto`` probes the
+mechanisms the provider plug-in lists (ProviderPlugin.delay_mechanisms), best first, once per
+factory: at the factory's first delayed send (pyjms.delay.policy), or when
+:func:`pyjms.delay.delay_mechanism` asks. Whatever the mechanism, the shim records the
+delivery time in a property, because OpenWire over tcp drops JMSDeliveryTime, and expiration
+counts from the send.
 """
 
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING
 
-from pyjms.errors import InvalidArgumentRuntimeException
+from pyjms.api.constants import DELIVERY_DELAY_CHOICES
+from pyjms.api.context import JMSContext
+from pyjms.bridge import codec as C
+from pyjms.bridge.contract import SEND_DELAY_NATIVE, SEND_DELAY_SCHEDULER
+from pyjms.delay.processor import processor_answers
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 
-if TYPE_CHECKING:
-    from pyjms.api.context import JMSContext
-
-# send flags understood by the shim (org.pyjms.shim.Channel)
-DELAY_NATIVE_FLAG = 4
-DELAY_SCHEDULER_FLAG = 8
+# the send flags of the contract, under the names earlier releases used
+DELAY_NATIVE_FLAG = SEND_DELAY_NATIVE
+DELAY_SCHEDULER_FLAG = SEND_DELAY_SCHEDULER
 PROBE_DELAY_MS = 1000
 
 
@@ -40,10 +44,11 @@ class DelayMechanism(str, Enum):
 
     @property
     def send_flag(self) -> int:
-        return {DelayMechanism.NATIVE: DELAY_NATIVE_FLAG, DelayMechanism.SCHEDULER: DELAY_SCHEDULER_FLAG}.get(self, 0)
+        return {DelayMechanism.NATIVE: SEND_DELAY_NATIVE, DelayMechanism.SCHEDULER: SEND_DELAY_SCHEDULER}.get(self, 0)
 
 
-CHOICES = ("auto", *(m.value for m in DelayMechanism))
+CHOICES = DELIVERY_DELAY_CHOICES
+assert set(CHOICES) == {"auto", *(m.value for m in DelayMechanism)}
 
 
 def check_choice(choice: str) -> str:
@@ -54,42 +59,45 @@ def check_choice(choice: str) -> str:
     return choice
 
 
-def resolve(ctx: JMSContext, choice: str) -> DelayMechanism:
-    """The mechanism for a factory's ``delivery_delay`` choice; a forced ``native`` that the
-    client lacks resolves to NONE, so the delay is refused at set_delivery_delay (D04)."""
+def known_without_io(ctx: JMSContext, choice: str) -> DelayMechanism | None:
+    """The mechanism a choice means when no broker needs asking (a forced one), else None."""
     if choice == "auto":
-        return probe(ctx)
+        return None
     mechanism = DelayMechanism(choice)
-    if mechanism is DelayMechanism.NATIVE and not ctx._ch.supportsNativeDelay():
-        return DelayMechanism.NONE
+    if mechanism is DelayMechanism.NATIVE and not ctx.channel.supports_native_delay():
+        return DelayMechanism.NONE  # a local check of the client's capabilities
     return mechanism
 
 
-def probe(ctx: JMSContext) -> DelayMechanism:
-    """The best mechanism this context's provider offers."""
-    ch = ctx._ch
-    if ch.supportsNativeDelay():
-        return DelayMechanism.NATIVE
-    if ch.schedulerKnown() or scheduler_works(ctx):
-        return DelayMechanism.SCHEDULER
-    from pyjms.delay.processor import processor_answers
+def resolve(ctx: JMSContext, choice: str) -> DelayMechanism:
+    """The mechanism for a factory's ``delivery_delay`` choice; a forced ``native`` that the
+    client lacks resolves to NONE, so the delay is refused (D04). ``auto`` probes."""
+    known = known_without_io(ctx, choice)
+    return known if known is not None else probe(ctx)
 
-    if processor_answers(ctx):
-        return DelayMechanism.STAGING
+
+def probe(ctx: JMSContext) -> DelayMechanism:
+    """The best mechanism this context's provider offers (may take a few seconds: a scheduled
+    message must be seen not to arrive early, and a processor must answer a ping)."""
+    for name in ctx.provider.delay_mechanisms(ctx):
+        if name == DelayMechanism.NATIVE and ctx.channel.supports_native_delay():
+            return DelayMechanism.NATIVE
+        if name == DelayMechanism.SCHEDULER and (ctx.channel.scheduler_known() or scheduler_works(ctx)):
+            return DelayMechanism.SCHEDULER
+        if name == DelayMechanism.STAGING and processor_answers(ctx):
+            return DelayMechanism.STAGING
     return DelayMechanism.NONE
 
 
 def scheduler_works(ctx: JMSContext) -> bool:
     """Sends a scheduled message to a temporary queue: it must not arrive early, and must arrive."""
-    from pyjms.bridge import codec as C
-
     with ctx.create_context() as probe_ctx:
         try:
             q = probe_ctx.create_temporary_queue()
             consumer = probe_ctx.create_consumer(q)
             record = C.pack_record(C.KIND_TEXT, "pyjms scheduler probe")
-            probe_ctx._ch.send(probe_ctx._jkey(q), record, 1, 4, 0, PROBE_DELAY_MS, DELAY_SCHEDULER_FLAG)
-        except probe_ctx._s.JException:
+            probe_ctx.channel.send(q.key, record, 1, 4, 0, PROBE_DELAY_MS, SEND_DELAY_SCHEDULER, "scheduler probe")
+        except JMSRuntimeException:
             return False  # the provider has no scheduler property at all
         if consumer.receive(PROBE_DELAY_MS // 4) is not None:
             return False  # delivered at once: the broker ignored the delay

@@ -82,8 +82,6 @@ class DelayProcessor:
         dead_letter_queue: str = DEFAULT_DEAD_LETTER_QUEUE,
         record_lateness: bool = False,
     ) -> None:
-        from pyjms.dlq.activemq import handler_factory
-
         # its own rollbacks must never turn a staged message into provider "poison"
         self.factory = handler_factory(factory)
         self.staging = staging_queue or factory.staging_queue

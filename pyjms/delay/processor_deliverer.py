@@ -30,7 +30,7 @@ from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
 from pyjms.delay.processor_slots import SlotBook
 from pyjms.errors import JMSRuntimeException
-from pyjms.rules.expiry import now_ms
+from pyjms.api.expiry import now_ms
 
 _log = logging.getLogger("pyjms.delay")
 
@@ -186,7 +186,7 @@ class Deliverer:
         ctx = self._ctx
         assert ctx is not None
         queue = self._book.slot_queue(slot)
-        receiver = ctx._call(lambda: ctx._ch.consumer(ctx._jkey(queue), None, False), f"create_consumer({queue})")
+        receiver = ctx.channel.consumer(queue.key, None, False, f"create_consumer({queue})")
         return JMSConsumer(ctx, receiver, queue, None)  # closed by _drain, or with the session
 
     def _commit_moves(self) -> None:
@@ -320,7 +320,7 @@ class Deliverer:
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
                 target = from_key(m.get_string_property(staging.TARGET))
-                if target.key not in self._plain and not has_rules(ctx._target_attributes(target)):
+                if target.key not in self._plain and not has_rules(ctx.provider.target_attributes(ctx, target)):
                     self._plain.add(target.key)
             return -n
         if n:

@@ -20,7 +20,7 @@ from pyjms.bridge.errors import translate
 from pyjms.delay import staging
 from pyjms.errors import JMSRuntimeException
 from pyjms.rules.delivery import check_target_accepts
-from pyjms.rules.expiry import now_ms
+from pyjms.api.expiry import now_ms
 
 _log = logging.getLogger("pyjms.delay")
 
@@ -68,7 +68,7 @@ class Mover:
         try:
             # the target as it is now (D15: resolved again at delivery), so a refused put is
             # known before the commit
-            check_target_accepts(target.key, self.ctx._target_attributes(target))
+            check_target_accepts(target.key, self.ctx.provider.target_attributes(ctx, target))
             self._put.deliver(target, m, expiration, now)
         except JMSRuntimeException as e:
             self.fail(m, target, e)
@@ -115,25 +115,23 @@ class _Putter:
         Batched: a put the provider refuses in a transaction only fails at commit anyway."""
         own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
         extra = {staging.EXPIRATION: (C.T_LONG, expiration)} if expiration else None
-        record = m._pack(correlation_id=own, drop_properties=staging.STAGING_HEADER, extra_properties=extra)
+        record = m.encode(correlation_id=own, drop_properties=staging.STAGING_HEADER, add_properties=extra)
         self._add_record(target, m, expiration - now if expiration else 0, record)
 
     def dead_letter(self, dlq: Destination, m: Message, target: Destination, error: JMSRuntimeException) -> None:
-        from pyjms.dlq import header as dlh
-
         extra = dlh.DeadLetterHeader.for_failure(
             target, error, message=m, put_appl_name="pyjms delay processor"
         ).typed_properties()
         own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
-        record = m._pack(correlation_id=own, drop_properties=staging.STAGING_HEADER, extra_properties=extra)
+        record = m.encode(correlation_id=own, drop_properties=staging.STAGING_HEADER, add_properties=extra)
         self._add_record(dlq, m, 0, record)
 
     def report(self, reply_to: Destination, m: Message, feedback: int) -> None:
         """A report for the original message: its id as correlation id, unlimited lifetime (E15)."""
-        record = m._pack(
+        record = m.encode(
             correlation_id=m.get_jms_message_id(), reply_to=None,
             drop_properties=staging.STAGING_HEADER + staging.ORIGINAL_MESSAGE + (REPORT_EXPIRATION, REPORT_EXCEPTION),
-            extra_properties={FEEDBACK: (C.T_INT, feedback)},
+            add_properties={FEEDBACK: (C.T_INT, feedback)},
         )
         self._add_record(reply_to, m, 0, record)
 
@@ -146,7 +144,4 @@ class _Putter:
         if not self._pending:
             return
         batch, self._pending = self._pending, []
-        try:
-            self.ctx._ch.sendRouted(C.pack_batch(batch, len(batch)), 0)
-        except jvm.shim().JException as e:
-            raise translate(e, "delay processor batch") from None
+        self.ctx.send_routed(batch)

@@ -83,23 +83,21 @@ class RulesWatcher:
         self.suspended = threading.Event()
 
     def run(self) -> None:
-        """About twice per AttributeCache.TTL_S it reads each plain target's attributes again (on
+        """About twice per ProviderPlugin.attributes_max_age_s it reads each plain target's attributes again (on
         its own context: a broker query never delays a slot); a target that gained rules
         leaves the set, so its next chunk goes through Python. Forgetting the whole set every
         second instead sent one chunk per target and second through Python, a query and a
         Python move on the drain's path."""
-        from pyjms.broker.admin import AttributeCache
-
         with self._factory.create_context() as ctx:
-            while not self._stop.wait(AttributeCache.TTL_S / 2):
+            while not self._stop.wait(ctx.provider.attributes_max_age_s / 2):
                 self._check_staging_queue(ctx)
                 for key in self._plain.keys():
-                    if has_rules(ctx._target_attributes(from_key(key))):
+                    if has_rules(ctx.provider.target_attributes(ctx, from_key(key))):
                         self._plain.discard(key)
 
     def _check_staging_queue(self, ctx: JMSContext) -> None:
         """D19: the staging queue PUT(DISABLED) stops the moves, PUT(ENABLED) starts them again."""
-        attrs = ctx._target_attributes(Queue(self._staging))
+        attrs = ctx.provider.target_attributes(ctx, Queue(self._staging))
         disabled = attrs is not None and getattr(attrs, "put_enabled", True) is False
         if disabled and not self.suspended.is_set():
             _log.warning("staging queue %s is PUT(DISABLED): the delay processor stops until it is enabled",

@@ -24,7 +24,7 @@ from pyjms.bridge import jvm
 from pyjms.delay import staging
 from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
-from pyjms.rules.expiry import now_ms
+from pyjms.api.expiry import now_ms
 
 if TYPE_CHECKING:
     from pyjms.api.producer import JMSProducer

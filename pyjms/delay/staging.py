@@ -9,7 +9,8 @@ holds the original message id, so a mistaken delay can be found on the staging q
 
 The original id is what the sender sees and what pyjms receivers see after delivery
 (``JMS_PYJMS_MessageID``); the sender's own correlation id travels in a property and is
-restored at delivery.
+restored at delivery. A delayed publication is staged one copy per subscriber where the
+provider can say who subscribes (D16, ProviderPlugin.subscriber_addresses).
 """
 
 from __future__ import annotations
@@ -17,20 +18,24 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from pyjms.api.message import KEEP, Message
+from pyjms.api.policy import OutgoingSend
 from pyjms.bridge import codec as C
+from pyjms.bridge import contract
 
-STAGING_QUEUE = "SYSTEM.DDELAY.LOCAL.QUEUE"
+STAGING_QUEUE = contract.STAGING_QUEUE
 
-# the staging header, as message properties
-TARGET = "JMS_PYJMS_DDL_Target"
-ORIGINAL_CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID"
-DELIVERY_TIME = "JMS_PYJMS_DeliveryTime"
-SEND_TIME = "JMS_PYJMS_Timestamp"
+# the staging header, as message properties (pyjms.bridge.contract)
+TARGET = contract.STAGED_TARGET
+ORIGINAL_CORRELATION_ID = contract.STAGED_CORRELATION_ID
+DELIVERY_TIME = contract.DELIVERY_TIME
+SEND_TIME = contract.SEND_TIME
 # the staged copy's expiration is the processor's business (it reports it, D18), so it has a
 # name of its own; at delivery it becomes the JMS_PYJMS_Expiration that receivers enforce
-STAGED_EXPIRATION = "JMS_PYJMS_DDL_Expiration"
-EXPIRATION = "JMS_PYJMS_Expiration"
-MESSAGE_ID = "JMS_PYJMS_MessageID"
+STAGED_EXPIRATION = contract.STAGED_EXPIRATION
+EXPIRATION = contract.EXPIRATION
+MESSAGE_ID = contract.MESSAGE_ID
+SUBSCRIBER = contract.SUBSCRIBER
 STAGING_HEADER = (TARGET, ORIGINAL_CORRELATION_ID, STAGED_EXPIRATION)
 #: what pyjms carries for the original message; a report about it is a new message without them
 ORIGINAL_MESSAGE = (DELIVERY_TIME, SEND_TIME, EXPIRATION, MESSAGE_ID)
@@ -56,3 +61,24 @@ def staging_properties(
     if correlation_id is not None:
         props[ORIGINAL_CORRELATION_ID] = (C.T_STRING, correlation_id)
     return props
+
+
+def staged_copies(send: OutgoingSend, message: Message, now_ms: int, subscribers: list[str] | None
+                  ) -> tuple[str, list[Message]]:
+    """The original id of one delayed message and its staged copies: one, or for a topic one
+    per subscriber address (D16; ``subscribers`` None means one copy, matched at delivery).
+    Each copy has the producer's headers and properties folded in, the staging header, and the
+    original id as its correlation id (D12)."""
+    h = send.headers
+    original_id = new_message_id()
+    own_correlation = h["correlation_id"] if "correlation_id" in h else message.get_jms_correlation_id()
+    props = {**send.properties, **staging_properties(send.destination.key, now_ms, send.delivery_delay,
+                                                      send.time_to_live, original_id, own_correlation)}
+
+    def copy(extra: dict[str, tuple[int, Any]]) -> Message:
+        return message.copy(correlation_id=original_id, jms_type=h.get("jms_type", KEEP),
+                            reply_to=h.get("reply_to", KEEP), add_properties={**props, **extra})
+
+    if subscribers is None:
+        return original_id, [copy({})]
+    return original_id, [copy({SUBSCRIBER: (C.T_STRING, address)}) for address in subscribers]

@@ -6,11 +6,13 @@
 * pyjms.dlq.cli: ``pyjms dlq-handler``.
 """
 
+from pyjms.dlq.forward import handler_factory, put_unchanged
 from pyjms.dlq.handler import DLQHandler, HandlerStats
-from pyjms.dlq.header import DeadLetterHeader, dead_letter
+from pyjms.dlq.header import DeadLetterDetails, DeadLetterHeader, dead_letter
 from pyjms.dlq.rules import Action, ControlData, Rule, RulesTable, RulesTableError
 
 __all__ = [
     "RulesTable", "Rule", "ControlData", "RulesTableError", "Action",
-    "DeadLetterHeader", "dead_letter", "DLQHandler", "HandlerStats",
+    "DeadLetterHeader", "DeadLetterDetails", "dead_letter", "DLQHandler", "HandlerStats",
+    "put_unchanged", "handler_factory",
 ]

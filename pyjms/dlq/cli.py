@@ -18,6 +18,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from pyjms.api.context import ConnectionFactory
+from pyjms.bridge import jvm
+from pyjms.dlq.handler import DLQHandler, HandlerStats
 from pyjms.dlq.rules import RulesTable
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 
@@ -53,16 +56,12 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """The subcommand. JMSRuntimeException (e.g. RulesTableError) is left to the caller."""
-    import pyjms
-    from pyjms.bridge import jvm
-    from pyjms.dlq.handler import DLQHandler, HandlerStats
-
     table = _read_table(args.rules)  # first: a table with errors starts nothing (Q07)
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
-    factory = pyjms.ConnectionFactory(args.url, args.user, args.password)
+    factory = ConnectionFactory(args.url, args.user, args.password)
     printed_at, printed = time.monotonic(), ""
 
     def progress(stats: HandlerStats) -> None:  # after each pass: print what changed, now and then

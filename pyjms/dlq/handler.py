@@ -48,9 +48,9 @@ from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.destination import Destination, Queue, from_key
 from pyjms.api.message import Message, ObjectMessage, StreamMessage
 from pyjms.bridge import jvm
-from pyjms.dlq import activemq
-from pyjms.dlq.forward import put_unchanged
-from pyjms.dlq.header import ACTIVEMQ_CAUSE, HEADER_PROPERTIES, DeadLetterHeader, message_fields
+from pyjms.bridge.contract import XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
+from pyjms.dlq.forward import handler_factory, put_unchanged
+from pyjms.dlq.header import ACTIVEMQ_CAUSE, HEADER_PROPERTIES, DeadLetterDetails, DeadLetterHeader, message_fields
 from pyjms.dlq.rules import Action, Rule, RulesTable
 from pyjms.errors import InvalidDestinationRuntimeException, JMSRuntimeException, NotSupportedRuntimeException
 
@@ -62,8 +62,6 @@ _log = logging.getLogger("pyjms.dlq")
 
 #: IBM's name for the queue manager's DLQ has no JMS equivalent; ActiveMQ's default DLQ
 DEFAULT_DLQ = "ActiveMQ.DLQ"
-XQH_REMOTE_Q = "JMS_PYJMS_XQH_RemoteQName"
-XQH_REMOTE_Q_MGR = "JMS_PYJMS_XQH_RemoteQMgrName"
 
 # Moves are made in batches of this many messages, each batch through one consumer whose
 # selector names their ids (a consumer per message would cost a broker round trip each).
@@ -177,11 +175,11 @@ class DLQHandler:
         self.report_interval_s = report_interval_s
         self.transmission_queues = dict(transmission_queues or {})
         self.stats = HandlerStats()
-        self._factory = activemq.handler_factory(connection)
+        self._factory = handler_factory(connection)
         self._progress = progress
         self._stop = threading.Event()
         self._tracked: dict[str, _Tracked] = {}
-        self._details: dict[str, activemq.DeadLetterDetails] = {}
+        self._details: dict[str, DeadLetterDetails] = {}
         self._details_pass = -1  # the pass that last read them
         self._without_header: set[str] = set()
         self._reported_at: float | None = None
@@ -295,7 +293,7 @@ class DLQHandler:
             and self._details_pass != self.stats.passes  # once a pass at most
         ):
             self._details_pass = self.stats.passes
-            self._details.update(activemq.dead_letter_details(browse_ctx, self.queue))
+            self._details.update(browse_ctx.provider.dead_letter_details(browse_ctx, self.queue))
         details = self._details.get(message_id)
         try:
             return DeadLetterHeader.from_message(
@@ -429,7 +427,7 @@ class DLQHandler:
 
     def _reconnect(self) -> None:
         """A new move connection: ActiveMQ withholds a message got in a transaction whose
-        commit failed until the connection closes (pyjms.dlq.activemq)."""
+        commit failed until the connection closes (pyjms.providers.activemq)."""
         with contextlib.suppress(JMSRuntimeException):
             self._move_ctx.close()
         self._move_ctx = self._factory.create_context(SESSION_TRANSACTED)

@@ -24,7 +24,7 @@ everything else, including the remaining expiry (E14).
 
 Entries that ActiveMQ dead-letters itself (on ``ActiveMQ.DLQ`` by default) carry no such
 properties, only ``dlqDeliveryFailureCause``; ActiveMQ keeps the original destination in the
-message's ``originalDestination`` field (not a JMS property; see pyjms.dlq.activemq) and
+message's ``originalDestination`` field (not a JMS property; see pyjms.providers.activemq) and
 clears JMSExpiration. :func:`from_message` maps them onto the same header:
 
 =============================================  ==========================================
@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 from pyjms.api.constants import PERSISTENT
 from pyjms.api.destination import Destination, Queue
 from pyjms.api.message import Message, TextMessage, tag_for
+from pyjms.bridge.contract import DEAD_LETTER_HEADER_PREFIX
 from pyjms.dlq.forward import put_unchanged
 from pyjms.dlq.symbols import MQAT_SYMBOLS, MQFB_SYMBOLS, MQMT_SYMBOLS, MQRC_SYMBOLS
 from pyjms.errors import (
@@ -65,12 +66,12 @@ from pyjms.errors import (
     ResourceAllocationRuntimeException,
 )
 from pyjms.rules.expiry import now_ms
-from pyjms.rules.reasons import MQRC
+from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
 
-PREFIX = "JMS_PYJMS_DLH_"
+PREFIX = DEAD_LETTER_HEADER_PREFIX
 REASON = PREFIX + "Reason"
 DEST_Q = PREFIX + "DestQ"
 DEST_Q_MGR = PREFIX + "DestQMgr"
@@ -98,6 +99,15 @@ _EXPIRED = re.compile(r"message expired", re.IGNORECASE)
 _EXPIRATION_AT = re.compile(r"Expiration:\s*(\d+)")
 _REDELIVERY = re.compile(r"redelivery policy limit|exceeded redeliverypolicy limit", re.IGNORECASE)
 _EIGHT_DIGITS = re.compile(r"\d{8}")
+
+
+@dataclass(frozen=True)
+class DeadLetterDetails:
+    """What a provider recorded about a message it dead-lettered itself, outside the
+    properties (ProviderPlugin.dead_letter_details; ActiveMQ keeps both in message fields)."""
+
+    original_destination: str | None  # a destination key, e.g. queue://ORDERS
+    dead_lettered_ms: int | None  # when the broker received the dead-letter copy
 
 
 @dataclass(frozen=True)
@@ -216,7 +226,7 @@ class DeadLetterHeader:
         itself is mapped (see the module docstring); ``original_destination`` is its
         destination key (``queue://NAME``) and ``dead_lettered_ms`` when the broker
         dead-lettered it, both of which ActiveMQ keeps outside the properties
-        (pyjms.dlq.activemq reads them); ``queue_manager`` names the broker. A malformed pyjms header raises
+        (the provider plug-in reads them: ProviderPlugin.dead_letter_details); ``queue_manager`` names the broker. A malformed pyjms header raises
         MessageFormatRuntimeException.
         """
         if message.property_exists(REASON):
@@ -393,6 +403,7 @@ def dead_letter(
 
 __all__ = [
     "DeadLetterHeader",
+    "DeadLetterDetails",
     "dead_letter",
     "message_fields",
     "put_stamp",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from pyjms.rules.reasons import MQRC
+from pyjms.reasons import MQRC
 
 #: Reason codes (MQDLH Reason, MQMD Feedback of exception reports).
 MQRC_SYMBOLS: Mapping[str, int] = MappingProxyType(

@@ -1,70 +1,34 @@
-"""Send-time rules for priority, delivery mode, time-to-live and delivery delay.
+"""IBM MQ's send-time rules for delayed messages (spec 002), each in one place.
 
-Each rule lives here once and is used by the JMSProducer, the Spark sink and the CLI alike.
-Errors name the values that broke the rule and, where IBM MQ defines one, its reason code
-(spec 002 for delivery delay, spec 000 for expiry).
+The checks every send option gets (priority, delivery mode, time-to-live, delivery delay) are
+the client's (pyjms.api.checks) and are named here too, so the JMSProducer, the Spark sink and
+the CLI use one set. The rules here concern delayed messages: the delay within the
+time-to-live (D06), what a delayed message may not be (D07, D08) and its target (D05, D22,
+D23). pyjms.rules.policy applies them to every delayed send, as a send policy. Errors name
+the values that broke the rule and IBM MQ's reason code.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
-from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, mq_error
-from pyjms.rules.reasons import MQRC
-
-PRIORITY_RANGE = range(0, 10)
-DELIVERY_MODES = {1: "NON_PERSISTENT", 2: "PERSISTENT"}
-
-
-def to_ms(value: Any, what: str) -> int:
-    """Milliseconds from an int or a timedelta (wherever JMS takes milliseconds)."""
-    if isinstance(value, timedelta):
-        return int(value.total_seconds() * 1000)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentRuntimeException(
-            f"{what} must be an int of milliseconds or a timedelta, got {value!r}", values={what: value}
-        )
-    return value
-
-
-def check_priority(priority: Any) -> int:
-    if isinstance(priority, bool) or not isinstance(priority, int) or priority not in PRIORITY_RANGE:
-        raise InvalidArgumentRuntimeException(
-            f"priority {priority!r} is outside the JMS range 0..9", reason=MQRC.PRIORITY_ERROR,
-            values={"priority": priority},
-        )
-    return priority
-
-
-def check_delivery_mode(mode: Any) -> int:
-    if mode not in DELIVERY_MODES or isinstance(mode, bool):
-        raise InvalidArgumentRuntimeException(
-            f"delivery mode {mode!r} is not PERSISTENT (2) or NON_PERSISTENT (1)",
-            reason=MQRC.PERSISTENCE_ERROR, values={"delivery_mode": mode},
-        )
-    return mode
-
-
-def check_time_to_live(ttl: Any) -> int:
-    """A TTL in ms; 0 means unlimited, a negative one is IBM MQ's MQRC_EXPIRY_ERROR (E08)."""
-    ms = to_ms(ttl, "time_to_live")
-    if ms < 0:
-        raise mq_error(
-            InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
-            f"time-to-live {ms} ms is negative: use 0 for unlimited", time_to_live=ms,
-        )
-    return ms
-
-
-def check_delivery_delay(delay: Any) -> int:
-    ms = to_ms(delay, "delivery_delay")
-    if ms < 0:
-        raise mq_error(
-            InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
-            f"delivery delay {ms} ms is negative", delivery_delay=ms,
-        )
-    return ms
+from pyjms.api.checks import (  # noqa: F401 - the client's checks, named here too
+    DELIVERY_MODES,
+    PRIORITY_RANGE,
+    check_delivery_delay,
+    check_delivery_mode,
+    check_priority,
+    check_time_to_live,
+    to_ms,
+)
+from pyjms.errors import (
+    IllegalStateRuntimeException,
+    JMSRuntimeException,
+    NotSupportedRuntimeException,
+    ResourceAllocationRuntimeException,
+    mq_error,
+)
+from pyjms.reasons import MQRC
 
 
 def check_delay_within_ttl(delay_ms: int, ttl_ms: int) -> None:
@@ -79,8 +43,6 @@ def check_delay_within_ttl(delay_ms: int, ttl_ms: int) -> None:
 
 def delay_not_supported(delay_ms: int, provider: str) -> JMSRuntimeException:
     """D04: a nonzero delay where no delay mechanism is available."""
-    from pyjms.errors import NotSupportedRuntimeException
-
     return mq_error(
         NotSupportedRuntimeException, MQRC.FUNCTION_NOT_SUPPORTED,
         f"delivery delay {delay_ms} ms is not supported on {provider}", delivery_delay=delay_ms,
@@ -118,7 +80,7 @@ def check_delayed_target(
 ) -> None:
     """D05, D22, D23: the target of a delayed message, checked at send time.
 
-    ``attributes`` are the target's (pyjms.broker.admin), or None where none are defined.
+    ``attributes`` are the target's (pyjms.rules.attributes), or None where none are defined.
     """
     if delay_ms <= 0 or attributes is None:
         return
@@ -147,8 +109,6 @@ def check_target_accepts(destination_key: str, attributes: Any, *, size: int = 0
 
     Used at send for a delayed message, and again by the delay processor at delivery (D15).
     """
-    from pyjms.errors import IllegalStateRuntimeException, ResourceAllocationRuntimeException
-
     a = attributes
     if a is None or not hasattr(a, "put_enabled"):
         return

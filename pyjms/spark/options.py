@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
 from pyjms.api.constants import DEFAULT_PRIORITY, NON_PERSISTENT, PERSISTENT
+from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import from_key
 from pyjms.delay.mechanism import check_choice
-from pyjms.errors import InvalidArgumentRuntimeException, InvalidDestinationRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException, InvalidDestinationRuntimeException, JMSRuntimeException
 from pyjms.rules import delivery as rules
 
 _log = logging.getLogger("pyjms.spark")
@@ -210,15 +211,13 @@ _factories: dict[tuple[Any, ...], Any] = {}
 _factories_lock = threading.Lock()
 
 
-def connection_factory(options: JMSOptions) -> Any:
+def connection_factory(options: JMSOptions) -> ConnectionFactory:
     """This process's ConnectionFactory for the options' broker.
 
     A Spark Python worker runs many tasks: keeping the factory keeps the JVM (one per worker)
     and the probed delay mechanism, so only the first task of a worker pays for them. Each
     task still opens and closes its own connection.
     """
-    from pyjms.api.context import ConnectionFactory
-
     key = (options.url, options.user, options.password, options.delay_mechanism, options.factory_properties)
     with _factories_lock:
         f = _factories.get(key)
@@ -229,14 +228,12 @@ def connection_factory(options: JMSOptions) -> Any:
         return f
 
 
-def close_context(ctx: Any, rollback: bool) -> None:
+def close_context(ctx: JMSContext, rollback: bool) -> None:
     """Closes a task's transacted context, rolling back first unless it committed.
 
     After a failure the rollback may fail too (the connection may be what broke); closing,
     or the broker noticing the dead connection, discards the transaction all the same.
     """
-    from pyjms.errors import JMSRuntimeException
-
     try:
         if rollback:
             ctx.rollback()

@@ -30,7 +30,7 @@ from pyspark.sql.types import (
 from pyjms.api.message import DELIVERY_TIME_PROPERTY, EXPIRATION_PROPERTY, SEND_TIME_PROPERTY, Message
 from pyjms.bridge import codec as C
 from pyjms.errors import InvalidArgumentRuntimeException
-from pyjms.rules.expiry import is_expired, now_ms, remaining_expiry
+from pyjms.api.expiry import is_expired, now_ms, remaining_expiry
 
 _STRING_MAP = MapType(StringType(), StringType(), valueContainsNull=True)
 
@@ -151,7 +151,7 @@ class ArrowRows:
 
     A message is decoded once (headers and properties in one pass); the send time, delivery
     time and expiration come from pyjms's Message getters, which know where pyjms carries them
-    across a broker scheduler, and the remaining expiry from pyjms.rules.expiry.
+    across a broker scheduler, and the remaining expiry from pyjms.api.expiry.
     """
 
     def __init__(self, schema: StructType) -> None:
@@ -169,13 +169,13 @@ class ArrowRows:
         now = now_ms()
         rows = []
         for m in messages:
-            rec = m._rec
+            rec = m.record
             assert rec is not None  # a received message keeps its record
-            h = m._headers()  # decodes headers and properties together
+            h = m.wire_headers()  # decodes headers and properties together
             expiration = m.get_jms_expiration()
             if is_expired(expiration, now):
                 continue
-            props = m._properties()
+            props = m.typed_properties()
             body, text = _bodies(rec)
             count = h["delivery_count"]
             rows.append((

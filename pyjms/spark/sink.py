@@ -3,7 +3,7 @@
 Each Spark task (one partition of one job, or of one micro-batch) opens its own
 SESSION_TRANSACTED context, checks every row against pyjms.rules.delivery, sends the rows in
 routed batches (one JVM crossing per ``batchSize`` rows, each row with its own destination and
-send options: ``Channel.sendRouted``) and commits as the last thing the task does. A row with a
+send options: ``JMSContext.send_routed``) and commits as the last thing the task does. A row with a
 delivery delay is sent through a ``JMSProducer`` on the same context instead, so that it gets
 exactly what the Python API does for a delayed message: the target checks (D05, D22, D23) and
 the delay mechanism the factory probed (broker scheduler or IBM MQ's staging queue). Spark's
@@ -36,7 +36,7 @@ from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT, SESSION_TRANSACTED
 from pyjms.api.destination import Destination, from_key
 from pyjms.api.message import TextMessage, check_property_name
 from pyjms.bridge import codec as C
-from pyjms.bridge.errors import translate
+from pyjms.bridge.contract import DLQ_DETAIL
 from pyjms.dlq.header import MQFMT_NONE, MQFMT_STRING, DeadLetterHeader, destination_name, reason_for
 from pyjms.errors import InvalidDestinationRuntimeException, JMSRuntimeException
 from pyjms.rules import delivery as rules
@@ -53,16 +53,15 @@ except ImportError:  # pragma: no cover - PySpark 4.0 has only the row writer
 
 _log = logging.getLogger("pyjms.spark")
 
-# what follows a row's destination key in Channel.sendRouted: delivery mode, priority, TTL, delay
-_ROUTE = struct.Struct(">iiqq")
+# what follows a row's destination key in a routed entry: delivery mode, priority, TTL, delay
+_ROUTE = C.ROUTE
 _LENGTH = struct.Struct(">i")
 _NULL_TEXT = _LENGTH.pack(-1)  # a TextMessage with no text
 
 #: PutApplName in the dead-letter header of a row this sink dead-letters
 PUT_APPL_NAME = "pyjms.spark"
 #: beside the header (pyjms.dlq.header: JMS_PYJMS_DLH_Reason, _DestQ, ...): the error itself,
-#: naming the row and the values that broke the rule
-DLQ_DETAIL = "JMS_PYJMS_DLQDetail"
+#: naming the row and the values that broke the rule (pyjms.bridge.contract.DLQ_DETAIL)
 
 _OPTIONAL = ("destination", "priority", "delivery_mode", "time_to_live", "delivery_delay",
              "correlation_id", "type", "reply_to", "properties")
@@ -248,13 +247,7 @@ class _PartitionSender:
         records, size = self._records, self._o.batch_size
         ctx = self.ctx
         for at in range(0, len(records), size):
-            chunk = records[at:at + size]
-            try:
-                # pyjms internals: JMSProducer has no public routed batch send (yet), so the
-                # records (built with pyjms.bridge.codec) go to the shim's Channel.sendRouted
-                ctx._ch.sendRouted(C.pack_batch(chunk, len(chunk)), 0)
-            except ctx._s.JException as e:
-                raise translate(e, f"send of {len(chunk)} rows of partition {self.partition}") from None
+            ctx.send_routed(records[at:at + size])
         self._records = []
 
     def commit(self) -> JMSCommitMessage:

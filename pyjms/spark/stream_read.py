@@ -56,7 +56,7 @@ from pyjms.api.destination import from_key
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.errors import JMSRuntimeException
-from pyjms.rules.expiry import is_expired, now_ms
+from pyjms.api.expiry import is_expired, now_ms
 from pyjms.spark.options import JMSOptions, connection_factory
 from pyjms.spark.schema import ArrowRows
 
@@ -169,7 +169,7 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
         size = self.options.batch_size
         chunk: list[Message] = []
         for rec in C.iter_batch(partition.records):
-            chunk.append(Message._received(rec, None))
+            chunk.append(Message.from_record(rec))
             if len(chunk) >= size:
                 batch = rows.batch(chunk)
                 chunk = []
@@ -217,7 +217,8 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
             for m in messages:
                 # an expired message is consumed with the batch and never shown (IBM MQ discards on get)
                 if not is_expired(m.get_jms_expiration(), now):
-                    rec = m._rec
+                    rec = m.record
+                    assert rec is not None  # a received message keeps its record
                     out.append(rec.buf[rec.start:rec.end])
         if not out:
             self._ctx.commit()  # nothing to deliver; anything taken had expired

@@ -276,6 +276,6 @@ def test_marking_browser_bad_input(ctx, qname) -> None:
     h.close()
     with pytest.raises(IllegalStateRuntimeException, match="closed"):
         h.get(BROWSE_HANDLE)
-    with pyjms.ConnectionFactory(ctx._factory.url).create_context(pyjms.CLIENT_ACKNOWLEDGE) as client_ack:
+    with pyjms.ConnectionFactory(ctx.factory.url).create_context(pyjms.CLIENT_ACKNOWLEDGE) as client_ack:
         with pytest.raises(IllegalStateRuntimeException, match="receive_by_token needs"):
             client_ack.create_consumer(q).receive_by_token("ID:x")

@@ -6,7 +6,6 @@ import time
 
 import pyjms
 from pyjms.dlq import DeadLetterHeader, DLQHandler
-from pyjms.dlq.activemq import dead_letter_details
 from pyjms.dlq.header import ACTIVEMQ_CAUSE, MQFB_EXPIRATION, MQRC_BACKOUT_THRESHOLD_REACHED
 from tests.dlq.conftest import browse
 
@@ -36,7 +35,7 @@ def test_activemq_dead_letters_are_mapped_and_handled(factory: pyjms.ConnectionF
     with factory.create_context() as ctx:
         assert ctx.create_consumer(ctx.create_queue(expiring)).receive(200) is None  # the broker expires it now
         mine = {m.get_text(): m for m in browse(ctx, ACTIVEMQ_DLQ) if m.get_text().startswith(qname)}
-        details = dead_letter_details(ctx, ACTIVEMQ_DLQ)
+        details = ctx.provider.dead_letter_details(ctx, ACTIVEMQ_DLQ)
 
     expired, poison = mine[f"{qname} expired"], mine[f"{qname} poison"]
     headers = {}

@@ -158,7 +158,7 @@ def test_q08_forwarded_unchanged_with_or_without_header(factory: pyjms.Connectio
         text.set_jms_reply_to(ctx.create_queue(qname + ".REPLY"))
         mapped = pyjms.MapMessage()
         mapped.set_int("i", 1)
-        mapped._put("sh", C.T_SHORT, 2)  # a type a Java peer may send; the public API has no set_short
+        mapped.set_short("sh", 2)
         mapped.set_bytes("b", b"\x00\x01")
         (ctx.create_producer().set_priority(7).set_time_to_live(60_000).set_jms_correlation_id("corr")
             .send(app, text).send(app, pyjms.BytesMessage(b"\x00bin")).send(app, mapped)
@@ -180,12 +180,12 @@ def test_q08_forwarded_unchanged_with_or_without_header(factory: pyjms.Connectio
     moved = {type(m).__name__: m for m in kept + stripped}  # one message of each kind
     for original in originals:
         copy = moved[type(original).__name__]
-        user_props = {k: v for k, v in copy._properties().items() if k not in HEADER_PROPERTIES}
-        assert user_props == original._properties() | {
+        user_props = {k: v for k, v in copy.typed_properties().items() if k not in HEADER_PROPERTIES}
+        assert user_props == dict(original.typed_properties()) | {
             "JMS_PYJMS_Timestamp": (C.T_LONG, original.get_jms_timestamp())}
         assert type(copy) is type(original)
         if isinstance(original, pyjms.MapMessage):
-            assert copy._map() == original._map()  # the JMS types of map entries too
+            assert copy.typed_map() == original.typed_map()  # the JMS types of map entries too
         else:
             assert copy.get_body() == original.get_body()
         for getter in ("get_jms_correlation_id", "get_jms_type", "get_jms_reply_to", "get_jms_priority",

@@ -9,7 +9,7 @@ import pytest
 import pyjms
 from pyjms.bridge import codec as C
 from pyjms.dlq import DeadLetterHeader, dead_letter
-from pyjms.dlq.activemq import handler_factory
+from pyjms.dlq import handler_factory
 from pyjms.dlq.header import (
     ACTIVEMQ_CAUSE,
     HEADER_PROPERTIES,

@@ -71,7 +71,7 @@ def test_embedded_broker_refuses_a_public_connector():
     s = jvm.start()
     with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="must bind to 127.0.0.1"):
         try:
-            s.embedded_broker().start("pyjms-public", None, ["tcp://0.0.0.0:0"])
+            s.jclass("org.pyjms.shim.activemq.EmbeddedBroker").start("pyjms-public", None, ["tcp://0.0.0.0:0"])
         except s.JException as e:
             raise translate(e) from None
 

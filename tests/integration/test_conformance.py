@@ -10,7 +10,7 @@ from typing import Sequence
 
 import pytest
 
-from pyjms.delay import conformance
+from pyjms.cli import conformance
 from tests.conftest import ROOT
 
 

@@ -9,7 +9,8 @@ import uuid
 import pytest
 
 import pyjms
-from pyjms.broker.subscriptions import SUBSCRIBER
+from pyjms.api.consumer import JMSConsumer
+from pyjms.bridge.contract import SUBSCRIBER
 from pyjms.delay.processor import DelayProcessor
 from tests.conftest import drain
 
@@ -30,7 +31,7 @@ def staged_copies(ctx, producer, topic, message) -> list[pyjms.Message]:
     """Sends message to topic through a staging queue no processor reads, and returns the
     copies staged there (the processor's sorter would take them off at once)."""
     queue = f"STAGE.UNREAD.{uuid.uuid4().hex[:8]}"
-    factory = ctx._factory
+    factory = ctx.factory
     unread = pyjms.ConnectionFactory(factory.url, delivery_delay="staging", staging_queue=queue)
     with unread.create_context() as other:
         other_producer = other.create_producer().set_delivery_delay(producer.get_delivery_delay())
@@ -119,9 +120,7 @@ def test_d16_a_topic_with_a_subscriber_pyjms_cannot_address_is_staged_once(stage
     factory, staging_queue = staged
     with factory.create_context() as ctx:
         topic = ctx.create_topic(f"D16U.{uuid.uuid4().hex[:8]}")
-        from pyjms.api.consumer import JMSConsumer
-
-        foreign = JMSConsumer(ctx, ctx._ch.consumer(ctx._jkey(topic), None, False), topic, None)
+        foreign = JMSConsumer(ctx, ctx.channel.consumer(topic.key, None, False, "a foreign subscriber"), topic, None)
         ours = ctx.create_consumer(topic)
         p = ctx.create_producer().set_delivery_delay(1000)
         (copy,) = staged_copies(ctx, p, topic, ctx.create_text_message("looked at"))
@@ -149,7 +148,7 @@ def test_a_durable_subscription_made_without_an_address_keeps_its_messages(stage
     factory, _ = staged
     with factory.create_context() as ctx:
         topic = ctx.create_topic(f"D16L.{uuid.uuid4().hex[:8]}")
-        ctx._ch.durableConsumer(ctx._jkey(topic), "old", None, False).close()
+        ctx.channel.durable_consumer(topic.key, "old", None, False, "an old durable subscription").close()
         ctx.create_producer().send(topic, "kept")  # while the subscription is offline
         reopened = ctx.create_durable_consumer(topic, "old")
         assert [g.get_text() for g in drain(reopened, 1000)] == ["kept"]

@@ -8,14 +8,21 @@ import pytest
 
 import pyjms
 from pyjms import MQRC
+from pyjms.delay import delay_mechanism
 from pyjms.delay.mechanism import DelayMechanism, scheduler_works
+from pyjms.delay.policy import delay_policy
 
 DELAY = 1500
 
 
-def test_mechanism_is_probed_once_per_factory(factory, ctx):
+def test_mechanism_is_resolved_once_per_factory_at_the_first_delayed_send(factory, ctx, qname):
+    policy = delay_policy(factory)
     ctx.create_producer().set_delivery_delay(DELAY)
-    assert factory._delay_mechanism is DelayMechanism.SCHEDULER  # ActiveMQ's client has no native delay
+    assert policy.known_mechanism(ctx) is None  # the setter asked the broker nothing (issue 13, item 8)
+    ctx.create_producer().set_delivery_delay(DELAY).send(ctx.create_queue(qname), "resolves it")
+    with factory.create_context() as other:  # the factory's, not the context's
+        assert policy.known_mechanism(other) is DelayMechanism.SCHEDULER  # ActiveMQ's client has no native delay
+        assert delay_mechanism(other) is DelayMechanism.SCHEDULER
     assert scheduler_works(ctx)  # the probe itself, against the real broker
 
 

@@ -59,23 +59,21 @@ def test_broker_enforces_attributes_on_ordinary_puts(ctx, admin, qname):
 def test_d22_delayed_put_checks_the_target_at_send(url, admin, qname, mode):
     factory = pyjms.ConnectionFactory(url, delivery_delay=mode, staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
     q = pyjms.Queue(qname)
+
+    def delayed_send_refused(body: str) -> int:
+        # a context of its own: each reads a target's attributes afresh (then keeps them 1 s)
+        with factory.create_context() as ctx, pytest.raises(pyjms.JMSRuntimeException) as e:
+            ctx.create_producer().set_delivery_delay(60_000).send(q, body)
+        return e.value.reason
+
+    admin.define_queue(q, put_enabled=False)
+    assert delayed_send_refused("x") == 2051
+    admin.define_queue(q, max_msg_length=50)
+    assert delayed_send_refused("x" * 100) == 2030
+    admin.define_queue(q, max_depth=1)
     with factory.create_context() as ctx:
-        p = ctx.create_producer().set_delivery_delay(60_000)
-        admin.define_queue(q, put_enabled=False)
-        with pytest.raises(pyjms.JMSRuntimeException) as e:
-            p.send(q, "x")
-        assert e.value.reason == 2051
-        admin.define_queue(q, max_msg_length=50)
-        ctx._attributes = None  # drop the 1 s attribute cache
-        with pytest.raises(pyjms.JMSRuntimeException) as e:
-            p.send(q, "x" * 100)
-        assert e.value.reason == 2030
-        admin.define_queue(q, max_depth=1)
         ctx.create_producer().send(q, "fills it")
-        ctx._attributes = None
-        with pytest.raises(pyjms.JMSRuntimeException) as e:
-            p.send(q, "x")
-        assert e.value.reason == 2053
+    assert delayed_send_refused("x") == 2053
 
 
 @pytest.mark.parametrize("mode", MODES)

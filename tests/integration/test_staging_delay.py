@@ -69,7 +69,7 @@ def test_d02_d12_staged_message_carries_target_time_and_original_id(url, qname):
             (stagedm,) = list(b)
         assert stagedm.get_string_property(staging.TARGET) == f"queue://{qname}"
         assert stagedm.get_long_property(staging.DELIVERY_TIME) == m.get_jms_timestamp() + 60_000
-        assert stagedm._headers()["message_id"] != m.get_jms_message_id()  # a new id on the wire
+        assert stagedm.get_message_token() != m.get_jms_message_id()  # a new id on the wire
         assert stagedm.get_jms_correlation_id() == m.get_jms_message_id()
         # a mistaken delay can be pulled back
         c = ctx.create_consumer(ctx.create_queue(queue), f"JMSCorrelationID = '{m.get_jms_message_id()}'")

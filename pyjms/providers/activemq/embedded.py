@@ -1,7 +1,9 @@
 """A real ActiveMQ broker inside this process's JVM (or as a standalone process, see cli).
 
 Non-persistent by default, KahaDB when given a data directory, scheduler support on, every
-connector bound to 127.0.0.1, every topic virtualized for shared subscriptions.
+connector bound to 127.0.0.1, every topic virtualized for shared subscriptions. It runs
+pyjms's services as IBM MQ runs them with the queue manager: the admin service (destination
+attributes), the mark service (cooperative browsing) and the delay processor.
 """
 
 from __future__ import annotations
@@ -14,11 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
+from pyjms.bridge.contract import CONTROL_PREFIX
 from pyjms.bridge.errors import translate
-from pyjms.browse.options import check_interval, check_lease
+from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
+from pyjms.browse.service import MarkService
+from pyjms.delay.processor import DelayProcessor
 from pyjms.errors import InvalidArgumentRuntimeException
-from pyjms.rules.reasons import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS
+from pyjms.providers.activemq.admin import AdminService
+from pyjms.rules.attributes import Attributes, QueueAttributes
 
 _counter = itertools.count(1)
 SYSTEM_USER = "pyjms-system"
@@ -67,7 +74,7 @@ class EmbeddedBroker:
         if stomp_port is not None:
             connectors.append(f"stomp://127.0.0.1:{stomp_port}")
         s = jvm.start()
-        Broker = s.embedded_broker()
+        Broker = s.jclass("org.pyjms.shim.activemq.EmbeddedBroker")
         self._system_user: tuple[str, str] | None = None
         user_rows = rule_rows = None
         if users is not None:
@@ -82,7 +89,7 @@ class EmbeddedBroker:
                 ["topic", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
                 # D13: anyone may stage a delayed message; only the processor reads the staging queue
                 ["queue", "SYSTEM.DDELAY.>", SYSTEM_GROUP, everyone, everyone],
-                ["queue", "PYJMS.CONTROL.>", SYSTEM_GROUP, everyone, everyone],
+                ["queue", CONTROL_PREFIX + ">", SYSTEM_GROUP, everyone, everyone],
             ]
         try:
             self._broker = Broker.start(self.name, self.data_dir, connectors, user_rows, rule_rows)
@@ -91,13 +98,9 @@ class EmbeddedBroker:
         self._stopped = False
         self.connect_uris: list[str] = [str(u) for u in self._broker.connectUris()]
         jvm.on_shutdown(self, self.stop, first=True)
-        from pyjms.broker.admin import AdminService
-
         self.admin = AdminService(self)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
         # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
-        from pyjms.browse.service import MarkService
-
         self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
         threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         self.delay_processor: Any = None
@@ -129,20 +132,16 @@ class EmbeddedBroker:
         """The Java BrokerService, for pyjms components that administer the broker."""
         return self._broker.service()
 
-    def _local_factory(self) -> Any:
-        from pyjms.api.context import ConnectionFactory
-
+    def _local_factory(self) -> ConnectionFactory:
         user, password = self._system_user or (None, None)
         return ConnectionFactory(self.vm_url, user, password)
 
     def _start_delay_processor(self) -> None:
-        from pyjms.delay.processor import DelayProcessor
-
         with jvm.java_thread():
             self.delay_processor = DelayProcessor(self._local_factory()).start()
 
     def subscribers_of(self, topic: str) -> list[str]:
-        """The addresses of a topic's subscribers now (pyjms.broker.subscriptions)."""
+        """The addresses of a topic's subscribers now (pyjms.providers.activemq.subscriptions)."""
         try:
             return [str(a) for a in self._broker.subscribersOf(topic)]
         except jvm.shim().JException as e:
@@ -155,6 +154,10 @@ class EmbeddedBroker:
         except jvm.shim().JException as e:
             raise translate(e, f"durable subscription {client_id}:{name} on {topic}") from None
         return None if selector is None else str(selector)
+
+    def enforce_limits(self, queue: str, attributes: Attributes | None) -> None:
+        """Makes the broker refuse puts that break a queue's limits (None: no limits)."""
+        self._broker.attributes().define(queue, queue_limits(attributes))
 
     def queue_depth(self, name: str) -> int:
         """Messages on a queue now (0 if it does not exist)."""
@@ -184,9 +187,9 @@ class EmbeddedBroker:
         self.stop()
 
 
-def queue_limits(broker: EmbeddedBroker, attributes: Any) -> Any:
+def queue_limits(attributes: Attributes | None) -> Any:
     """The Java limits the broker enforces for a queue's attributes (None: no limits)."""
-    if attributes is None:
+    if not isinstance(attributes, QueueAttributes):
         return None
     Limits = jvm.shim().jclass("org.pyjms.shim.activemq.DestinationAttributes$Limits")
     return Limits(bool(attributes.put_enabled), int(attributes.max_msg_length), int(attributes.max_depth))

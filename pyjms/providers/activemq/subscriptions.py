@@ -8,7 +8,7 @@ nothing and nobody else gets its copy. On a pyjms broker:
   (``Q:Consumer.<name>.<topic>``); a plain or durable subscriber's consumer gets a selector
   clause naming its address (``JMS_PYJMS_Subscriber = 'N:...'`` or ``'D:...'``), so the
   broker gives it only publications addressed to it or to nobody;
-* at a delayed send to a topic, the producer asks the broker (the admin service, op
+* at a delayed send to a topic, the delay policy asks the broker (the admin service, op
   ``subscribers``) for the addresses of the topic's subscribers now, and stages one copy per
   address, each with ``JMS_PYJMS_Subscriber`` set;
 * at delivery the processor publishes each copy to the topic as usual: the clause lets only
@@ -27,17 +27,16 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import TemporaryTopic, Topic
+from pyjms.bridge.contract import SUBSCRIBER
 from pyjms.errors import JMSRuntimeException
+from pyjms.providers.activemq import admin
 
-if TYPE_CHECKING:
-    from pyjms.api.context import JMSContext
+__all__ = ["SUBSCRIBER", "plain_address", "selector_for", "durable_selector", "subscribers_at_send"]
 
-#: the property that addresses a staged copy of a delayed publication to one subscriber
-SUBSCRIBER = "JMS_PYJMS_Subscriber"
 #: what the broker lists for a subscriber it cannot address
 UNADDRESSABLE = "?"
 _ADDRESS = re.compile(SUBSCRIBER + " = '([^']*)'")
@@ -53,9 +52,7 @@ def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, s
     address (so its selector, and so the subscription itself, stays the same); a new one,
     even of a name used before, gets a new address: a publication staged for a subscription
     that was deleted must not reach its successor (D21)."""
-    from pyjms.broker.admin import durable_selector as existing_selector
-
-    current = existing_selector(ctx, topic, client_id, name, 5000)
+    current = admin.durable_selector(ctx, topic, client_id, name, 5000)
     if current is not None:
         match = _ADDRESS.search(current)
         if match and selector_for(selector, match.group(1)) == current:
@@ -76,13 +73,12 @@ def selector_for(selector: str | None, address: str) -> str:
 
 
 def subscribers_at_send(ctx: JMSContext, topic: Topic) -> list[str] | None:
-    """The addresses to stage a delayed publication to, or None to stage it once."""
-    from pyjms.broker.admin import subscribers
-
-    if isinstance(topic, TemporaryTopic) or not ctx._on_pyjms_broker():
+    """The addresses to stage a delayed publication to on a pyjms broker, or None to stage it
+    once."""
+    if isinstance(topic, TemporaryTopic):
         return None
     try:
-        found = subscribers(ctx, topic, 2000)
+        found = admin.subscribers(ctx, topic, 2000)
     except JMSRuntimeException:
         return None
     return None if UNADDRESSABLE in found else found

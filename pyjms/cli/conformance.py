@@ -14,9 +14,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-import pyjms
-from pyjms.broker.admin import Admin
-from pyjms.rules.reasons import MQRC
+from pyjms.api.constants import PERSISTENT, SESSION_TRANSACTED
+from pyjms.api.context import ConnectionFactory
+from pyjms.api.destination import Queue, Topic
+from pyjms.bridge.contract import STAGING_QUEUE
+from pyjms.delay import delay_mechanism
+from pyjms.errors import JMSRuntimeException
+from pyjms.providers.activemq import Admin
+from pyjms.reasons import MQRC
 
 OK = "ok"
 SKIPPED = "skipped"
@@ -48,26 +53,26 @@ def _reason(fn: Callable[[], object]) -> str:
     """'ok', or the MQRC name of the pyjms error fn raised."""
     try:
         fn()
-    except pyjms.JMSRuntimeException as e:
+    except JMSRuntimeException as e:
         return e.reason_name or f"{type(e).__name__}: {e}"
     return OK
 
 
-def run(url: str | None, mode: str = "auto", *, staging_queue: str = "SYSTEM.DDELAY.LOCAL.QUEUE",
+def run(url: str | None, mode: str = "auto", *, staging_queue: str = STAGING_QUEUE,
         connect: Mapping[str, Any] | None = None, queue: str | None = None) -> list[Row]:
     """The rows for one delay mode. ``connect`` holds any other ConnectionFactory arguments (user,
     password, factory_class, properties, classpath), e.g. to reach IBM MQ or Artemis through
     their own JMS clients. ``queue`` names an existing queue to use, for brokers that do not
     create queues on demand (IBM MQ); by default each run makes its own CONFORMANCE.<tag>."""
-    def connection_factory(delivery_delay: str) -> pyjms.ConnectionFactory:
-        return pyjms.ConnectionFactory(url, delivery_delay=delivery_delay, staging_queue=staging_queue,
+    def connection_factory(delivery_delay: str) -> ConnectionFactory:
+        return ConnectionFactory(url, delivery_delay=delivery_delay, staging_queue=staging_queue,
                                        **(connect or {}))
 
     factory = connection_factory(mode)
     tag = uuid.uuid4().hex[:8]
     rows: list[Row] = []
     with factory.create_context() as ctx:
-        mechanism = ctx._delay_mechanism()
+        mechanism = delay_mechanism(ctx)
         unavailable = not mechanism.available
 
         def delayed(expected: MQRC | str) -> str:
@@ -106,7 +111,7 @@ def run(url: str | None, mode: str = "auto", *, staging_queue: str = "SYSTEM.DDE
         try:
             admin.describe(q)
             have_admin = True
-        except pyjms.JMSRuntimeException:
+        except JMSRuntimeException:
             have_admin = False
         targets = [
             ("D05", "delayed put to a clustered queue with DEFBIND(OPEN)", MQRC.OPTIONS_ERROR,
@@ -122,15 +127,15 @@ def run(url: str | None, mode: str = "auto", *, staging_queue: str = "SYSTEM.DDE
             if not have_admin:
                 rows.append(Row(rule, text, reason.mq_name, NO_ADMIN))
                 continue
-            target = pyjms.Queue(f"CONFORMANCE.{tag}.{i}")
+            target = Queue(f"CONFORMANCE.{tag}.{i}")
             define(target)
             rows.append(Row(rule, text, delayed(reason),
                             _reason(lambda: producer().set_delivery_delay(1000).send(target, body))))
         if have_admin:
-            topic = pyjms.Topic(f"CONFORMANCE.{tag}.T")
+            topic = Topic(f"CONFORMANCE.{tag}.T")
             admin.define_topic(topic, persistent_delivery="ALLDUR")
             rows.append(Row("D23", "delayed persistent publish, PMSGDLV(ALLDUR)", delayed(MQRC.PUBLICATION_FAILURE),
-                            _reason(lambda: producer().set_delivery_delay(1000).set_delivery_mode(pyjms.PERSISTENT).send(topic, "x"))))
+                            _reason(lambda: producer().set_delivery_delay(1000).set_delivery_mode(PERSISTENT).send(topic, "x"))))
         else:
             rows.append(Row("D23", "delayed persistent publish, PMSGDLV(ALLDUR)", MQRC.PUBLICATION_FAILURE.mq_name,
                             NO_ADMIN))
@@ -140,10 +145,10 @@ def run(url: str | None, mode: str = "auto", *, staging_queue: str = "SYSTEM.DDE
     return rows
 
 
-def _behaviour(factory: pyjms.ConnectionFactory, tag: str, queue: str) -> list[Row]:
+def _behaviour(factory: ConnectionFactory, tag: str, queue: str) -> list[Row]:
     """D01, D10, D17: what a delayed message does once sent."""
     rows = []
-    with factory.create_context(pyjms.SESSION_TRANSACTED) as tx, factory.create_context() as reader:
+    with factory.create_context(SESSION_TRANSACTED) as tx, factory.create_context() as reader:
         q = tx.create_queue(queue)
         # the queue may be shared (an existing one on IBM MQ): only this run's message counts
         consumer = reader.create_consumer(q, f"pyjms_conformance = '{tag}'")

@@ -1,9 +1,9 @@
-"""What the DLQ handler needs to know about ActiveMQ Classic.
+"""What the DLQ handler (and the delay processor) need to know about ActiveMQ Classic.
 
 * A rolled-back get counts as a redelivery, and after ``maximumRedeliveries`` (6) ActiveMQ's
   client hands the message to the broker as poison: it moves to ActiveMQ.DLQ, or is dropped
   if it already is there. A DLQ handler rolls back every move whose put fails, so it
-  connects with no redelivery limit (:func:`handler_factory`); it keeps its own retry
+  connects with no redelivery limit (:func:`without_redelivery_limit`); it keeps its own retry
   counts, as IBM's handler does.
 * In a transaction ActiveMQ sends asynchronously, so a refused put (a full queue) surfaces
   only at commit, as "Transaction marked rollback only"; and after such a commit the broker
@@ -19,33 +19,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pyjms.api.context import ConnectionFactory
-from pyjms.bridge.errors import translate
-from pyjms.dlq.header import ACTIVEMQ_CAUSE, REASON
-
-if TYPE_CHECKING:
-    from pyjms.api.context import JMSContext
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.dlq.header import ACTIVEMQ_CAUSE, REASON, DeadLetterDetails
 
 #: URL schemes the shim hands to ActiveMQ (org.pyjms.shim.Providers.forUrl)
-_SCHEMES = ("vm", "tcp", "nio", "ssl", "failover", "discovery", "static", "auto", "peer")
+SCHEMES = ("vm", "tcp", "nio", "ssl", "failover", "discovery", "static", "auto", "peer")
 _HANDLER_OPTIONS = ("jms.redeliveryPolicy.maximumRedeliveries=-1",)
 #: at most this many entries are read per call; ActiveMQ browses no more than 400 by default
 _MAX_ENTRIES = 1000
 
 
 def is_activemq_url(url: str | None) -> bool:
-    return bool(url) and url.partition(":")[0] in _SCHEMES  # type: ignore[union-attr]
+    return bool(url) and url.partition(":")[0] in SCHEMES  # type: ignore[union-attr]
 
 
-def handler_factory(connection: ConnectionFactory | str | None) -> ConnectionFactory:
-    """The factory a handler connects with: as given, plus no redelivery limit on ActiveMQ
-    (unless the URL sets one)."""
-    base = connection if isinstance(connection, ConnectionFactory) else ConnectionFactory(connection)
-    if base.factory_class is not None and "activemq" not in base.factory_class.lower():
-        return base  # another provider: its own poison-message rules apply (README)
+def without_redelivery_limit(base: ConnectionFactory) -> ConnectionFactory:
+    """The factory as given, plus no redelivery limit (unless the URL sets one)."""
     url = base.url
     options = [o for o in _HANDLER_OPTIONS if o.partition("=")[0] not in url]
     if not is_activemq_url(url) or not options:
@@ -60,15 +51,8 @@ def handler_factory(connection: ConnectionFactory | str | None) -> ConnectionFac
         properties=base.properties,
         classpath=base.classpath,
         delivery_delay=base.delivery_delay,
+        staging_queue=base.staging_queue,
     )
-
-
-@dataclass(frozen=True)
-class DeadLetterDetails:
-    """What ActiveMQ recorded about a message it dead-lettered, outside the properties."""
-
-    original_destination: str | None  # a destination key, e.g. queue://ORDERS
-    dead_lettered_ms: int | None  # when the broker received the dead-letter copy
 
 
 def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetails]:
@@ -79,10 +63,10 @@ def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetail
     """
     if not ctx.provider_name.startswith("ActiveMQ"):
         return {}
-    s = ctx._s
-    session: Any = ctx._ch.session()
+    session: Any = ctx.channel.java.session()
     found: dict[str, DeadLetterDetails] = {}
-    try:
+
+    def read() -> None:
         browser = session.createBrowser(
             session.createQueue(dlq), f"{ACTIVEMQ_CAUSE} IS NOT NULL AND {REASON} IS NULL"
         )
@@ -97,11 +81,12 @@ def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetail
                 )
         finally:
             browser.close()
-    except s.JException as e:
-        raise translate(e, f"read ActiveMQ's dead-letter details on queue://{dlq}") from None
+
+    try:
+        ctx.channel.call(read, f"read ActiveMQ's dead-letter details on queue://{dlq}")
     except AttributeError:  # not ActiveMQ's message class after all
         return {}
     return found
 
 
-__all__ = ["handler_factory", "dead_letter_details", "DeadLetterDetails", "is_activemq_url"]
+__all__ = ["without_redelivery_limit", "dead_letter_details", "is_activemq_url", "SCHEMES"]

@@ -1,0 +1,114 @@
+"""Provider plug-ins: what the client and the features ask of a provider, and who answers.
+
+The JMS client knows no provider. Where providers differ in ways pyjms must handle (a
+default broker when no URL is given, the selectors topic subscribers need on a broker that
+stages delayed publications, which delay mechanisms are worth probing, destination
+attributes, ...), the client and the features ask the :class:`ProviderPlugin` that serves
+the connection factory. Providers subclass it and register an instance with
+:func:`register_provider` (pyjms.providers.activemq does, when the package is imported);
+a factory no plug-in serves gets the generic answers of this base class.
+
+Every method has a default that fits any Jakarta Messaging provider; a plug-in overrides
+only its provider's quirks. Methods that may ask the broker say so.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Mapping
+
+from pyjms.errors import SetupError
+
+if TYPE_CHECKING:
+    from pyjms.api.context import ConnectionFactory, JMSContext
+    from pyjms.api.destination import Destination, Topic
+
+
+class ProviderPlugin:
+    """A provider's quirks. The defaults are those of a plain Jakarta Messaging provider."""
+
+    #: shown in messages
+    name = "Jakarta Messaging"
+    #: how old the destination attributes a plug-in answers with may be, in seconds (features
+    #: that watch attributes, such as the delay processor, re-read them at this pace)
+    attributes_max_age_s = 1.0
+
+    def serves(self, url: str | None, factory_class: str | None) -> bool:
+        """Whether this plug-in serves factories with this URL or factory class (no I/O)."""
+        return False
+
+    def default_url(self) -> str:
+        """The URL to use when a factory names none (the registered default plug-in is
+        asked, once per factory, when the URL is first needed; it may start a broker)."""
+        raise SetupError(f"no URL was given and {self.name} has no default broker: pass a URL or set PYJMS_URL")
+
+    def topic_consumer_selector(self, ctx: JMSContext, topic: Topic, selector: str | None) -> str | None:
+        """The selector a plain topic consumer is made with on the wire (the user's by default)."""
+        return selector
+
+    def durable_consumer_selector(
+        self, ctx: JMSContext, topic: Topic, name: str, client_id: str, selector: str | None
+    ) -> str | None:
+        """The selector a durable subscription is opened with on the wire. May ask the broker
+        about an existing subscription: it is called from create_durable_consumer only."""
+        return selector
+
+    def delay_mechanisms(self, ctx: JMSContext) -> tuple[str, ...]:
+        """The delay mechanisms worth trying on this provider, best first (pyjms.delay probes
+        them in this order: native, scheduler, staging)."""
+        return ("native", "scheduler", "staging")
+
+    def target_attributes(self, ctx: JMSContext, destination: Destination) -> Any:
+        """The IBM MQ attributes the broker defines for a destination (pyjms.rules.attributes),
+        or None where it defines none or cannot say. May ask the broker (at most once per
+        ``attributes_max_age_s`` per destination and context)."""
+        return None
+
+    def subscriber_addresses(self, ctx: JMSContext, topic: Topic) -> list[str] | None:
+        """The addresses of a topic's subscribers now, to stage a delayed publication one copy
+        per subscriber (IBM MQ, D16); None to stage one copy matched at delivery. May ask
+        the broker."""
+        return None
+
+    def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
+        """A factory like ``factory`` whose rolled-back gets never make the provider treat a
+        message as poison (components that keep their own retry counts use it)."""
+        return factory
+
+    def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
+        """By JMSMessageID, what the provider recorded outside the properties about the
+        entries it dead-lettered itself on ``queue`` (pyjms.dlq.DeadLetterDetails)."""
+        return {}
+
+
+_GENERIC = ProviderPlugin()
+_plugins: list[ProviderPlugin] = []
+_default: ProviderPlugin | None = None
+_lock = threading.Lock()
+
+
+def register_provider(plugin: ProviderPlugin, *, default: bool = False) -> None:
+    """Makes ``plugin`` serve the factories it says it serves (later registrations are asked
+    first). ``default``: it also gives the broker of factories with no URL."""
+    global _default
+    with _lock:
+        _plugins.insert(0, plugin)
+        if default:
+            _default = plugin
+
+
+def provider_for(url: str | None, factory_class: str | None) -> ProviderPlugin:
+    """The plug-in for a factory's URL or class; with neither, the default plug-in."""
+    with _lock:
+        if url is None and factory_class is None and _default is not None:
+            return _default
+        for plugin in _plugins:
+            if plugin.serves(url, factory_class):
+                return plugin
+    return _GENERIC
+
+
+def default_provider() -> ProviderPlugin:
+    """The plug-in that gives factories with no URL their broker."""
+    with _lock:
+        return _default if _default is not None else _GENERIC

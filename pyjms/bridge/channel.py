@@ -1,0 +1,235 @@
+"""The typed channel: one JMS session of the shim (org.pyjms.shim.Channel) with Python types.
+
+Every call translates a Java exception into the pyjms error tree (pyjms.bridge.errors), so no
+JPype object reaches the layers above through a failure; ``what`` names the operation in the
+error's message. Records and batches are the codec's (pyjms.bridge.codec); destination keys
+are ``queue://NAME``-style strings (or the Java strings made from them by ``java_string``).
+
+The raw Java objects stay reachable as ``.java`` for shim extensions a provider or feature
+owns (their calls must translate Java exceptions the same way: ``Channel.call``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pyjms.bridge import jvm
+from pyjms.bridge.errors import translate
+
+
+class Receiver:
+    """A consumer on the wire (org.pyjms.shim.Receiver)."""
+
+    __slots__ = ("java", "id", "_jexc")
+
+    def __init__(self, java: Any, jexc: type[BaseException]) -> None:
+        self.java = java
+        self.id = int(java.id())
+        self._jexc = jexc
+
+    def receive(self, timeout_ms: int, ack: bool, what: str) -> bytes | None:
+        """One record, or None if none came within timeout_ms (0: none waiting)."""
+        try:
+            raw = self.java.receive(timeout_ms, ack)
+        except self._jexc as e:
+            raise translate(e, what) from None
+        return None if raw is None else bytes(raw)
+
+    def receive_batch(self, max_messages: int, timeout_ms: int, what: str) -> bytes:
+        """A batch (codec.iter_batch) of up to max_messages: waits for the first only."""
+        try:
+            return bytes(self.java.receiveBatch(max_messages, timeout_ms))
+        except self._jexc as e:
+            raise translate(e, what) from None
+
+    def ack_last(self, what: str = "acknowledge") -> None:
+        self._run(self.java.ackLast, what)
+
+    def listen(self, what: str = "set_message_listener") -> None:
+        self._run(self.java.listen, what)
+
+    def unlisten(self, what: str = "set_message_listener(None)") -> None:
+        self._run(self.java.unlisten, what)
+
+    def close(self, what: str = "close consumer") -> None:
+        self._run(self.java.close, what)
+
+    def _run(self, fn: Callable[[], Any], what: str) -> Any:
+        try:
+            return fn()
+        except self._jexc as e:
+            raise translate(e, what) from None
+
+
+class Browser:
+    """A queue browser on the wire (org.pyjms.shim.Browser)."""
+
+    __slots__ = ("java", "_jexc")
+
+    def __init__(self, java: Any, jexc: type[BaseException]) -> None:
+        self.java = java
+        self._jexc = jexc
+
+    def next(self, max_messages: int, what: str) -> bytes:
+        """A batch of up to max_messages records; an empty batch at the end of the queue."""
+        try:
+            return bytes(self.java.next(max_messages))
+        except self._jexc as e:
+            raise translate(e, what) from None
+
+    def close(self, what: str = "close browser") -> None:
+        try:
+            self.java.close()
+        except self._jexc as e:
+            raise translate(e, what) from None
+
+
+class Channel:
+    """One session (and the connection it shares with its siblings) on the wire."""
+
+    __slots__ = ("java", "_shim", "_jexc")
+
+    def __init__(self, java: Any) -> None:
+        self.java = java
+        self._shim = jvm.shim()
+        self._jexc: type[BaseException] = self._shim.JException
+
+    @classmethod
+    def open(cls, provider: Any, factory: Any, user: str | None, password: str | None, client_id: str | None,
+             session_mode: int, what: str) -> Channel:
+        """A new connection with one session, through a provider's Java connection factory."""
+        s = jvm.shim()
+        try:
+            return cls(s.Channel.open(provider, factory, user, password, client_id, session_mode))
+        except s.JException as e:
+            raise translate(e, what) from None
+
+    def sibling(self, session_mode: int, what: str) -> Channel:
+        """Another session on this channel's connection."""
+        return Channel(self.call(lambda: self.java.sibling(session_mode), what))
+
+    def call(self, fn: Callable[[], Any], what: str) -> Any:
+        """Runs fn (Java calls), translating a Java exception into a pyjms error."""
+        try:
+            return fn()
+        except self._jexc as e:
+            raise translate(e, what) from None
+
+    def java_string(self, text: str) -> Any:
+        """A Java String, for keys passed on every send (made once, not per call)."""
+        return self._shim.String(text)
+
+    # ------------------------------------------------------------------ the session
+
+    def provider_name(self) -> str:
+        return str(self.java.providerName())
+
+    def client_id(self) -> str | None:
+        cid = self.call(self.java.clientId, "get_client_id")
+        return None if cid is None else str(cid)
+
+    def set_client_id(self, client_id: str) -> None:
+        self.call(lambda: self.java.setClientId(client_id), "set_client_id")
+
+    def start(self) -> None:
+        self.call(self.java.start, "start")
+
+    def stop(self) -> None:
+        self.call(self.java.stop, "stop")
+
+    def commit(self) -> None:
+        self.call(self.java.commit, "commit")
+
+    def rollback(self) -> None:
+        self.call(self.java.rollback, "rollback")
+
+    def recover(self) -> None:
+        self.call(self.java.recover, "recover")
+
+    def acknowledge(self) -> None:
+        self.call(self.java.acknowledge, "acknowledge")
+
+    def close(self) -> None:
+        self.call(self.java.close, "close")
+
+    def supports_native_delay(self) -> bool:
+        """Whether the provider's client implements JMS 2.0 setDeliveryDelay (a local check)."""
+        return bool(self.java.supportsNativeDelay())
+
+    def scheduler_known(self) -> bool:
+        """Whether the provider knows the broker runs a scheduler it can use (False: unknown)."""
+        return bool(self.java.schedulerKnown())
+
+    # ------------------------------------------------------------------ sending
+
+    def send(self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
+             what: str) -> None:
+        try:
+            self.java.send(key, record, mode, priority, ttl, delay, flags)
+        except self._jexc as e:
+            raise translate(e, what) from None
+
+    def send_described(self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
+                       what: str) -> bytes:
+        """Sends one record; returns the header block the provider assigned (codec.read_headers)."""
+        try:
+            return bytes(self.java.sendDescribed(key, record, mode, priority, ttl, delay, flags))
+        except self._jexc as e:
+            raise translate(e, what) from None
+
+    def send_batch(self, key: Any, batch: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
+                   what: str) -> int:
+        """Sends a batch (codec.pack_batch) to one destination with one set of options."""
+        try:
+            return int(self.java.sendBatch(key, batch, mode, priority, ttl, delay, flags))
+        except self._jexc as e:
+            raise translate(e, what) from None
+
+    def send_routed(self, batch: bytes, flags: int, what: str) -> int:
+        """Sends a batch of routed entries (codec.pack_routed), each with its own destination."""
+        try:
+            return int(self.java.sendRouted(batch, flags))
+        except self._jexc as e:
+            raise translate(e, what) from None
+
+    # ------------------------------------------------------------------ consuming
+
+    def consumer(self, key: Any, selector: str | None, no_local: bool, what: str) -> Receiver:
+        return Receiver(self.call(lambda: self.java.consumer(key, selector, no_local), what), self._jexc)
+
+    def prefetching_consumer(self, key: Any, selector: str, prefetch: int, what: str) -> Receiver:
+        """A consumer the provider sends at most ``prefetch`` messages ahead."""
+        return Receiver(self.call(lambda: self.java.prefetchingConsumer(key, selector, prefetch), what), self._jexc)
+
+    def durable_consumer(self, key: Any, name: str, selector: str | None, no_local: bool, what: str) -> Receiver:
+        return Receiver(self.call(lambda: self.java.durableConsumer(key, name, selector, no_local), what),
+                        self._jexc)
+
+    def shared_consumer(self, key: Any, name: str, selector: str | None, durable: bool, what: str) -> Receiver:
+        return Receiver(self.call(lambda: self.java.sharedConsumer(key, name, selector, durable), what), self._jexc)
+
+    def unsubscribe(self, name: str, what: str) -> None:
+        self.call(lambda: self.java.unsubscribe(name), what)
+
+    def browser(self, key: Any, selector: str | None, what: str) -> Browser:
+        return Browser(self.call(lambda: self.java.browser(key, selector), what), self._jexc)
+
+    def create_temporary_queue(self) -> str:
+        return str(self.call(self.java.createTemporaryQueue, "create_temporary_queue"))
+
+    def create_temporary_topic(self) -> str:
+        return str(self.call(self.java.createTemporaryTopic, "create_temporary_topic"))
+
+    def delete_temporary(self, key: Any, what: str) -> None:
+        self.call(lambda: self.java.deleteTemporary(key), what)
+
+    # ------------------------------------------------------------------ listeners
+
+    def next_listened(self, timeout_ms: int) -> bytes | None:
+        """The next message for a listener: receiver id (i32) then its record, or None.
+        Raises whatever the shim raises once the channel is closed (the caller checks)."""
+        raw = self.java.nextListened(timeout_ms)
+        return None if raw is None else bytes(raw)
+
+    def listened_done(self, ok: bool) -> None:
+        self.java.listenedDone(ok)

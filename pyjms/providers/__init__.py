@@ -1,0 +1,6 @@
+"""Providers as plug-ins (pyjms.api.provider): each package registers its plug-in when imported.
+
+* pyjms.providers.activemq: ActiveMQ Classic, the default provider (its embedded broker serves
+  factories with no URL), with the admin service, the subscriber addresses of delayed
+  publications and the ActiveMQ dead-letter details.
+"""

@@ -1,0 +1,196 @@
+"""Destination attributes in IBM MQ's terms (pyjms.rules.attributes), defined on a pyjms broker.
+
+The broker refuses ordinary puts that break a queue's limits (put inhibited 2051, too big
+2030, full 2053: activemq.DestinationAttributes in the shim); pyjms.rules applies the
+delay-specific rules (D05, D22, D23) at send time using these attributes, which the ActiveMQ
+plug-in reads (ActiveMQPlugin.target_attributes, through an AttributeCache per context).
+
+Attributes live in the broker's process and are reached over the wire: an admin service
+answers JSON requests on the queue PYJMS.ADMIN, so ``pyjms admin --url`` works against a
+standalone broker too. A destination with no attributes has no limits.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.destination import Destination, Queue, Topic, from_key
+from pyjms.bridge import jvm
+from pyjms.bridge.contract import ADMIN_QUEUE
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
+from pyjms.rules.attributes import Attributes, QueueAttributes, TopicAttributes, from_values
+
+if TYPE_CHECKING:
+    from pyjms.providers.activemq.embedded import EmbeddedBroker
+
+__all__ = ["Admin", "AdminService", "AttributeCache", "QueueAttributes", "TopicAttributes", "ADMIN_QUEUE"]
+class AdminService:
+    """Runs in the broker's process: keeps the attributes and answers PYJMS.ADMIN requests."""
+
+    def __init__(self, broker: EmbeddedBroker) -> None:
+        self.broker = broker
+        self._defined: dict[str, Attributes] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def define(self, destination: Destination, attributes: Attributes | None) -> None:
+        with self._lock:
+            if attributes is None:
+                self._defined.pop(destination.key, None)
+            else:
+                self._defined[destination.key] = attributes
+        if isinstance(destination, Queue):
+            self.broker.enforce_limits(destination.name, attributes)
+
+    def describe(self, destination: Destination) -> Attributes | None:
+        with self._lock:
+            a = self._defined.get(destination.key)
+        if isinstance(a, QueueAttributes):
+            return QueueAttributes(**{**asdict(a), "depth": self.broker.queue_depth(destination.name)})
+        return a
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        dest = from_key(request["destination"])
+        assert dest is not None
+        op = request["op"]
+        if op in ("subscribers", "durable-selector") and not isinstance(dest, Topic):
+            raise InvalidArgumentRuntimeException(f"admin operation {op!r} needs a topic, not {dest}")
+        if op == "subscribers":  # D16: who a delayed publication is staged for
+            return {"ok": True, "subscribers": self.broker.subscribers_of(dest.name)}
+        if op == "durable-selector":  # D16: a durable subscription keeps its address
+            return {"ok": True, "selector": self.broker.durable_selector(dest.name, request["client_id"], request["name"])}
+        if op == "define":
+            self.define(dest, from_values(request["kind"], request["attributes"]))
+        elif op == "delete":
+            self.define(dest, None)
+        elif op != "describe":
+            raise InvalidArgumentRuntimeException(f"unknown admin operation {op!r}")
+        a = self.describe(dest)
+        return {"ok": True, "attributes": None if a is None else asdict(a)}
+
+    def start(self, factory: ConnectionFactory) -> AdminService:
+        def serve() -> None:
+            with jvm.java_thread(), factory.create_context() as ctx:
+                consumer = ctx.create_consumer(Queue(ADMIN_QUEUE))
+                producer = ctx.create_producer().set_delivery_mode(1)
+                while not self._stop.is_set():
+                    try:
+                        m = consumer.receive(200)
+                    except JMSRuntimeException:
+                        if self._stop.is_set() or jvm.shutting_down():
+                            return
+                        raise
+                    if m is None or m.get_jms_reply_to() is None:
+                        continue
+                    try:
+                        answer = self.handle(json.loads(m.get_text() or "{}"))
+                    except (JMSRuntimeException, KeyError, ValueError, TypeError) as e:
+                        answer = {"ok": False, "error": str(e), "reason": getattr(e, "reason", None)}
+                    producer.set_jms_correlation_id(m.get_jms_message_id()).send(m.get_jms_reply_to(), json.dumps(answer))
+
+        self._thread = threading.Thread(target=serve, name="pyjms-admin", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+
+
+class Admin:
+    """Defines and reads destination attributes on a pyjms broker, over the wire."""
+
+    def __init__(self, factory: ConnectionFactory, timeout_ms: int = 5000) -> None:
+        self.factory = factory
+        self.timeout_ms = timeout_ms
+
+    def _request(self, op: str, destination: Destination, **extra: Any) -> Attributes | None:
+        with self.factory.create_context() as ctx:
+            return request(ctx, op, destination, self.timeout_ms, **extra)
+
+    def define_queue(self, queue: Queue | str, **attributes: Any) -> QueueAttributes:
+        q = queue if isinstance(queue, Queue) else Queue(queue)
+        a = QueueAttributes(**attributes)
+        return self._request("define", q, kind="queue", attributes=asdict(a))  # type: ignore[return-value]
+
+    def define_topic(self, topic: Topic | str, **attributes: Any) -> TopicAttributes:
+        t = topic if isinstance(topic, Topic) else Topic(topic)
+        a = TopicAttributes(**attributes)
+        return self._request("define", t, kind="topic", attributes=asdict(a))  # type: ignore[return-value]
+
+    def describe(self, destination: Destination) -> Attributes | None:
+        return self._request("describe", destination)
+
+    def delete(self, destination: Destination) -> None:
+        self._request("delete", destination)
+
+
+def request(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any) -> Attributes | None:
+    """One admin request/reply on ctx; raises if no pyjms broker answers."""
+    a = _ask(ctx, op, destination, timeout_ms, **extra).get("attributes")
+    if a is None:
+        return None
+    return from_values("queue" if isinstance(destination, Queue) else "topic", a)
+
+
+def subscribers(ctx: JMSContext, topic: Topic, timeout_ms: int) -> list[str]:
+    """The addresses of a topic's subscribers now (pyjms.providers.activemq.subscriptions)."""
+    return [str(a) for a in _ask(ctx, "subscribers", topic, timeout_ms)["subscribers"]]
+
+
+def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, timeout_ms: int) -> str | None:
+    """The selector of a durable subscription now, or None if there is none."""
+    selector = _ask(ctx, "durable-selector", topic, timeout_ms, client_id=client_id, name=name)["selector"]
+    return None if selector is None else str(selector)
+
+
+def _ask(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any) -> dict[str, Any]:
+    with ctx.create_context() as c:
+        reply = c.create_temporary_queue()
+        consumer = c.create_consumer(reply)
+        body = json.dumps({"op": op, "destination": destination.key, **extra})
+        c.create_producer().set_jms_reply_to(reply).set_delivery_mode(1).set_time_to_live(timeout_ms).send(
+            Queue(ADMIN_QUEUE), body
+        )
+        answer = consumer.receive(timeout_ms)
+        if answer is None:
+            raise JMSRuntimeException(
+                f"no pyjms admin service answered on {ADMIN_QUEUE} within {timeout_ms} ms: "
+                "destination attributes need a pyjms broker"
+            )
+        data: dict[str, Any] = json.loads(answer.get_text() or "{}")
+        if not data.get("ok"):
+            raise InvalidArgumentRuntimeException(data.get("error", "admin request failed"))
+        return data
+
+
+class AttributeCache:
+    """Per context: attributes of targets, read at most once a second each (delayed sends)."""
+
+    TTL_S = 1.0
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[float, Attributes | None]] = {}
+        self._unavailable = False
+
+    def get(self, ctx: JMSContext, destination: Destination) -> Attributes | None:
+        if self._unavailable:
+            return None
+        now = time.monotonic()
+        hit = self._cache.get(destination.key)
+        if hit is not None and now - hit[0] < self.TTL_S:
+            return hit[1]
+        try:
+            a = request(ctx, "describe", destination, 500)
+        except JMSRuntimeException:
+            self._unavailable = True  # not a pyjms broker: no attributes, no such checks
+            return None
+        self._cache[destination.key] = (now, a)
+        return a

@@ -1,0 +1,91 @@
+"""ActiveMQ Classic as pyjms's provider plug-in (pyjms.api.provider).
+
+Its quirks, and what brokers pyjms starts (pyjms.providers.activemq.embedded) add:
+
+* with no URL, pyjms starts an embedded broker in this process (the default provider);
+* on a pyjms broker, topic subscribers carry an address in their selector and durable
+  subscriptions keep theirs, so that delayed publications are staged one copy per
+  subscriber (D16, pyjms.providers.activemq.subscriptions); the admin service answers who
+  subscribes, and the destination attributes of IBM MQ (pyjms.rules.attributes);
+* a rolled-back get counts as a redelivery, so components that keep their own retry counts
+  connect with no redelivery limit; entries ActiveMQ dead-letters itself keep their original
+  destination outside the properties (pyjms.providers.activemq.dead_letters).
+
+Whether a broker is one pyjms started is asked of the shim (activemq.ActiveMQProvider) once
+per context, at the first need.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Mapping
+
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.destination import Destination, Topic
+from pyjms.api.provider import ProviderPlugin
+from pyjms.providers.activemq import dead_letters, subscriptions
+from pyjms.providers.activemq.admin import AttributeCache
+from pyjms.providers.activemq.embedded import default_broker
+
+
+class ActiveMQPlugin(ProviderPlugin):
+    """ActiveMQ Classic, through its own JMS client (activemq-client)."""
+
+    name = "ActiveMQ Classic"
+    attributes_max_age_s = AttributeCache.TTL_S
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pyjms_broker: weakref.WeakKeyDictionary[JMSContext, bool] = weakref.WeakKeyDictionary()
+        self._attributes: weakref.WeakKeyDictionary[JMSContext, AttributeCache] = weakref.WeakKeyDictionary()
+
+    def serves(self, url: str | None, factory_class: str | None) -> bool:
+        if factory_class is not None:
+            return "activemq" in factory_class.lower() and "artemis" not in factory_class.lower()
+        return dead_letters.is_activemq_url(url)
+
+    def default_url(self) -> str:
+        return default_broker().vm_url
+
+    def on_pyjms_broker(self, ctx: JMSContext) -> bool:
+        """Whether ctx's broker is one pyjms started (it addresses delayed publications, D16)."""
+        with self._lock:
+            known = self._pyjms_broker.get(ctx)
+        if known is None:
+            channel = ctx.channel
+            known = bool(channel.call(lambda: channel.java.provider().isPyjmsBroker(channel.java.connection()),
+                                      "ask whether the broker is a pyjms broker"))
+            with self._lock:
+                self._pyjms_broker[ctx] = known
+        return known
+
+    def topic_consumer_selector(self, ctx: JMSContext, topic: Topic, selector: str | None) -> str | None:
+        if not self.on_pyjms_broker(ctx):
+            return selector
+        return subscriptions.selector_for(selector, subscriptions.plain_address())
+
+    def durable_consumer_selector(
+        self, ctx: JMSContext, topic: Topic, name: str, client_id: str, selector: str | None
+    ) -> str | None:
+        if not self.on_pyjms_broker(ctx):
+            return selector
+        return subscriptions.durable_selector(ctx, topic, client_id, name, selector)
+
+    def target_attributes(self, ctx: JMSContext, destination: Destination) -> Any:
+        with self._lock:
+            cache = self._attributes.get(ctx)
+            if cache is None:
+                cache = self._attributes[ctx] = AttributeCache()
+        return cache.get(ctx, destination)
+
+    def subscriber_addresses(self, ctx: JMSContext, topic: Topic) -> list[str] | None:
+        if not self.on_pyjms_broker(ctx):
+            return None
+        return subscriptions.subscribers_at_send(ctx, topic)
+
+    def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
+        return dead_letters.without_redelivery_limit(factory)
+
+    def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
+        return dead_letters.dead_letter_details(ctx, queue)
