@@ -57,6 +57,7 @@ from pyjms.delay.processor_ping import PingResponder, control_queue, processor_a
 from pyjms.delay.processor_rules import PlainTargets, RulesWatcher
 from pyjms.delay.processor_slots import LEGACY_SLOT_MS, SLOT_MS, SLOT_PREFIX, SlotBook, parse_marker
 from pyjms.delay.processor_sorter import Sorter
+from pyjms.dlq.forward import handler_factory
 from pyjms.errors import InvalidArgumentRuntimeException
 
 _log = logging.getLogger("pyjms.delay")

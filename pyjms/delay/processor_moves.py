@@ -15,9 +15,8 @@ from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, Queue, from_key
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
-from pyjms.bridge import jvm
-from pyjms.bridge.errors import translate
 from pyjms.delay import staging
+from pyjms.dlq import header as dlh
 from pyjms.errors import JMSRuntimeException
 from pyjms.rules.delivery import check_target_accepts
 from pyjms.api.expiry import now_ms
@@ -68,7 +67,7 @@ class Mover:
         try:
             # the target as it is now (D15: resolved again at delivery), so a refused put is
             # known before the commit
-            check_target_accepts(target.key, self.ctx.provider.target_attributes(ctx, target))
+            check_target_accepts(target.key, self.ctx.provider.target_attributes(self.ctx, target))
             self._put.deliver(target, m, expiration, now)
         except JMSRuntimeException as e:
             self.fail(m, target, e)
