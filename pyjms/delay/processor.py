@@ -43,7 +43,6 @@ from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Queue, from_key
-from pyjms.api.expiry import now_ms
 from pyjms.api.message import KEEP, Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
@@ -53,6 +52,7 @@ from pyjms.dlq import header as dlh
 from pyjms.dlq.forward import handler_factory
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 from pyjms.rules.delivery import check_target_accepts
+from pyjms.rules.expiry import now_ms
 
 _log = logging.getLogger("pyjms.delay")
 
@@ -653,7 +653,7 @@ class DelayProcessor:
     def _rules(self) -> None:
         """Keeps the shim's set of targets without rules current, off the deliverer's path.
 
-        About twice per ProviderPlugin.attributes_max_age_s it reads each such target's attributes again (on
+        About twice per AttributeCache.TTL_S it reads each such target's attributes again (on
         its own context: a broker query never delays a slot); a target that gained rules
         (put-inhibited, MAXDEPTH...) leaves the set, so its next chunk goes through Python.
         Forgetting the whole set every second instead sent one chunk per target and second
