@@ -32,6 +32,9 @@ class ProviderPlugin:
     #: how old the destination attributes a plug-in answers with may be, in seconds (features
     #: that watch attributes, such as the delay processor, re-read them at this pace)
     attributes_max_age_s = 1.0
+    #: the queue the provider dead-letters messages to, if it has one by default (the DLQ
+    #: handler processes it when told no other)
+    dead_letter_queue: str | None = None
 
     def serves(self, url: str | None, factory_class: str | None) -> bool:
         """Whether this plug-in serves factories with this URL or factory class (no I/O)."""

@@ -45,7 +45,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user", default=None)
     parser.add_argument("--password", default=None)
     parser.add_argument("-q", "--queue", default=None,
-                        help="the dead-letter queue (default: INPUTQ of the table, else ActiveMQ.DLQ)")
+                        help="the dead-letter queue (default: INPUTQ of the table, else the provider's: ActiveMQ.DLQ)")
     parser.add_argument("-m", "--queue-manager", default=None,
                         help="this broker's queue manager name for DESTQM/FWDQM/REPLYQM (default: INPUTQM, else '')")
     parser.add_argument("-r", "--rules", default="-", help="rules table file; '-' or omitted: standard input")

@@ -52,7 +52,12 @@ from pyjms.bridge.contract import XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
 from pyjms.dlq.forward import handler_factory, put_unchanged
 from pyjms.dlq.header import ACTIVEMQ_CAUSE, HEADER_PROPERTIES, DeadLetterDetails, DeadLetterHeader, message_fields
 from pyjms.dlq.rules import Action, Rule, RulesTable
-from pyjms.errors import InvalidDestinationRuntimeException, JMSRuntimeException, NotSupportedRuntimeException
+from pyjms.errors import (
+    InvalidArgumentRuntimeException,
+    InvalidDestinationRuntimeException,
+    JMSRuntimeException,
+    NotSupportedRuntimeException,
+)
 
 if TYPE_CHECKING:
     from pyjms.api.consumer import JMSConsumer
@@ -60,7 +65,8 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger("pyjms.dlq")
 
-#: IBM's name for the queue manager's DLQ has no JMS equivalent; ActiveMQ's default DLQ
+#: ActiveMQ's default DLQ, the default provider's (ProviderPlugin.dead_letter_queue); kept
+#: under this name for programs that use it
 DEFAULT_DLQ = "ActiveMQ.DLQ"
 
 # Moves are made in batches of this many messages, each batch through one consumer whose
@@ -145,7 +151,8 @@ class DLQHandler:
     """Processes a dead-letter queue by a rules table, as IBM MQ's runmqdlq does.
 
     ``connection`` is a ConnectionFactory or a URL (None: PYJMS_URL or the embedded broker).
-    ``queue`` defaults to the table's INPUTQ, then ActiveMQ.DLQ; ``queue_manager`` (this
+    ``queue`` defaults to the table's INPUTQ, then the provider's dead-letter queue
+    (ProviderPlugin.dead_letter_queue: ActiveMQ.DLQ on ActiveMQ); ``queue_manager`` (this
     broker's name for DESTQM/FWDQM/REPLYQM) to INPUTQM, then ''. ``retry_interval_s`` and
     ``wait`` override RETRYINT and WAIT. A table with errors raises RulesTableError here,
     before anything starts (Q07). Call run() (it returns when WAIT says so or after stop()).
@@ -167,7 +174,13 @@ class DLQHandler:
     ) -> None:
         self.table = rules if isinstance(rules, RulesTable) else RulesTable.parse(rules)
         control = self.table.control
-        self.queue = queue or control.input_q or DEFAULT_DLQ
+        self._factory = handler_factory(connection)
+        default_queue = self._factory.provider.dead_letter_queue
+        if not (queue or control.input_q or default_queue):
+            raise InvalidArgumentRuntimeException(
+                f"no dead-letter queue to process: name one (queue=..., INPUTQ in the table); "
+                f"{self._factory.provider.name} has no default")
+        self.queue = queue or control.input_q or default_queue
         self.queue_manager = (queue_manager if queue_manager is not None else control.input_qm) or ""
         self.retry_interval_s = float(control.retry_interval_s if retry_interval_s is None else retry_interval_s)
         self.wait: bool | int = control.wait if wait is None else wait
@@ -175,7 +188,6 @@ class DLQHandler:
         self.report_interval_s = report_interval_s
         self.transmission_queues = dict(transmission_queues or {})
         self.stats = HandlerStats()
-        self._factory = handler_factory(connection)
         self._progress = progress
         self._stop = threading.Event()
         self._tracked: dict[str, _Tracked] = {}

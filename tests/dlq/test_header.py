@@ -8,8 +8,7 @@ import pytest
 
 import pyjms
 from pyjms.bridge import codec as C
-from pyjms.dlq import DeadLetterHeader, dead_letter
-from pyjms.dlq import handler_factory
+from pyjms.dlq import DeadLetterHeader, DLQHandler, dead_letter, handler_factory
 from pyjms.dlq.header import (
     ACTIVEMQ_CAUSE,
     HEADER_PROPERTIES,
@@ -152,3 +151,11 @@ def test_for_failure_names_the_target_and_a_reason_for_the_error():
     assert reason_for(pyjms.JMSRuntimeException("?")) == MQRC_UNEXPECTED_ERROR
     typed = header.typed_properties()
     assert typed[REASON] == (C.T_INT, 2053) and typed["JMS_PYJMS_DLH_DestQ"] == (C.T_STRING, "APP.IN")
+
+
+def test_a_handler_needs_a_queue_where_the_provider_has_no_default():
+    other = pyjms.ConnectionFactory("amqp://h", factory_class="org.example.Factory")
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="no dead-letter queue"):
+        DLQHandler(other, None, "ACTION(DISCARD)")
+    assert DLQHandler(other, None, "INPUTQ(DLQ.IN)\nACTION(DISCARD)").queue == "DLQ.IN"
+    assert DLQHandler("tcp://127.0.0.1:1", None, "ACTION(DISCARD)").queue == "ActiveMQ.DLQ"  # ActiveMQ's

@@ -34,6 +34,7 @@ class ActiveMQPlugin(ProviderPlugin):
 
     name = "ActiveMQ Classic"
     attributes_max_age_s = AttributeCache.TTL_S
+    dead_letter_queue = "ActiveMQ.DLQ"
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
