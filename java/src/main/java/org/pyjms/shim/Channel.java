@@ -149,10 +149,19 @@ public final class Channel implements AutoCloseable {
         if (delayMs <= 0) return ttl;
         long now = System.currentTimeMillis();
         m.setLongProperty(DELIVERY_TIME, now + delayMs);
-        if ((flags & DELAY_SCHEDULER) == 0) return ttl;
+        boolean scheduled = (flags & DELAY_SCHEDULER) != 0;
+        if (!scheduled && !(wanted > 0 && restampsDelayed())) return ttl;
         m.setLongProperty(SEND_TIME, now);
         if (ttl > 0) m.setLongProperty(EXPIRATION, now + ttl);
-        return provider.schedule(m, delayMs, ttl);
+        if (scheduled) return provider.schedule(m, delayMs, ttl);
+        return ttl > 0 ? Math.max(1, ttl - delayMs) : ttl; // the broker counts the TTL again from delivery
+    }
+
+    private Boolean restamps; // provider.peerRestampsDelayed, asked once
+
+    private boolean restampsDelayed() {
+        if (restamps == null) restamps = provider.peerRestampsDelayed(shared.connection);
+        return restamps;
     }
 
     private void sendOne(Destination d, Message m, int mode, int priority, long ttl, long delayMs, int flags)
@@ -228,14 +237,14 @@ public final class Channel implements AutoCloseable {
     /** Whether the broker is known to run a scheduler the provider can use (false = unknown). */
     public boolean schedulerKnown() { return provider.schedulerKnownOn(shared.connection); }
 
-    /** Whether the provider's client implements JMS 2.0 setDeliveryDelay. */
+    /** Whether the provider's client implements JMS 2.0 setDeliveryDelay and the broker honours it. */
     public boolean supportsNativeDelay() {
         try {
             producer.setDeliveryDelay(producer.getDeliveryDelay());
-            return true;
         } catch (Throwable unsupported) {
             return false;
         }
+        return provider.peerDelaysDelivery(shared.connection);
     }
 
     // ------------------------------------------------------------------ consuming
@@ -274,6 +283,8 @@ public final class Channel implements AutoCloseable {
     public Receiver sharedConsumer(String topic, String name, String selector, boolean durable) throws JMSException {
         checkOpen();
         Topic t = (Topic) destinations.resolve(topic);
+        String lacking = provider.peerLacksSharedSubscriptions(shared.connection);
+        if (lacking != null) throw new UnsupportedOperationException(lacking);
         start();
         try {
             MessageConsumer c = durable ? session.createSharedDurableConsumer(t, name, selector)

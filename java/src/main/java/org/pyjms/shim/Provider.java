@@ -34,6 +34,27 @@ public interface Provider {
         throw new UnsupportedOperationException(name() + " has no broker scheduler");
     }
 
+    /**
+     * Whether the broker honours the client's own JMS 2.0 delivery delay, for a client that has
+     * one (an AMQP peer must offer DELAYED_DELIVERY; Qpid JMS refuses delayed sends otherwise).
+     */
+    default boolean peerDelaysDelivery(Connection c) { return true; }
+
+    /**
+     * Whether the broker restamps a message it delayed for the client's own delivery delay when
+     * it delivers it (a new JMSTimestamp, the time-to-live counted again from there), as ActiveMQ
+     * Classic's scheduler does behind its AMQP connector. The shim then keeps the send time and
+     * the exact expiration in properties and sends the TTL left after the delay, as it does for
+     * a scheduler.
+     */
+    default boolean peerRestampsDelayed(Connection c) { return false; }
+
+    /**
+     * Why this connection can have no JMS 2.0 shared subscriptions, naming the peer, or null when
+     * the client may create them (or the shim emulate them, see SharedSubscriptions).
+     */
+    default String peerLacksSharedSubscriptions(Connection c) { return null; }
+
     /** Whether the broker behind this connection is known to run the scheduler (false = unknown). */
     default boolean schedulerKnownOn(Connection c) { return false; }
 

@@ -1,0 +1,62 @@
+package org.pyjms.shim.amqp;
+
+import jakarta.jms.Connection;
+import jakarta.jms.ConnectionFactory;
+import java.util.Map;
+import org.apache.qpid.jms.JmsConnectionFactory;
+import org.apache.qpid.jms.JmsConnectionMetaData;
+import org.apache.qpid.jms.policy.JmsDefaultDeserializationPolicy;
+import org.pyjms.shim.Provider;
+
+/**
+ * Any AMQP 1.0 broker through Qpid JMS (amqp://, amqps://, amqpws://, amqpwss://). Delivery
+ * delay and shared subscriptions are the client's own, where the peer offers them (the
+ * DELAYED_DELIVERY and SHARED-SUBS capabilities); see AmqpPeer.
+ */
+public final class AmqpProvider implements Provider {
+    @Override
+    public String name() {
+        JmsConnectionMetaData client = JmsConnectionMetaData.INSTANCE;
+        return client.getJMSProviderName() + " " + client.getProviderVersion();
+    }
+
+    /** Qpid JMS takes its options as URL query parameters (jms.*, amqp.*, transport.*) or as properties. */
+    @Override
+    public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
+        JmsConnectionFactory f = new JmsConnectionFactory(url);
+        // pyjms never deserializes an ObjectMessage body; nor may anything else in this JVM
+        JmsDefaultDeserializationPolicy noObjects = new JmsDefaultDeserializationPolicy();
+        noObjects.setDenyList(JmsDefaultDeserializationPolicy.CATCH_ALL_WILDCARD);
+        f.setDeserializationPolicy(noObjects);
+        if (!properties.isEmpty()) {
+            Map<String, String> unused = f.setProperties(properties);
+            if (!unused.isEmpty()) {
+                throw new IllegalArgumentException("Qpid JMS's connection factory has no propert"
+                        + (unused.size() == 1 ? "y " : "ies ") + String.join(", ", unused.keySet()));
+            }
+        }
+        return f;
+    }
+
+    /** The peer honours the client's delivery delay only if it offers DELAYED_DELIVERY. */
+    @Override
+    public boolean peerDelaysDelivery(Connection c) {
+        return AmqpPeer.of(c).delayedDelivery();
+    }
+
+    /** ActiveMQ Classic maps DELAYED_DELIVERY to its scheduler, which restamps what it delivers. */
+    @Override
+    public boolean peerRestampsDelayed(Connection c) {
+        return "ActiveMQ".equalsIgnoreCase(AmqpPeer.of(c).product());
+    }
+
+    @Override
+    public String peerLacksSharedSubscriptions(Connection c) {
+        AmqpPeer peer = AmqpPeer.of(c);
+        if (peer.sharedSubscriptions()) return null;
+        return "the AMQP peer (" + peer.describe() + ") does not offer shared subscriptions (no "
+                + AmqpPeer.SHARED_SUBS + " capability); JMS 2.0 shared subscriptions over AMQP need a broker "
+                + "that offers them, such as Apache Artemis";
+    }
+
+}
