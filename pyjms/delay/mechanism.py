@@ -68,7 +68,9 @@ def resolve(ctx: JMSContext, choice: str) -> DelayMechanism:
 def probe(ctx: JMSContext) -> DelayMechanism:
     """The best mechanism this context's provider offers."""
     ch = ctx._ch
-    if ch.supportsNativeDelay():
+    # a broker may claim a delay it then ignores (ActiveMQ Classic's AMQP connector offers
+    # DELAYED_DELIVERY with its scheduler off): such a claim is tried before it is believed
+    if ch.supportsNativeDelay() and (ch.nativeDelayKnown() or delay_works(ctx, DELAY_NATIVE_FLAG)):
         return DelayMechanism.NATIVE
     if ch.schedulerKnown() or scheduler_works(ctx):
         return DelayMechanism.SCHEDULER
@@ -81,6 +83,12 @@ def probe(ctx: JMSContext) -> DelayMechanism:
 
 def scheduler_works(ctx: JMSContext) -> bool:
     """Sends a scheduled message to a temporary queue: it must not arrive early, and must arrive."""
+    return delay_works(ctx, DELAY_SCHEDULER_FLAG)
+
+
+def delay_works(ctx: JMSContext, flag: int) -> bool:
+    """Sends a message delayed by the mechanism of send ``flag`` to a temporary queue: it must
+    not arrive early, and must arrive."""
     from pyjms.bridge import codec as C
 
     with ctx.create_context() as probe_ctx:
@@ -88,9 +96,9 @@ def scheduler_works(ctx: JMSContext) -> bool:
             q = probe_ctx.create_temporary_queue()
             consumer = probe_ctx.create_consumer(q)
             record = C.pack_record(C.KIND_TEXT, "pyjms scheduler probe")
-            probe_ctx._ch.send(probe_ctx._jkey(q), record, 1, 4, 0, PROBE_DELAY_MS, DELAY_SCHEDULER_FLAG)
+            probe_ctx._ch.send(probe_ctx._jkey(q), record, 1, 4, 0, PROBE_DELAY_MS, flag)
         except probe_ctx._s.JException:
-            return False  # the provider has no scheduler property at all
+            return False  # the provider has no such mechanism at all
         if consumer.receive(PROBE_DELAY_MS // 4) is not None:
             return False  # delivered at once: the broker ignored the delay
         return consumer.receive(PROBE_DELAY_MS * 5) is not None

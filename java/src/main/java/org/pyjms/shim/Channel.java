@@ -247,6 +247,9 @@ public final class Channel implements AutoCloseable {
         return provider.peerDelaysDelivery(shared.connection);
     }
 
+    /** Whether the broker is known to honour the native delay it claims (false: probe it first). */
+    public boolean nativeDelayKnown() { return provider.peerDelayKnown(shared.connection); }
+
     // ------------------------------------------------------------------ consuming
 
     public Receiver consumer(String destination, String selector, boolean noLocal) throws JMSException {

@@ -41,6 +41,13 @@ public interface Provider {
     default boolean peerDelaysDelivery(Connection c) { return true; }
 
     /**
+     * Whether that claim is known to hold without a probe (false: pyjms tries a delayed message
+     * first). ActiveMQ Classic's AMQP connector offers DELAYED_DELIVERY even with its scheduler
+     * off, and then delivers delayed messages at once.
+     */
+    default boolean peerDelayKnown(Connection c) { return true; }
+
+    /**
      * Whether the broker restamps a message it delayed for the client's own delivery delay when
      * it delivers it (a new JMSTimestamp, the time-to-live counted again from there), as ActiveMQ
      * Classic's scheduler does behind its AMQP connector. The shim then keeps the send time and

@@ -28,7 +28,21 @@ public record AmqpPeer(String product, String version, String container, boolean
     static final Symbol PRODUCT = Symbol.valueOf("product"), VERSION = Symbol.valueOf("version"),
             DELAYED_DELIVERY = Symbol.valueOf("DELAYED_DELIVERY"), SHARED_SUBS = Symbol.valueOf("SHARED-SUBS");
 
+    /** activemq.EmbeddedBroker.NAME_PREFIX, not linked: this package needs no ActiveMQ jars. */
+    static final String PYJMS_BROKER_PREFIX = "pyjms";
+
     static final AmqpPeer UNKNOWN = new AmqpPeer(null, null, null, false, false, false);
+
+    /** ActiveMQ Classic names itself "ActiveMQ" (Artemis says "apache-activemq-artemis"). */
+    public boolean isActiveMQClassic() { return "ActiveMQ".equals(product); }
+
+    /**
+     * A broker pyjms started (pyjms.broker.embedded): ActiveMQ Classic sends its broker name as
+     * the container id, and pyjms brokers' names start with "pyjms".
+     */
+    public boolean isPyjmsBroker() {
+        return isActiveMQClassic() && container != null && container.startsWith(PYJMS_BROKER_PREFIX);
+    }
 
     /** "ActiveMQ 6.3.1", the container id when the peer sends no product, else "unknown". */
     public String describe() {

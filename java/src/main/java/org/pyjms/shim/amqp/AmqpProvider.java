@@ -44,10 +44,20 @@ public final class AmqpProvider implements Provider {
         return AmqpPeer.of(c).delayedDelivery();
     }
 
+    /**
+     * ActiveMQ Classic offers DELAYED_DELIVERY whether or not its scheduler runs (without it,
+     * delays are ignored); brokers pyjms started always run it.
+     */
+    @Override
+    public boolean peerDelayKnown(Connection c) {
+        AmqpPeer peer = AmqpPeer.of(c);
+        return !peer.isActiveMQClassic() || peer.isPyjmsBroker();
+    }
+
     /** ActiveMQ Classic maps DELAYED_DELIVERY to its scheduler, which restamps what it delivers. */
     @Override
     public boolean peerRestampsDelayed(Connection c) {
-        return "ActiveMQ".equalsIgnoreCase(AmqpPeer.of(c).product());
+        return AmqpPeer.of(c).isActiveMQClassic();
     }
 
     @Override
