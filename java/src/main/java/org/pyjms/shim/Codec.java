@@ -220,7 +220,8 @@ public final class Codec {
         } catch (Throwable unsupported) {
             // JMS 1.1 providers: Python derives it from the timestamp
         }
-        out.putLong(deliveryTime);
+        // what the shim recorded wins: ActiveMQ's client neither sets nor carries JMSDeliveryTime
+        out.putLong(carried(m, Channel.DELIVERY_TIME, deliveryTime));
         out.put((byte) m.getJMSPriority());
         int deliveryCount = 0;
         try {
