@@ -31,6 +31,8 @@ class AmqpPeer:
     product: str
     #: whether it offers SHARED-SUBS (else shared consumers are refused, naming the peer)
     shared_subscriptions: bool
+    #: whether it offers DELAYED_DELIVERY, and honours it (``auto`` then chooses native, else staging)
+    delayed_delivery: bool = True
     #: whether a pyjms delay processor serves it (the staging mechanism can be chosen)
     staging: bool = True
 
