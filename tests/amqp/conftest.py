@@ -33,6 +33,9 @@ class AmqpPeer:
     shared_subscriptions: bool
     #: whether it offers DELAYED_DELIVERY, and honours it (``auto`` then chooses native, else staging)
     delayed_delivery: bool = True
+    #: whether it resends a delayed message with a new JMSTimestamp and the TTL counted again
+    #: (ActiveMQ Classic's scheduler); pyjms compensates for its own sends, plain clients do not
+    restamps_delayed: bool = False
     #: whether a pyjms delay processor serves it (the staging mechanism can be chosen)
     staging: bool = True
 
@@ -52,7 +55,8 @@ def activemq_in_process() -> Iterator[AmqpPeer]:
 
     broker = EmbeddedBroker(amqp_port=0)
     assert broker.amqp_url is not None
-    yield AmqpPeer(broker.amqp_url, broker.vm_url, _activemq_version(), shared_subscriptions=False)
+    yield AmqpPeer(broker.amqp_url, broker.vm_url, _activemq_version(), shared_subscriptions=False,
+                   restamps_delayed=True)
     broker.stop()
 
 
@@ -60,7 +64,8 @@ def activemq_in_process() -> Iterator[AmqpPeer]:
 def activemq_process(tcp_broker: BrokerProcess) -> AmqpPeer:
     """The ``pyjms broker`` process of tests/conftest.py, through the AMQP URL on its ready line."""
     amqp = next(u for u in tcp_broker.uris if u.startswith("amqp://"))
-    return AmqpPeer(amqp, tcp_broker.tcp_url, _activemq_version(), shared_subscriptions=False)
+    return AmqpPeer(amqp, tcp_broker.tcp_url, _activemq_version(), shared_subscriptions=False,
+                    restamps_delayed=True)
 
 
 #: the fixtures that give AMQP peers; each test taking ``amqp_peer`` runs against every one

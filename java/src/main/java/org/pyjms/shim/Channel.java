@@ -147,10 +147,14 @@ public final class Channel implements AutoCloseable {
             nativeDelay = wanted;
         }
         if (delayMs <= 0) return ttl;
+        boolean scheduled = (flags & DELAY_SCHEDULER) != 0;
+        boolean restamped = scheduled || (wanted > 0 && restampsDelayed());
+        // a client that stamps JMSDeliveryTime itself and carries it is exact as it is; a time
+        // recorded here would come from another reading of the clock than its JMSTimestamp
+        if (!restamped && wanted > 0 && provider.carriesDeliveryTime()) return ttl;
         long now = System.currentTimeMillis();
         m.setLongProperty(DELIVERY_TIME, now + delayMs);
-        boolean scheduled = (flags & DELAY_SCHEDULER) != 0;
-        if (!scheduled && !(wanted > 0 && restampsDelayed())) return ttl;
+        if (!restamped) return ttl;
         m.setLongProperty(SEND_TIME, now);
         if (ttl > 0) m.setLongProperty(EXPIRATION, now + ttl);
         if (scheduled) return provider.schedule(m, delayMs, ttl);

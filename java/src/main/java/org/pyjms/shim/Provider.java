@@ -57,6 +57,12 @@ public interface Provider {
     default boolean peerRestampsDelayed(Connection c) { return false; }
 
     /**
+     * Whether the client sets JMSDeliveryTime on a message it delays itself, and its wire carries
+     * it to receivers (AMQP's x-opt-delivery-time), so that the shim need not record it.
+     */
+    default boolean carriesDeliveryTime() { return false; }
+
+    /**
      * Why this connection can have no JMS 2.0 shared subscriptions, naming the peer, or null when
      * the client may create them (or the shim emulate them, see SharedSubscriptions).
      */

@@ -60,6 +60,10 @@ public final class AmqpProvider implements Provider {
         return AmqpPeer.of(c).isActiveMQClassic();
     }
 
+    /** Qpid JMS stamps JMSDeliveryTime and sends it as the x-opt-delivery-time annotation. */
+    @Override
+    public boolean carriesDeliveryTime() { return true; }
+
     @Override
     public String peerLacksSharedSubscriptions(Connection c) {
         AmqpPeer peer = AmqpPeer.of(c);
