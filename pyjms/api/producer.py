@@ -250,7 +250,11 @@ class JMSProducer:
             self._check_delayed(destination, {**message._properties(), **self._props}, len(record))
         args = (key, record, self._mode, self._priority, self._ttl, self._delay, self._flags())
         if self._listener is not None:
-            ctx._async_sender().submit(lambda: self._send_async(destination, message, args, self._listener))
+            native = ctx._native_async(_notify)
+            if native is not None:  # the client's own CompletionListener
+                native.send(destination, message, args, self._listener)
+            else:
+                ctx._async_sender().submit(lambda: self._send_async(destination, message, args, self._listener))
             return self
         ctx._drain_async()
         self._send_described(destination, message, args)

@@ -55,7 +55,9 @@ public final class Channel implements AutoCloseable {
         this.shared = shared;
         this.sessionMode = sessionMode;
         boolean transacted = sessionMode == Session.SESSION_TRANSACTED;
-        this.ackInShim = sessionMode == Session.AUTO_ACKNOWLEDGE || sessionMode == Session.DUPS_OK_ACKNOWLEDGE;
+        // a client with JMS 2.0's receiveBody and listener redelivery does them itself
+        this.ackInShim = (sessionMode == Session.AUTO_ACKNOWLEDGE || sessionMode == Session.DUPS_OK_ACKNOWLEDGE)
+                && !provider.jms2Client();
         int underlying = transacted ? Session.SESSION_TRANSACTED
                 : ackInShim ? Session.CLIENT_ACKNOWLEDGE : sessionMode;
         this.session = shared.connection.createSession(transacted, underlying);
@@ -225,6 +227,51 @@ public final class Channel implements AutoCloseable {
             sendOne(d, Codec.decode(in, session, destinations), mode, priority, ttl, delayMs, flags);
         }
         return n;
+    }
+
+    // ------------------------------------------------------------------ the client's own async send
+
+    /** Whether the client has JMS 2.0's async send and receiveBody (Provider.jms2Client). */
+    public boolean jms2Client() { return provider.jms2Client(); }
+
+    /** Completed async sends, in completion order: {Long ticket, byte[] headers or null, Exception or null}. */
+    private final java.util.concurrent.LinkedBlockingQueue<Object[]> completions =
+            new java.util.concurrent.LinkedBlockingQueue<>();
+
+    /**
+     * Sends one record with the client's own CompletionListener, returning at once. The outcome
+     * is queued for {@link #nextCompletion} under {@code ticket}: the header block the provider
+     * assigned, or the exception. Pyjms never runs Python on the client's thread.
+     */
+    public void sendAsync(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
+                          int flags, long ticket) throws JMSException {
+        checkOpen();
+        configure(flags);
+        Message m = Codec.decode(ByteBuffer.wrap(record), session, destinations);
+        long effectiveTtl = delay(m, delayMs, ttl, flags);
+        producer.send(destinations.resolve(destination), m, deliveryMode, priority, effectiveTtl,
+                new jakarta.jms.CompletionListener() {
+                    @Override
+                    public void onCompletion(Message sent) {
+                        try {
+                            Codec.Out out = new Codec.Out(128);
+                            Codec.encodeHeaders(sent, out);
+                            completions.add(new Object[] {ticket, out.toByteArray(), null});
+                        } catch (JMSException | RuntimeException e) {
+                            completions.add(new Object[] {ticket, null, e});
+                        }
+                    }
+
+                    @Override
+                    public void onException(Message sent, Exception e) {
+                        completions.add(new Object[] {ticket, null, e});
+                    }
+                });
+    }
+
+    /** The next completed async send, or null after timeoutMs. */
+    public Object[] nextCompletion(long timeoutMs) throws InterruptedException {
+        return completions.poll(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
     /**

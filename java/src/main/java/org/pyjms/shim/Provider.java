@@ -68,6 +68,24 @@ public interface Provider {
      */
     default String peerLacksSharedSubscriptions(Connection c) { return null; }
 
+    /**
+     * Whether the client implements JMS 2.0's session features itself: sends with a
+     * CompletionListener, {@link #receiveBody}, and redelivering the message of a listener that
+     * failed in AUTO_ACKNOWLEDGE mode. The shim then leaves them to it rather than emulating them
+     * (see Channel: an auto-acknowledge context then runs on an AUTO_ACKNOWLEDGE session).
+     */
+    default boolean jms2Client() { return false; }
+
+    /**
+     * JMS 2.0's receiveBody on a consumer of this provider's client (the Jakarta API has it on
+     * JMSConsumer only): the next message's body as {@code type}, or null; a body that cannot be
+     * returned as {@code type} is a MessageFormatException and, in AUTO_ACKNOWLEDGE and
+     * DUPS_OK_ACKNOWLEDGE sessions, stays unconsumed. timeoutMs: 0 does not wait, < 0 waits.
+     */
+    default Object receiveBody(jakarta.jms.MessageConsumer c, Class<?> type, long timeoutMs) throws JMSException {
+        throw new UnsupportedOperationException(name() + " has no receiveBody");
+    }
+
     /** Whether the broker behind this connection is known to run the scheduler (false = unknown). */
     default boolean schedulerKnownOn(Connection c) { return false; }
 

@@ -2,9 +2,12 @@ package org.pyjms.shim.amqp;
 
 import jakarta.jms.Connection;
 import jakarta.jms.ConnectionFactory;
+import jakarta.jms.JMSException;
+import jakarta.jms.MessageConsumer;
 import java.util.Map;
 import org.apache.qpid.jms.JmsConnectionFactory;
 import org.apache.qpid.jms.JmsConnectionMetaData;
+import org.apache.qpid.jms.JmsMessageConsumer;
 import org.apache.qpid.jms.policy.JmsDefaultDeserializationPolicy;
 import org.pyjms.shim.Provider;
 
@@ -58,6 +61,15 @@ public final class AmqpProvider implements Provider {
     @Override
     public boolean peerRestampsDelayed(Connection c) {
         return AmqpPeer.of(c).isActiveMQClassic();
+    }
+
+    /** Qpid JMS has async sends, receiveBody and listener redelivery of its own. */
+    @Override
+    public boolean jms2Client() { return true; }
+
+    @Override
+    public Object receiveBody(MessageConsumer c, Class<?> type, long timeoutMs) throws JMSException {
+        return ((JmsMessageConsumer) c).receiveBody(type, timeoutMs);
     }
 
     /** Qpid JMS stamps JMSDeliveryTime and sends it as the x-opt-delivery-time annotation. */
