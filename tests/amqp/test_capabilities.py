@@ -82,7 +82,13 @@ def test_a_bad_amqp_port_is_refused_and_the_command_offers_the_option() -> None:
     assert "--amqp-port" in out.stdout
 
 
-def test_unknown_qpid_option_is_one_clear_error(amqp_peer: AmqpPeer) -> None:
+def test_qpid_options_apply_and_an_unknown_one_is_one_clear_error(amqp_peer: AmqpPeer, qname: str) -> None:
+    with pyjms.ConnectionFactory(amqp_peer.url, properties={"forceSyncSend": "true"}).create_context() as ctx:
+        q = ctx.create_queue(qname)
+        ctx.create_producer().send(q, "synchronously")
+        with ctx.create_consumer(q) as consumer:
+            got = consumer.receive(10_000)
+        assert got is not None and got.get_body() == "synchronously"
     factory = pyjms.ConnectionFactory(amqp_peer.url, properties={"noSuchOption": "1"})
     with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="noSuchOption"):
         factory.create_context()
