@@ -56,12 +56,15 @@ def check_choice(choice: str) -> str:
 
 def resolve(ctx: JMSContext, choice: str) -> DelayMechanism:
     """The mechanism for a factory's ``delivery_delay`` choice; a forced ``native`` that the
-    client lacks resolves to NONE, so the delay is refused at set_delivery_delay (D04)."""
+    client lacks, or ``scheduler`` on a provider with no scheduler property, resolves to NONE,
+    so the delay is refused at set_delivery_delay (D04)."""
     if choice == "auto":
         return probe(ctx)
     mechanism = DelayMechanism(choice)
     if mechanism is DelayMechanism.NATIVE and not ctx._ch.supportsNativeDelay():
         return DelayMechanism.NONE
+    if mechanism is DelayMechanism.SCHEDULER and not ctx._ch.schedulerMarkable():
+        return DelayMechanism.NONE  # e.g. Qpid JMS: no scheduler property to set
     return mechanism
 
 

@@ -153,3 +153,11 @@ def test_staging_chosen_explicitly_works_over_amqp(amqp_peer: AmqpPeer, qname: s
     assert received_at >= sent.get_jms_delivery_time()
     assert got.get_jms_message_id() == sent.get_jms_message_id()  # the original id (D12)
     assert got.get_jms_expiration() == sent.get_jms_timestamp() + 30_000
+
+
+def test_scheduler_forced_over_amqp_refuses_a_delay_rather_than_failing_at_send(amqp_peer: AmqpPeer) -> None:
+    """Qpid JMS has no broker-scheduler property to set: a forced ``scheduler`` is no mechanism."""
+    with pyjms.ConnectionFactory(amqp_peer.url, delivery_delay="scheduler").create_context() as ctx:
+        with pytest.raises(pyjms.NotSupportedRuntimeException) as refused:
+            ctx.create_producer().set_delivery_delay(1000)
+        assert refused.value.reason_name == "MQRC_FUNCTION_NOT_SUPPORTED"

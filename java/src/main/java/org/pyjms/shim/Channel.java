@@ -288,6 +288,16 @@ public final class Channel implements AutoCloseable {
     /** Whether the broker is known to run a scheduler the provider can use (false = unknown). */
     public boolean schedulerKnown() { return provider.schedulerKnownOn(shared.connection); }
 
+    /** Whether the provider can mark a message for a broker scheduler at all (Provider.schedule). */
+    public boolean schedulerMarkable() {
+        try {
+            provider.schedule(session.createMessage(), 1, 0); // a throwaway message, never sent
+            return true;
+        } catch (UnsupportedOperationException | JMSException none) {
+            return false;
+        }
+    }
+
     /** Whether the provider's client implements JMS 2.0 setDeliveryDelay and the broker honours it. */
     public boolean supportsNativeDelay() {
         try {
