@@ -41,6 +41,15 @@ public final class AmqpProvider implements Provider {
         return f;
     }
 
+    /**
+     * An ActiveMQ Classic broker pyjms started, reached over AMQP: it addresses delayed
+     * publications to subscribers (activemq.DelayedPublications) whatever the protocol.
+     */
+    @Override
+    public boolean isPyjmsBroker(Connection c) {
+        return AmqpPeer.of(c).isPyjmsBroker();
+    }
+
     /** The peer honours the client's delivery delay only if it offers DELAYED_DELIVERY. */
     @Override
     public boolean peerDelaysDelivery(Connection c) {
