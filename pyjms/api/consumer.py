@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from pyjms.api import extension
 from pyjms.api.checks import to_ms
@@ -128,6 +128,10 @@ class JMSConsumer:
         """
         self._check()
         auto = self._ctx.get_session_mode() in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
+        if auto and self._ctx._jms2_client():
+            # the client acknowledges as it receives: only its own receiveBody can leave a
+            # message it cannot convert (in the other modes the application acknowledges)
+            return self._client_receive_body(body_type, _timeout(timeout_ms))
         m = self._wait(_timeout(timeout_ms), ack=not auto)
         if m is None:
             return None
@@ -140,6 +144,25 @@ class JMSConsumer:
         if auto:
             self._wire().ack_last()
         return m.get_body(body_type)
+
+    _BODY_KINDS = {str: C.KIND_TEXT, bytes: C.KIND_BYTES, bytearray: C.KIND_BYTES, dict: C.KIND_MAP,
+                   Mapping: C.KIND_MAP, object: C.KIND_MESSAGE}
+
+    def _client_receive_body(self, body_type: type, timeout_ms: int | None) -> Any:
+        """receive_body by the client's own receiveBody (Provider.jms2Client), which leaves a
+        message whose body is not a body_type unconsumed in AUTO/DUPS_OK modes."""
+        kind = self._BODY_KINDS.get(body_type)
+        if kind is None:
+            raise MessageFormatRuntimeException(f"receive_body returns str, bytes, dict or object, not {body_type!r}")
+        while True:  # "forever" in slices, so that Ctrl-C and close() are noticed
+            wait = _SLICE_MS if timeout_ms is None else timeout_ms
+            raw = self._wire().receive_body(kind, wait, f"receive_body({body_type.__name__}) from {self._destination}")
+            if raw is not None:
+                body = Message._received(C.IncomingRecord(raw, 0), None).get_body()
+                return bytearray(body) if body_type is bytearray else body
+            if timeout_ms is not None:
+                return None
+            self._check()
 
     def receive_batch(self, max_messages: int, timeout_ms: int | timedelta = 1000) -> list[Message]:
         """Up to max_messages with one JVM crossing: waits up to timeout_ms for the first,

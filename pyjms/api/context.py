@@ -26,6 +26,7 @@ from pyjms.api.constants import (
     SESSION_MODES,
     SESSION_TRANSACTED,
 )
+from pyjms.api.completions import NativeAsyncSends
 from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
@@ -179,6 +180,8 @@ class JMSContext:
         self._listeners: dict[int, JMSConsumer] = {}
         self._dispatcher: threading.Thread | None = None
         self._async: _AsyncSender | None = None
+        self._native_sends: NativeAsyncSends | None = None  # the client's own async sends
+        self._jms2: bool | None = None  # whether the client has JMS 2.0's async send and receive_body
         self._auto_start = True
         self._synchronizations: list[TransactionSynchronization] = []
         self._client_id = factory.client_id if parent is None else parent._client_id
@@ -218,6 +221,8 @@ class JMSContext:
             return
         if self._async is not None:
             self._async.stop()
+        if self._native_sends is not None:
+            self._native_sends.stop()
         self._closed = True
         if self._dispatcher is not None and self._dispatcher is not threading.current_thread():
             self._dispatcher.join(timeout=5)
@@ -314,6 +319,23 @@ class JMSContext:
         """JMS keeps a session's sends in order: a synchronous call waits for async sends."""
         if self._async is not None:
             self._async.drain()
+        if self._native_sends is not None:
+            self._native_sends.drain()
+
+    def _jms2_client(self) -> bool:
+        """Whether the provider's client does JMS 2.0's async send and receive_body itself
+        (Qpid JMS does; ActiveMQ Classic's does not, and pyjms emulates them). Asked once."""
+        if self._jms2 is None:
+            self._jms2 = self._channel.jms2_client()
+        return self._jms2
+
+    def _native_async(self) -> NativeAsyncSends | None:
+        """The client's own async sends (pyjms.api.completions), or None where it has none."""
+        if not self._jms2_client():
+            return None
+        if self._native_sends is None:
+            self._native_sends = NativeAsyncSends(self)
+        return self._native_sends
 
     def _async_sender(self) -> _AsyncSender:
         if self._async is None:

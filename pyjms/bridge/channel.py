@@ -42,6 +42,15 @@ class Receiver:
         except self._jexc as e:
             raise translate(e, what) from None
 
+    def receive_body(self, kind: int, timeout_ms: int, what: str) -> bytes | None:
+        """The client's own receiveBody as a record of that body kind, or None if none came;
+        a body of another kind stays unconsumed (the client's JMS 2.0 rule)."""
+        try:
+            raw = self.java.receiveBody(kind, timeout_ms)
+        except self._jexc as e:
+            raise translate(e, what) from None
+        return None if raw is None else bytes(raw)
+
     def ack_last(self, what: str = "acknowledge") -> None:
         self._run(self.java.ackLast, what)
 
@@ -159,6 +168,18 @@ class Channel:
     def scheduler_known(self) -> bool:
         """Whether the provider knows the broker runs a scheduler it can use (False: unknown)."""
         return bool(self.java.schedulerKnown())
+
+    def scheduler_markable(self) -> bool:
+        """Whether the provider has a scheduler property to mark a message with (a local check)."""
+        return bool(self.java.schedulerMarkable())
+
+    def native_delay_known(self) -> bool:
+        """Whether the peer is known to honour a native delay it offers (False: try it first)."""
+        return bool(self.java.nativeDelayKnown())
+
+    def jms2_client(self) -> bool:
+        """Whether the client has JMS 2.0's async send and receiveBody (a local check)."""
+        return bool(self.java.jms2Client())
 
     # ------------------------------------------------------------------ sending
 

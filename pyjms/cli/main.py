@@ -25,8 +25,8 @@ from pyjms.providers.activemq import Admin, EmbeddedBroker
 def _cmd_broker(args: argparse.Namespace) -> int:
     jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS)
     stop = threading.Event()
-    broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, data_dir=args.data, name=args.name,
-                            delay_processor=not args.no_delay_processor,
+    broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, amqp_port=args.amqp_port,
+                            data_dir=args.data, name=args.name, delay_processor=not args.no_delay_processor,
                             mark_browse_interval=args.mark_browse_interval, mark_lease_ms=args.mark_lease)
     for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started, so they stay ours
         signal.signal(sig, lambda *_: stop.set())
@@ -181,6 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("broker", help="run an ActiveMQ broker on 127.0.0.1 until SIGINT/SIGTERM")
     b.add_argument("--port", type=int, default=61616, help="OpenWire port (0 picks a free one)")
     b.add_argument("--stomp-port", type=int, default=None, help="also listen for STOMP on this port")
+    b.add_argument("--amqp-port", type=int, default=0,
+                   help="AMQP 1.0 port (default 0: a free one, shown on the ready line; AMQP's usual is 5672)")
     b.add_argument("--data", default=None, help="KahaDB directory (default: non-persistent)")
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
     b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")

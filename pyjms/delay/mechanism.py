@@ -60,29 +60,38 @@ def check_choice(choice: str) -> str:
 
 
 def known_without_io(ctx: JMSContext, choice: str) -> DelayMechanism | None:
-    """The mechanism a choice means when no broker needs asking (a forced one), else None."""
+    """The mechanism a choice means when no broker needs asking (a forced one), else None.
+    A forced ``native`` that the client lacks, or ``scheduler`` on a provider with no
+    scheduler property (Qpid JMS), means NONE, so the delay is refused at set_delivery_delay
+    (D04). Local checks of the client's capabilities only."""
     if choice == "auto":
         return None
     mechanism = DelayMechanism(choice)
     if mechanism is DelayMechanism.NATIVE and not ctx.channel.supports_native_delay():
-        return DelayMechanism.NONE  # a local check of the client's capabilities
+        return DelayMechanism.NONE
+    if mechanism is DelayMechanism.SCHEDULER and not ctx.channel.scheduler_markable():
+        return DelayMechanism.NONE
     return mechanism
 
 
 def resolve(ctx: JMSContext, choice: str) -> DelayMechanism:
-    """The mechanism for a factory's ``delivery_delay`` choice; a forced ``native`` that the
-    client lacks resolves to NONE, so the delay is refused (D04). ``auto`` probes."""
+    """The mechanism for a factory's ``delivery_delay`` choice; ``auto`` probes."""
     known = known_without_io(ctx, choice)
     return known if known is not None else probe(ctx)
 
 
 def probe(ctx: JMSContext) -> DelayMechanism:
-    """The best mechanism this context's provider offers (may take a few seconds: a scheduled
+    """The best mechanism this context's provider offers (may take a few seconds: a delayed
     message must be seen not to arrive early, and a processor must answer a ping)."""
+    channel = ctx.channel
     for name in ctx.provider.delay_mechanisms(ctx):
-        if name == DelayMechanism.NATIVE and ctx.channel.supports_native_delay():
+        # a broker may claim a delay it then ignores (ActiveMQ Classic's AMQP connector offers
+        # DELAYED_DELIVERY with its scheduler off): such a claim is tried before it is believed
+        if name == DelayMechanism.NATIVE and channel.supports_native_delay() and (
+            channel.native_delay_known() or delay_works(ctx, SEND_DELAY_NATIVE)
+        ):
             return DelayMechanism.NATIVE
-        if name == DelayMechanism.SCHEDULER and (ctx.channel.scheduler_known() or scheduler_works(ctx)):
+        if name == DelayMechanism.SCHEDULER and (channel.scheduler_known() or scheduler_works(ctx)):
             return DelayMechanism.SCHEDULER
         if name == DelayMechanism.STAGING and processor_answers(ctx):
             return DelayMechanism.STAGING
@@ -91,14 +100,20 @@ def probe(ctx: JMSContext) -> DelayMechanism:
 
 def scheduler_works(ctx: JMSContext) -> bool:
     """Sends a scheduled message to a temporary queue: it must not arrive early, and must arrive."""
+    return delay_works(ctx, SEND_DELAY_SCHEDULER)
+
+
+def delay_works(ctx: JMSContext, flag: int) -> bool:
+    """Sends a message delayed by the mechanism of send ``flag`` to a temporary queue: it must
+    not arrive early, and must arrive."""
     with ctx.create_context() as probe_ctx:
         try:
             q = probe_ctx.create_temporary_queue()
             consumer = probe_ctx.create_consumer(q)
-            record = C.pack_record(C.KIND_TEXT, "pyjms scheduler probe")
-            probe_ctx.channel.send(q.key, record, 1, 4, 0, PROBE_DELAY_MS, SEND_DELAY_SCHEDULER, "scheduler probe")
+            record = C.pack_record(C.KIND_TEXT, "pyjms delay probe")
+            probe_ctx.channel.send(q.key, record, 1, 4, 0, PROBE_DELAY_MS, flag, "delay probe")
         except JMSRuntimeException:
-            return False  # the provider has no scheduler property at all
+            return False  # the provider has no such mechanism at all
         if consumer.receive(PROBE_DELAY_MS // 4) is not None:
             return False  # delivered at once: the broker ignored the delay
         return consumer.receive(PROBE_DELAY_MS * 5) is not None

@@ -1,16 +1,20 @@
 // A plain Jakarta JMS client for pyjms's interoperability tests: it knows nothing of pyjms,
-// only jakarta.jms and ActiveMQ's connection factory. Run it with Java's single-file source
-// launcher (java -cp <activemq-all jar>:<log4j jars> JavaPeer.java <mode> <url> <queue> ...):
+// only jakarta.jms and a provider's connection factory: ActiveMQ's, or Qpid JMS's for amqp://
+// URLs (then Qpid JMS's jars must be on the classpath too). Run it with Java's single-file
+// source launcher (java -cp <activemq jars>:<log4j jars> JavaPeer.java <mode> <url> <queue> ...):
 //
 //   receive <url> <queue> <count>   prints each received message as one JSON line on stdout
 //   send <url> <queue> <reply-to>   sends a fixed set of messages (text, bytes, map, object)
 //                                   and prints one JSON line per message sent
+//   send-delayed <url> <queue> <ms> sends one text message with that JMS 2.0 delivery delay
+//                                   (a client that has setDeliveryDelay: Qpid JMS) and prints it
 //
 // There is no JSON library on the classpath, so the JSON is written by hand. Every non-ASCII
 // character is escaped, so the output does not depend on the platform's stdout encoding.
 
 import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
+import jakarta.jms.ConnectionFactory;
 import jakarta.jms.DeliveryMode;
 import jakarta.jms.Destination;
 import jakarta.jms.JMSException;
@@ -44,8 +48,7 @@ public class JavaPeer {
     public static void main(String[] args) throws Exception {
         if (args.length < 3) usage();
         String mode = args[0], url = args[1], queue = args[2];
-        ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(url);
-        Connection connection = factory.createConnection();
+        Connection connection = connectionFactory(url).createConnection();
         try {
             connection.start();
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
@@ -58,6 +61,10 @@ public class JavaPeer {
                     if (args.length != 4) usage();
                     send(session, session.createQueue(queue), session.createQueue(args[3]));
                 }
+                case "send-delayed" -> {
+                    if (args.length != 4) usage();
+                    sendDelayed(session, session.createQueue(queue), Long.parseLong(args[3]));
+                }
                 default -> usage();
             }
         } finally {
@@ -65,8 +72,18 @@ public class JavaPeer {
         }
     }
 
+    /** Qpid JMS's factory (by name: ActiveMQ-only runs need no Qpid jars) for AMQP, else ActiveMQ's. */
+    private static ConnectionFactory connectionFactory(String url) throws Exception {
+        if (url.startsWith("amqp")) {
+            return (ConnectionFactory) Class.forName("org.apache.qpid.jms.JmsConnectionFactory")
+                    .getConstructor(String.class).newInstance(url);
+        }
+        return new ActiveMQConnectionFactory(url);
+    }
+
     private static void usage() {
-        System.err.println("usage: JavaPeer receive <url> <queue> <count> | send <url> <queue> <reply-to-queue>");
+        System.err.println("usage: JavaPeer receive <url> <queue> <count> | send <url> <queue> <reply-to-queue>"
+                + " | send-delayed <url> <queue> <delay-ms>");
         System.exit(64);
     }
 
@@ -110,6 +127,7 @@ public class JavaPeer {
         j.key("JMSReplyTo").str(m.getJMSReplyTo() == null ? null : m.getJMSReplyTo().toString());
         j.key("JMSDestination").str(m.getJMSDestination() == null ? null : m.getJMSDestination().toString());
         j.key("JMSRedelivered").bool(m.getJMSRedelivered());
+        j.key("JMSDeliveryTime").num(deliveryTime(m));
         j.key("properties").begin();
         for (String name : sortedNames(m.getPropertyNames())) j.key(name).typed(m.getObjectProperty(name));
         j.end();
@@ -194,6 +212,25 @@ public class JavaPeer {
         sent(object);
     }
 
+    /** One text message with every property type, delayed by the client's own setDeliveryDelay. */
+    private static void sendDelayed(Session session, Destination queue, long delayMs) throws JMSException {
+        MessageProducer producer = session.createProducer(queue);
+        producer.setDeliveryDelay(delayMs);
+        TextMessage text = session.createTextMessage("delayed from Java");
+        text.setBooleanProperty("pBoolean", true);
+        text.setByteProperty("pByte", (byte) -7);
+        text.setShortProperty("pShort", (short) -12345);
+        text.setIntProperty("pInt", 123_456_789);
+        text.setLongProperty("pLong", 9_007_199_254_740_993L);
+        text.setFloatProperty("pFloat", 3.5f);
+        text.setDoubleProperty("pDouble", -2.5e-3);
+        text.setStringProperty("pString", "delayed \u2713");
+        text.setJMSCorrelationID("java-delayed");
+        text.setJMSType("java.delayed");
+        producer.send(text, DeliveryMode.PERSISTENT, 6, TTL_MS);
+        sent(text);
+    }
+
     /** What the test needs to match a sent message with the one pyjms receives. */
     private static void sent(Message m) throws JMSException {
         OUT.println(new Json().begin()
@@ -201,7 +238,17 @@ public class JavaPeer {
                 .key("JMSMessageID").str(m.getJMSMessageID())
                 .key("JMSTimestamp").num(m.getJMSTimestamp())
                 .key("JMSExpiration").num(m.getJMSExpiration())
+                .key("JMSDeliveryTime").num(deliveryTime(m))
                 .end());
+    }
+
+    /** JMS 2.0's JMSDeliveryTime; 0 where a client does not implement it. */
+    private static long deliveryTime(Message m) {
+        try {
+            return m.getJMSDeliveryTime();
+        } catch (JMSException | RuntimeException unsupported) {
+            return 0;
+        }
     }
 
     // ------------------------------------------------------------------ JSON, by hand

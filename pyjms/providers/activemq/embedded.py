@@ -1,9 +1,10 @@
 """A real ActiveMQ broker inside this process's JVM (or as a standalone process, see cli).
 
 Non-persistent by default, KahaDB when given a data directory, scheduler support on, every
-connector bound to 127.0.0.1, every topic virtualized for shared subscriptions. It runs
-pyjms's services as IBM MQ runs them with the queue manager: the admin service (destination
-attributes), the mark service (cooperative browsing) and the delay processor.
+connector (OpenWire, STOMP, AMQP 1.0) bound to 127.0.0.1, every topic virtualized for shared
+subscriptions. It runs pyjms's services as IBM MQ runs them with the queue manager: the admin
+service (destination attributes), the mark service (cooperative browsing) and the delay
+processor.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class EmbeddedBroker:
         *,
         port: int | None = None,
         stomp_port: int | None = None,
+        amqp_port: int | None = None,
         data_dir: str | os.PathLike[str] | None = None,
         name: str | None = None,
         delay_processor: bool = True,
@@ -63,7 +65,7 @@ class EmbeddedBroker:
     ) -> None:
         check_interval(mark_browse_interval)
         check_lease(mark_lease_ms)
-        for label, p in (("port", port), ("stomp_port", stomp_port)):
+        for label, p in (("port", port), ("stomp_port", stomp_port), ("amqp_port", amqp_port)):
             if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535):
                 raise InvalidArgumentRuntimeException(f"{label} {p!r} is not a TCP port (0..65535)")
         self.name = name or f"pyjms-{os.getpid()}-{next(_counter)}"
@@ -73,6 +75,11 @@ class EmbeddedBroker:
             connectors.append(f"tcp://127.0.0.1:{port}")
         if stomp_port is not None:
             connectors.append(f"stomp://127.0.0.1:{stomp_port}")
+        if amqp_port is not None:
+            # AMQP 1.0 (Qpid JMS, any AMQP client). The jms transformer maps AMQP messages to
+            # JMS ones, so OpenWire clients and pyjms's own services read what AMQP clients
+            # send; ActiveMQ's default (native) would hand them the AMQP encoding as bytes.
+            connectors.append(f"amqp://127.0.0.1:{amqp_port}?transport.transformer=jms")
         s = jvm.start()
         Broker = s.jclass("org.pyjms.shim.activemq.EmbeddedBroker")
         self._system_user: tuple[str, str] | None = None
@@ -125,6 +132,14 @@ class EmbeddedBroker:
     def stomp_url(self) -> str | None:
         for u in self.connect_uris:
             if u.startswith("stomp://"):
+                return u
+        return None
+
+    @property
+    def amqp_url(self) -> str | None:
+        """The AMQP 1.0 connector's URL (amqp://127.0.0.1:PORT), as ConnectionFactory takes it."""
+        for u in self.connect_uris:
+            if u.startswith("amqp://"):
                 return u
         return None
 

@@ -55,7 +55,9 @@ public final class Channel implements AutoCloseable {
         this.shared = shared;
         this.sessionMode = sessionMode;
         boolean transacted = sessionMode == Session.SESSION_TRANSACTED;
-        this.ackInShim = sessionMode == Session.AUTO_ACKNOWLEDGE || sessionMode == Session.DUPS_OK_ACKNOWLEDGE;
+        // a client with JMS 2.0's receiveBody and listener redelivery does them itself
+        this.ackInShim = (sessionMode == Session.AUTO_ACKNOWLEDGE || sessionMode == Session.DUPS_OK_ACKNOWLEDGE)
+                && !provider.jms2Client();
         int underlying = transacted ? Session.SESSION_TRANSACTED
                 : ackInShim ? Session.CLIENT_ACKNOWLEDGE : sessionMode;
         this.session = shared.connection.createSession(transacted, underlying);
@@ -150,12 +152,25 @@ public final class Channel implements AutoCloseable {
             nativeDelay = wanted;
         }
         if (delayMs <= 0) return ttl;
+        boolean scheduled = (flags & DELAY_SCHEDULER) != 0;
+        boolean restamped = scheduled || (wanted > 0 && restampsDelayed());
+        // a client that stamps JMSDeliveryTime itself and carries it is exact as it is; a time
+        // recorded here would come from another reading of the clock than its JMSTimestamp
+        if (!restamped && wanted > 0 && provider.carriesDeliveryTime()) return ttl;
         long now = System.currentTimeMillis();
         m.setLongProperty(DELIVERY_TIME, now + delayMs);
-        if ((flags & DELAY_SCHEDULER) == 0) return ttl;
+        if (!restamped) return ttl;
         m.setLongProperty(SEND_TIME, now);
         if (ttl > 0) m.setLongProperty(EXPIRATION, now + ttl);
-        return provider.schedule(m, delayMs, ttl);
+        if (scheduled) return provider.schedule(m, delayMs, ttl);
+        return ttl > 0 ? Math.max(1, ttl - delayMs) : ttl; // the broker counts the TTL again from delivery
+    }
+
+    private Boolean restamps; // provider.peerRestampsDelayed, asked once
+
+    private boolean restampsDelayed() {
+        if (restamps == null) restamps = provider.peerRestampsDelayed(shared.connection);
+        return restamps;
     }
 
     private void sendOne(Destination d, Message m, int mode, int priority, long ttl, long delayMs, int flags)
@@ -217,6 +232,51 @@ public final class Channel implements AutoCloseable {
         return n;
     }
 
+    // ------------------------------------------------------------------ the client's own async send
+
+    /** Whether the client has JMS 2.0's async send and receiveBody (Provider.jms2Client). */
+    public boolean jms2Client() { return provider.jms2Client(); }
+
+    /** Completed async sends, in completion order: {Long ticket, byte[] headers or null, Exception or null}. */
+    private final java.util.concurrent.LinkedBlockingQueue<Object[]> completions =
+            new java.util.concurrent.LinkedBlockingQueue<>();
+
+    /**
+     * Sends one record with the client's own CompletionListener, returning at once. The outcome
+     * is queued for {@link #nextCompletion} under {@code ticket}: the header block the provider
+     * assigned, or the exception. Pyjms never runs Python on the client's thread.
+     */
+    public void sendAsync(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
+                          int flags, long ticket) throws JMSException {
+        checkOpen();
+        configure(flags);
+        Message m = Codec.decode(ByteBuffer.wrap(record), session, destinations);
+        long effectiveTtl = delay(m, delayMs, ttl, flags);
+        producer.send(destinations.resolve(destination), m, deliveryMode, priority, effectiveTtl,
+                new jakarta.jms.CompletionListener() {
+                    @Override
+                    public void onCompletion(Message sent) {
+                        try {
+                            Codec.Out out = new Codec.Out(128);
+                            Codec.encodeHeaders(sent, out);
+                            completions.add(new Object[] {ticket, out.toByteArray(), null});
+                        } catch (JMSException | RuntimeException e) {
+                            completions.add(new Object[] {ticket, null, e});
+                        }
+                    }
+
+                    @Override
+                    public void onException(Message sent, Exception e) {
+                        completions.add(new Object[] {ticket, null, e});
+                    }
+                });
+    }
+
+    /** The next completed async send, or null after timeoutMs. */
+    public Object[] nextCompletion(long timeoutMs) throws InterruptedException {
+        return completions.poll(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
     /**
      * Sends a copy of a received message on (body, properties, correlation id, type, reply-to,
      * priority, delivery mode), with no TTL. A copy, because a provider may restamp the very
@@ -231,15 +291,28 @@ public final class Channel implements AutoCloseable {
     /** Whether the broker is known to run a scheduler the provider can use (false = unknown). */
     public boolean schedulerKnown() { return provider.schedulerKnownOn(shared.connection); }
 
-    /** Whether the provider's client implements JMS 2.0 setDeliveryDelay. */
-    public boolean supportsNativeDelay() {
+    /** Whether the provider can mark a message for a broker scheduler at all (Provider.schedule). */
+    public boolean schedulerMarkable() {
         try {
-            producer.setDeliveryDelay(producer.getDeliveryDelay());
+            provider.schedule(session.createMessage(), 1, 0); // a throwaway message, never sent
             return true;
-        } catch (Throwable unsupported) {
+        } catch (UnsupportedOperationException | JMSException none) {
             return false;
         }
     }
+
+    /** Whether the provider's client implements JMS 2.0 setDeliveryDelay and the broker honours it. */
+    public boolean supportsNativeDelay() {
+        try {
+            producer.setDeliveryDelay(producer.getDeliveryDelay());
+        } catch (Throwable unsupported) {
+            return false;
+        }
+        return provider.peerDelaysDelivery(shared.connection);
+    }
+
+    /** Whether the broker is known to honour the native delay it claims (false: probe it first). */
+    public boolean nativeDelayKnown() { return provider.peerDelayKnown(shared.connection); }
 
     // ------------------------------------------------------------------ consuming
 
@@ -277,6 +350,8 @@ public final class Channel implements AutoCloseable {
     public Receiver sharedConsumer(String topic, String name, String selector, boolean durable) throws JMSException {
         checkOpen();
         Topic t = (Topic) destinations.resolve(topic);
+        String lacking = provider.peerLacksSharedSubscriptions(shared.connection);
+        if (lacking != null) throw new UnsupportedOperationException(lacking);
         start();
         try {
             MessageConsumer c = durable ? session.createSharedDurableConsumer(t, name, selector)

@@ -201,6 +201,37 @@ public final class Codec {
         out.patchInt(start, out.length() - start);
     }
 
+    /**
+     * A body alone (what receiveBody returned) as a record without headers or properties:
+     * String as text, byte[] as bytes, a Map with String keys as a map.
+     */
+    static void encodeBody(Object body, Out out) throws JMSException {
+        byte kind = body instanceof String ? KIND_TEXT : body instanceof byte[] ? KIND_BYTES
+                : body instanceof java.util.Map ? KIND_MAP : -1;
+        if (kind < 0) {
+            throw new jakarta.jms.MessageFormatException("pyjms cannot return a body of type "
+                    + body.getClass().getName() + " (it was received)");
+        }
+        int start = out.reserveInt();
+        out.put(kind);
+        out.put((byte) 0);
+        int bodyAt = out.reserveInt();
+        out.patchInt(bodyAt, out.length() - start);
+        switch (kind) {
+            case KIND_TEXT -> out.putString((String) body);
+            case KIND_BYTES -> out.putBytes((byte[]) body);
+            default -> {
+                java.util.Map<?, ?> map = (java.util.Map<?, ?>) body;
+                out.putInt(map.size());
+                for (java.util.Map.Entry<?, ?> e : map.entrySet()) {
+                    out.putString(String.valueOf(e.getKey()));
+                    putValue(out, e.getValue());
+                }
+            }
+        }
+        out.patchInt(start, out.length() - start);
+    }
+
     /** The header block alone: what a sender learns about the message it sent. */
     public static void encodeHeaders(Message m, Out out) throws JMSException {
         out.putString(m.getJMSMessageID());
@@ -220,7 +251,8 @@ public final class Codec {
         } catch (Throwable unsupported) {
             // JMS 1.1 providers: Python derives it from the timestamp
         }
-        out.putLong(deliveryTime);
+        // what the shim recorded wins: ActiveMQ's client neither sets nor carries JMSDeliveryTime
+        out.putLong(carried(m, Channel.DELIVERY_TIME, deliveryTime));
         out.put((byte) m.getJMSPriority());
         int deliveryCount = 0;
         try {

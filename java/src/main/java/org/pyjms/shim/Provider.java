@@ -34,6 +34,58 @@ public interface Provider {
         throw new UnsupportedOperationException(name() + " has no broker scheduler");
     }
 
+    /**
+     * Whether the broker honours the client's own JMS 2.0 delivery delay, for a client that has
+     * one (an AMQP peer must offer DELAYED_DELIVERY; Qpid JMS refuses delayed sends otherwise).
+     */
+    default boolean peerDelaysDelivery(Connection c) { return true; }
+
+    /**
+     * Whether that claim is known to hold without a probe (false: pyjms tries a delayed message
+     * first). ActiveMQ Classic's AMQP connector offers DELAYED_DELIVERY even with its scheduler
+     * off, and then delivers delayed messages at once.
+     */
+    default boolean peerDelayKnown(Connection c) { return true; }
+
+    /**
+     * Whether the broker restamps a message it delayed for the client's own delivery delay when
+     * it delivers it (a new JMSTimestamp, the time-to-live counted again from there), as ActiveMQ
+     * Classic's scheduler does behind its AMQP connector. The shim then keeps the send time and
+     * the exact expiration in properties and sends the TTL left after the delay, as it does for
+     * a scheduler.
+     */
+    default boolean peerRestampsDelayed(Connection c) { return false; }
+
+    /**
+     * Whether the client sets JMSDeliveryTime on a message it delays itself, and its wire carries
+     * it to receivers (AMQP's x-opt-delivery-time), so that the shim need not record it.
+     */
+    default boolean carriesDeliveryTime() { return false; }
+
+    /**
+     * Why this connection can have no JMS 2.0 shared subscriptions, naming the peer, or null when
+     * the client may create them (or the shim emulate them, see SharedSubscriptions).
+     */
+    default String peerLacksSharedSubscriptions(Connection c) { return null; }
+
+    /**
+     * Whether the client implements JMS 2.0's session features itself: sends with a
+     * CompletionListener, {@link #receiveBody}, and redelivering the message of a listener that
+     * failed in AUTO_ACKNOWLEDGE mode. The shim then leaves them to it rather than emulating them
+     * (see Channel: an auto-acknowledge context then runs on an AUTO_ACKNOWLEDGE session).
+     */
+    default boolean jms2Client() { return false; }
+
+    /**
+     * JMS 2.0's receiveBody on a consumer of this provider's client (the Jakarta API has it on
+     * JMSConsumer only): the next message's body as {@code type}, or null; a body that cannot be
+     * returned as {@code type} is a MessageFormatException and, in AUTO_ACKNOWLEDGE and
+     * DUPS_OK_ACKNOWLEDGE sessions, stays unconsumed. timeoutMs: 0 does not wait, < 0 waits.
+     */
+    default Object receiveBody(jakarta.jms.MessageConsumer c, Class<?> type, long timeoutMs) throws JMSException {
+        throw new UnsupportedOperationException(name() + " has no receiveBody");
+    }
+
     /** Whether the broker behind this connection is known to run the scheduler (false = unknown). */
     default boolean schedulerKnownOn(Connection c) { return false; }
 

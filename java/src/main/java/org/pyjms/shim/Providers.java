@@ -7,6 +7,7 @@ import java.util.Map;
 /** Chooses the provider for a URL or a connection factory class name. */
 public final class Providers {
     private static final String ACTIVEMQ = "org.pyjms.shim.activemq.ActiveMQProvider";
+    private static final String AMQP = "org.pyjms.shim.amqp.AmqpProvider";
 
     private Providers() {}
 
@@ -17,9 +18,22 @@ public final class Providers {
             case "vm", "tcp", "nio", "ssl", "failover", "discovery", "static", "auto", "peer":
                 // loaded by name so this class never links against ActiveMQ
                 return (Provider) Class.forName(ACTIVEMQ).getDeclaredConstructor().newInstance();
+            case "amqp", "amqps", "amqpws", "amqpwss":
+                return load(AMQP, "amqp");
             default:
                 throw new IllegalArgumentException("no provider for URL '" + url
-                        + "': use an ActiveMQ URL (vm://, tcp://, failover:(...)) or name a factory class");
+                        + "': use an ActiveMQ URL (vm://, tcp://, failover:(...)), an AMQP 1.0 URL (amqp://, amqps://) "
+                        + "or name a factory class");
+        }
+    }
+
+    /** A provider package's Provider, loaded by name so this class never links against its client. */
+    private static Provider load(String className, String jars) throws Exception {
+        try {
+            return (Provider) Class.forName(className).getDeclaredConstructor().newInstance();
+        } catch (LinkageError missingClient) {
+            throw new IllegalStateException("the " + jars + " provider's jars are not on the classpath ("
+                    + missingClient.getMessage() + "): run 'pyjms providers fetch " + jars + "'");
         }
     }
 

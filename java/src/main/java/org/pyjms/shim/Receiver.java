@@ -59,6 +59,26 @@ public final class Receiver implements AutoCloseable {
         return out.toByteArray();
     }
 
+    /**
+     * The client's own JMS 2.0 receiveBody (Provider.jms2Client): the next message's body as a
+     * body-only record of the given kind (text, bytes, map; KIND_MESSAGE: whatever body it has),
+     * or null when none came or the message has no body. timeoutMs <= 0 does not wait.
+     */
+    public byte[] receiveBody(byte kind, long timeoutMs) throws JMSException {
+        channel.checkOpen();
+        Class<?> type = switch (kind) {
+            case Codec.KIND_TEXT -> String.class;
+            case Codec.KIND_BYTES -> byte[].class;
+            case Codec.KIND_MAP -> java.util.Map.class;
+            default -> Object.class;
+        };
+        Object body = channel.provider().receiveBody(consumer, type, Math.max(0, timeoutMs));
+        if (body == null) return null;
+        Codec.Out out = new Codec.Out(256);
+        Codec.encodeBody(body, out);
+        return out.toByteArray();
+    }
+
     /** Acknowledges what an auto-acknowledge context received with ack = false. */
     public void ackLast() throws JMSException {
         Message m = channel.lastConsumed;

@@ -1,0 +1,97 @@
+package org.pyjms.shim.amqp;
+
+import jakarta.jms.Connection;
+import jakarta.jms.ConnectionFactory;
+import jakarta.jms.JMSException;
+import jakarta.jms.MessageConsumer;
+import java.util.Map;
+import org.apache.qpid.jms.JmsConnectionFactory;
+import org.apache.qpid.jms.JmsConnectionMetaData;
+import org.apache.qpid.jms.JmsMessageConsumer;
+import org.apache.qpid.jms.policy.JmsDefaultDeserializationPolicy;
+import org.pyjms.shim.Provider;
+
+/**
+ * Any AMQP 1.0 broker through Qpid JMS (amqp://, amqps://, amqpws://, amqpwss://). Delivery
+ * delay and shared subscriptions are the client's own, where the peer offers them (the
+ * DELAYED_DELIVERY and SHARED-SUBS capabilities); see AmqpPeer.
+ */
+public final class AmqpProvider implements Provider {
+    @Override
+    public String name() {
+        JmsConnectionMetaData client = JmsConnectionMetaData.INSTANCE;
+        return client.getJMSProviderName() + " " + client.getProviderVersion();
+    }
+
+    /** Qpid JMS takes its options as URL query parameters (jms.*, amqp.*, transport.*) or as properties. */
+    @Override
+    public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
+        JmsConnectionFactory f = new JmsConnectionFactory(url);
+        // pyjms never deserializes an ObjectMessage body; nor may anything else in this JVM
+        JmsDefaultDeserializationPolicy noObjects = new JmsDefaultDeserializationPolicy();
+        noObjects.setDenyList(JmsDefaultDeserializationPolicy.CATCH_ALL_WILDCARD);
+        f.setDeserializationPolicy(noObjects);
+        if (!properties.isEmpty()) {
+            Map<String, String> unused = f.setProperties(properties);
+            if (!unused.isEmpty()) {
+                throw new IllegalArgumentException("Qpid JMS's connection factory has no propert"
+                        + (unused.size() == 1 ? "y " : "ies ") + String.join(", ", unused.keySet()));
+            }
+        }
+        return f;
+    }
+
+    /**
+     * An ActiveMQ Classic broker pyjms started, reached over AMQP: it addresses delayed
+     * publications to subscribers (activemq.DelayedPublications) whatever the protocol.
+     */
+    @Override
+    public boolean isPyjmsBroker(Connection c) {
+        return AmqpPeer.of(c).isPyjmsBroker();
+    }
+
+    /** The peer honours the client's delivery delay only if it offers DELAYED_DELIVERY. */
+    @Override
+    public boolean peerDelaysDelivery(Connection c) {
+        return AmqpPeer.of(c).delayedDelivery();
+    }
+
+    /**
+     * ActiveMQ Classic offers DELAYED_DELIVERY whether or not its scheduler runs (without it,
+     * delays are ignored); brokers pyjms started always run it.
+     */
+    @Override
+    public boolean peerDelayKnown(Connection c) {
+        AmqpPeer peer = AmqpPeer.of(c);
+        return !peer.isActiveMQClassic() || peer.isPyjmsBroker();
+    }
+
+    /** ActiveMQ Classic maps DELAYED_DELIVERY to its scheduler, which restamps what it delivers. */
+    @Override
+    public boolean peerRestampsDelayed(Connection c) {
+        return AmqpPeer.of(c).isActiveMQClassic();
+    }
+
+    /** Qpid JMS has async sends, receiveBody and listener redelivery of its own. */
+    @Override
+    public boolean jms2Client() { return true; }
+
+    @Override
+    public Object receiveBody(MessageConsumer c, Class<?> type, long timeoutMs) throws JMSException {
+        return ((JmsMessageConsumer) c).receiveBody(type, timeoutMs);
+    }
+
+    /** Qpid JMS stamps JMSDeliveryTime and sends it as the x-opt-delivery-time annotation. */
+    @Override
+    public boolean carriesDeliveryTime() { return true; }
+
+    @Override
+    public String peerLacksSharedSubscriptions(Connection c) {
+        AmqpPeer peer = AmqpPeer.of(c);
+        if (peer.sharedSubscriptions()) return null;
+        return "the AMQP peer (" + peer.describe() + ") does not offer shared subscriptions (no "
+                + AmqpPeer.SHARED_SUBS + " capability); JMS 2.0 shared subscriptions over AMQP need a broker "
+                + "that offers them, such as Apache Artemis";
+    }
+
+}

@@ -1,0 +1,97 @@
+"""JMS 2.0 async send through the client's own CompletionListener (where it has one).
+
+The shim sends at once and queues each outcome under a ticket (Channel.sendAsync /
+nextCompletion); one Python thread per context takes the outcomes and calls the listeners, in
+the order the client completed the sends, so Python never runs on a provider thread. Where
+the client has no async send (ActiveMQ Classic's), pyjms.api.context._AsyncSender sends
+synchronously on a thread of its own instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any, Callable
+
+from pyjms.bridge import codec as C
+from pyjms.bridge import jvm
+from pyjms.bridge.errors import translate
+
+if TYPE_CHECKING:
+    from pyjms.api.context import JMSContext
+    from pyjms.api.destination import Destination
+
+#: how long the completion thread waits for an outcome before it looks at its context again
+_POLL_MS = 200
+
+#: called with the sent message's headers, or with the error that failed the send
+Completion = Callable[[Any, Any], None]
+
+
+class NativeAsyncSends:
+    """The outstanding async sends of one context, and the thread that completes them."""
+
+    def __init__(self, ctx: JMSContext) -> None:
+        self._ctx = ctx
+        self._tickets = itertools.count(1)
+        self._pending: dict[int, tuple[Destination, Completion]] = {}
+        self._idle = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name=f"pyjms-completions-{id(ctx):x}", daemon=True)
+        self._thread.start()
+
+    def send(self, destination: Destination, args: tuple[Any, ...], completion: Completion) -> None:
+        """Hands one send (Channel.send's arguments) to the client; a refusal at the call itself
+        raises here, as JMS allows; ``completion`` runs on this context's completion thread."""
+        ticket = next(self._tickets)
+        with self._idle:
+            self._pending[ticket] = (destination, completion)
+        ctx = self._ctx
+        try:
+            ctx._ch.sendAsync(*args, ticket)
+        except ctx._s.JException as e:
+            with self._idle:
+                self._pending.pop(ticket, None)
+                self._idle.notify_all()
+            raise translate(e, f"send to {destination}") from None
+
+    def drain(self) -> None:
+        """Waits until every send so far has completed and its listener has run."""
+        if threading.current_thread() is self._thread:
+            return  # a listener sending again must not wait for itself
+        with self._idle:
+            while self._pending and self._thread.is_alive():
+                self._idle.wait(0.5)
+
+    def stop(self) -> None:
+        self.drain()
+        self._stopping = True
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        with jvm.java_thread():
+            while not self._stopping:
+                try:
+                    outcome = self._ctx._ch.nextCompletion(_POLL_MS)
+                except Exception:  # the channel went away under us: nothing more will complete
+                    if self._ctx._closed:
+                        return
+                    raise
+                if outcome is not None:
+                    self._complete(int(outcome[0]), outcome[1], outcome[2])
+
+    def _complete(self, ticket: int, headers: Any, error: Any) -> None:
+        with self._idle:
+            entry = self._pending.get(ticket)
+        if entry is None:
+            return
+        destination, completion = entry
+        try:
+            if error is None:
+                completion(C.read_headers(bytes(headers), 0)[0], None)
+            else:
+                completion(None, translate(error, f"send to {destination}"))
+        finally:
+            with self._idle:
+                self._pending.pop(ticket, None)
+                self._idle.notify_all()

@@ -1,0 +1,91 @@
+"""AMQP 1.0 peers for the tests in tests/amqp: pyjms reaches each through Qpid JMS.
+
+Every test that takes ``amqp_peer`` runs once per peer in ``AMQP_PEERS``. A peer is a real
+broker with an AMQP 1.0 listener; today the embedded ActiveMQ Classic broker's AMQP connector,
+both inside this process and in a ``pyjms broker`` process. Another broker (Apache Artemis's
+AMQP acceptor) joins by a fixture that returns an :class:`AmqpPeer` and its name in
+``AMQP_PEERS``; tests read what the peer offers from the ``AmqpPeer``, never from its name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import pyjms
+from tests.conftest import BrokerProcess
+
+
+@dataclass(frozen=True)
+class AmqpPeer:
+    """One AMQP 1.0 peer and what the tests may expect of it."""
+
+    #: the URL pyjms connects to (amqp://127.0.0.1:PORT, as the broker printed it)
+    url: str
+    #: the same broker through its own protocol (OpenWire for ActiveMQ), for interop tests
+    native_url: str
+    #: what the peer calls itself in its AMQP open frame, "product version"
+    product: str
+    #: whether it offers SHARED-SUBS (else shared consumers are refused, naming the peer)
+    shared_subscriptions: bool
+    #: whether it offers DELAYED_DELIVERY, and honours it (``auto`` then chooses native, else staging)
+    delayed_delivery: bool = True
+    #: whether it resends a delayed message with a new JMSTimestamp and the TTL counted again
+    #: (ActiveMQ Classic's scheduler); pyjms compensates for its own sends, plain clients do not
+    restamps_delayed: bool = False
+    #: whether a pyjms delay processor serves it (the staging mechanism can be chosen)
+    staging: bool = True
+
+
+def _activemq_version() -> str:
+    """"ActiveMQ 6.3.1": what ActiveMQ Classic says in its AMQP open frame, from its jars' version."""
+    from pyjms.bridge.classpath import provider_jars
+
+    jar = next(Path(j) for j in provider_jars("activemq") if Path(j).name.startswith("activemq-broker-"))
+    return "ActiveMQ " + jar.name[len("activemq-broker-"):-len(".jar")]
+
+
+@pytest.fixture(scope="session")
+def activemq_in_process() -> Iterator[AmqpPeer]:
+    """An embedded ActiveMQ Classic broker in this process, with its AMQP connector."""
+    from pyjms.broker.embedded import EmbeddedBroker
+
+    broker = EmbeddedBroker(amqp_port=0)
+    assert broker.amqp_url is not None
+    yield AmqpPeer(broker.amqp_url, broker.vm_url, _activemq_version(), shared_subscriptions=False,
+                   restamps_delayed=True)
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def activemq_process(tcp_broker: BrokerProcess) -> AmqpPeer:
+    """The ``pyjms broker`` process of tests/conftest.py, through the AMQP URL on its ready line."""
+    amqp = next(u for u in tcp_broker.uris if u.startswith("amqp://"))
+    return AmqpPeer(amqp, tcp_broker.tcp_url, _activemq_version(), shared_subscriptions=False,
+                    restamps_delayed=True)
+
+
+#: the fixtures that give AMQP peers; each test taking ``amqp_peer`` runs against every one
+AMQP_PEERS = ["activemq_in_process", "activemq_process"]
+
+
+@pytest.fixture(params=AMQP_PEERS)
+def amqp_peer(request: pytest.FixtureRequest) -> AmqpPeer:
+    return request.getfixturevalue(request.param)
+
+
+@pytest.fixture
+def amqp(amqp_peer: AmqpPeer) -> Iterator[pyjms.JMSContext]:
+    """An auto-acknowledge context on the peer, through Qpid JMS."""
+    with pyjms.ConnectionFactory(amqp_peer.url).create_context() as ctx:
+        yield ctx
+
+
+@pytest.fixture
+def native(amqp_peer: AmqpPeer) -> Iterator[pyjms.JMSContext]:
+    """A context on the same broker through its own protocol and client."""
+    with pyjms.ConnectionFactory(amqp_peer.native_url).create_context() as ctx:
+        yield ctx

@@ -1,0 +1,67 @@
+"""Topics over AMQP 1.0, with subscribers of both protocols on one broker: plain and durable
+subscriptions, and delayed publications matched to the subscribers that exist at the send (IBM
+MQ's D16) when they go through staging on a pyjms broker, which addresses them whatever the
+subscriber's protocol."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+import pyjms
+from tests.amqp.conftest import AmqpPeer
+from tests.conftest import drain
+
+
+def _texts(consumer: pyjms.JMSConsumer, wait_ms: int) -> list[str]:
+    return [m.get_text() for m in drain(consumer, wait_ms)]
+
+
+def test_plain_and_durable_amqp_subscribers_with_an_openwire_one(
+    amqp_peer: AmqpPeer, native: pyjms.JMSContext
+) -> None:
+    factory = pyjms.ConnectionFactory(amqp_peer.url, client_id=f"c{uuid.uuid4().hex[:8]}")
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"AMQP.T.{uuid.uuid4().hex[:8]}")
+        plain = ctx.create_consumer(topic)
+        durable = ctx.create_durable_consumer(topic, "dur")
+        with native.create_consumer(topic) as other:
+            ctx.create_producer().send(topic, "one")
+            native.create_producer().send(topic, "two")
+            for c in (plain, durable, other):
+                assert sorted(_texts(c, 2000)) == ["one", "two"]
+        durable.close()
+        ctx.create_producer().send(topic, "while away")
+        durable = ctx.create_durable_consumer(topic, "dur")
+        assert _texts(durable, 2000) == ["while away"]
+        durable.close()
+        ctx.unsubscribe("dur")
+
+
+@pytest.mark.parametrize("mechanism", ["auto", "staging"])
+def test_delayed_publication_reaches_each_subscriber_of_the_send_once(
+    amqp_peer: AmqpPeer, native: pyjms.JMSContext, mechanism: str
+) -> None:
+    if mechanism == "staging" and not amqp_peer.staging:
+        pytest.skip(f"no pyjms delay processor serves {amqp_peer.product}")
+    factory = pyjms.ConnectionFactory(amqp_peer.url, delivery_delay=mechanism, client_id=f"c{uuid.uuid4().hex[:8]}")
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"AMQP.D16.{uuid.uuid4().hex[:8]}")
+        plain = ctx.create_consumer(topic)
+        durable = ctx.create_durable_consumer(topic, "d16")
+        other = native.create_consumer(topic)
+        sent = ctx.create_text_message("later")
+        ctx.create_producer().set_delivery_delay(1000).send(topic, sent)
+        late = ctx.create_consumer(topic)
+        for c in (plain, durable, other):
+            got = drain(c, 4000)
+            assert [g.get_text() for g in got] == ["later"]
+            assert got[0].get_jms_message_id() == sent.get_jms_message_id()
+            assert int(time.time() * 1000) >= sent.get_jms_delivery_time()
+        if mechanism == "staging":
+            assert _texts(late, 500) == []  # matched at the send, as IBM MQ does (D16)
+        other.close()
+        durable.close()
+        ctx.unsubscribe("d16")
