@@ -39,6 +39,7 @@ from pyjms import browse as _browse  # noqa: E402,F401 - browse with mark, gets 
 from pyjms import delay as _delay  # noqa: E402,F401 - the delivery-delay send policy
 from pyjms import rules as _rules  # noqa: E402,F401 - IBM MQ's rules for delayed sends
 from pyjms.providers import activemq as _activemq  # noqa: E402,F401 - the default provider
+from pyjms.providers import amqp as _amqp  # noqa: E402,F401 - AMQP 1.0 peers
 
 __version__ = "0.1.0"
 

@@ -51,7 +51,7 @@ def _activemq_version() -> str:
 @pytest.fixture(scope="session")
 def activemq_in_process() -> Iterator[AmqpPeer]:
     """An embedded ActiveMQ Classic broker in this process, with its AMQP connector."""
-    from pyjms.broker.embedded import EmbeddedBroker
+    from pyjms.broker import EmbeddedBroker
 
     broker = EmbeddedBroker(amqp_port=0)
     assert broker.amqp_url is not None

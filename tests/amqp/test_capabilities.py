@@ -73,7 +73,7 @@ def test_amqp_listener_binds_to_loopback_only(tcp_broker: BrokerProcess) -> None
 
 
 def test_a_bad_amqp_port_is_refused_and_the_command_offers_the_option() -> None:
-    from pyjms.broker.embedded import EmbeddedBroker
+    from pyjms.broker import EmbeddedBroker
 
     with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="amqp_port 70000"):
         EmbeddedBroker(amqp_port=70000)

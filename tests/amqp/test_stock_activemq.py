@@ -2,9 +2,10 @@
 
 ActiveMQ Classic offers DELAYED_DELIVERY over AMQP whether or not its scheduler runs, and
 without the scheduler it delivers delayed messages at once. So on a broker pyjms did not start,
-``auto`` tries a delayed message before it believes the offer: with the scheduler the client's
-own delay is chosen, without it (and with no pyjms delay processor) a delay is refused with
-MQRC_FUNCTION_NOT_SUPPORTED (D04) instead of being silently ignored.
+``auto`` tries a delayed message before it believes the offer (at the first delayed send): with
+the scheduler the client's own delay is chosen, without it (and with no pyjms delay processor)
+a delayed send is refused with MQRC_FUNCTION_NOT_SUPPORTED (D04) instead of being silently
+ignored.
 """
 
 from __future__ import annotations
@@ -43,14 +44,17 @@ def stock_activemq(name: str, scheduler: bool) -> Iterator[str]:
 def test_delay_is_refused_not_ignored_when_the_scheduler_is_off(qname: str) -> None:
     with stock_activemq("stock-no-scheduler", scheduler=False) as url, \
             pyjms.ConnectionFactory(url).create_context() as ctx:
-        with pytest.raises(pyjms.NotSupportedRuntimeException) as refused:
-            ctx.create_producer().set_delivery_delay(1000)
-        assert refused.value.reason == MQRC.FUNCTION_NOT_SUPPORTED
         q = ctx.create_queue(qname)
-        with ctx.create_consumer(q) as consumer:  # undelayed messaging is unaffected
+        # set_delivery_delay makes no broker round trip: auto resolves at the first delayed send
+        delayed = ctx.create_producer().set_delivery_delay(1000)
+        with pytest.raises(pyjms.NotSupportedRuntimeException) as refused:
+            delayed.send(q, "later")
+        assert refused.value.reason == MQRC.FUNCTION_NOT_SUPPORTED
+        with ctx.create_consumer(q) as consumer:  # nothing was sent; undelayed messaging is unaffected
             ctx.create_producer().send(q, "now")
             got = consumer.receive(10_000)
-        assert got is not None and got.get_body() == "now"
+            assert got is not None and got.get_body() == "now"
+            assert consumer.receive(1500) is None
 
 
 def test_delay_is_native_and_real_when_the_scheduler_runs(qname: str) -> None:

@@ -1,0 +1,41 @@
+"""AMQP 1.0 peers through Qpid JMS.
+
+The client is Qpid JMS, but what a pyjms broker adds is on the broker's side, whatever the
+protocol: its admin service (destination attributes), and topic subscribers that carry an
+address so that delayed publications are staged one copy per subscriber (D16). A pyjms
+broker reached over AMQP is known by its container id (AmqpPeer.isPyjmsBroker), and those
+answers are then the same as over OpenWire, so this plug-in takes them from ActiveMQ's. What
+belongs to ActiveMQ's client (its redelivery policy, the OpenWire dead-letter details) does
+not apply to Qpid JMS.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.errors import SetupError
+from pyjms.providers.activemq.plugin import ActiveMQPlugin
+
+SCHEMES = ("amqp", "amqps", "amqpws", "amqpwss")
+
+
+class AmqpPlugin(ActiveMQPlugin):
+    """Any AMQP 1.0 broker, through Qpid JMS (qpid-jms-client)."""
+
+    name = "AMQP 1.0 (Qpid JMS)"
+    dead_letter_queue = None
+
+    def serves(self, url: str | None, factory_class: str | None) -> bool:
+        if factory_class is not None:
+            return factory_class.startswith("org.apache.qpid.jms.")
+        return bool(url) and url.partition(":")[0] in SCHEMES  # type: ignore[union-attr]
+
+    def default_url(self) -> str:
+        raise SetupError("an AMQP factory needs a URL (amqp://host:port): pyjms has no default AMQP peer")
+
+    def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
+        return factory  # Qpid JMS counts no redeliveries of its own
+
+    def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
+        return {}
