@@ -84,9 +84,10 @@ class JMSConsumer:
             self._id = self._r.id
         return self._r
 
-    def _receiver(self) -> Any:
-        """The Java receiver, for the shim calls pyjms.delay.processor still makes (issue 13)."""
-        return self._wire().java
+    def wire_receiver(self) -> Receiver:
+        """This consumer on the wire (pyjms.bridge.channel.Receiver), for features whose shim
+        code takes messages off it in bulk (the delay processor's filer and mover)."""
+        return self._wire()
 
     def _park(self) -> None:
         """Before a get by token: close the Java consumer, so that the messages the provider

@@ -103,7 +103,7 @@ class Deliverer:
             self._ctx = ctx
             self._mover = self._new_mover(ctx)
             self._plain.reset()  # a Java object of the previous JVM session is not reused
-            self._due_mover = jvm.shim().jclass("org.pyjms.shim.delay.DueMover")(ctx._ch)
+            self._due_mover = jvm.shim().jclass("org.pyjms.shim.delay.DueMover")(ctx.channel.java)
             self._opened = {}
             self._uncommitted = []
             try:
@@ -312,11 +312,11 @@ class Deliverer:
         ctx = self._ctx
         assert ctx is not None
         plain = self._plain.java_set()
-        raw = bytes(ctx._call(lambda: self._due_mover.deliverDue(consumer._receiver(), DRAIN_CHUNK, timeout, plain),
-                              f"delay processor slot {slot}"))
+        raw = bytes(ctx.channel.call(lambda: self._due_mover.deliverDue(consumer.wire_receiver().java, DRAIN_CHUNK, timeout, plain),
+                                     f"delay processor slot {slot}"))
         (n,) = struct.unpack_from(">i", raw, 0)
         if n < 0:
-            messages = [Message._received(rec, None) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
+            messages = [Message.from_record(rec) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
                 target = from_key(m.get_string_property(staging.TARGET))
@@ -345,7 +345,7 @@ class Deliverer:
             # a put refused only at commit (providers send asynchronously in a transaction):
             # one move per transaction finds the message; its next attempt dead-letters it
             for m in messages:
-                wire_id = m._headers()["message_id"]
+                wire_id = m.get_message_token()
                 if wire_id in self._poison:
                     mover.fail(m, from_key(m.get_string_property(staging.TARGET)),
                                JMSRuntimeException("the put to the target failed at commit"))

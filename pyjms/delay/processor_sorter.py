@@ -61,7 +61,7 @@ class Sorter:
             self._mover = self._new_mover(ctx)
             self._markers = ctx.create_producer()
             self._filer = jvm.shim().jclass("org.pyjms.shim.delay.SlotFiler")(
-                ctx._ch, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms)
+                ctx.channel.java, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms)
             while not self._stop.is_set():
                 if self._suspended.is_set():
                     self._stop.wait(0.1)
@@ -89,7 +89,7 @@ class Sorter:
         transaction; returns how many it took."""
         ctx, mover, markers, book = self._ctx, self._mover, self._markers, self._book
         assert ctx is not None and mover is not None and markers is not None
-        raw = bytes(self._filer.file(consumer._receiver(), FILE_BATCH, timeout_ms))
+        raw = bytes(self._filer.file(consumer.wire_receiver().java, FILE_BATCH, timeout_ms))
         filed, soon = _read_filing(raw)
         if not filed and not soon:
             return 0
@@ -133,5 +133,5 @@ def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message]]:
     for _ in range(m):
         rec = C.IncomingRecord(raw, pos)
         pos = rec.end
-        soon.append(Message._received(rec, None))
+        soon.append(Message.from_record(rec))
     return filed, soon
