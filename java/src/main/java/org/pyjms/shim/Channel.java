@@ -126,13 +126,14 @@ public final class Channel implements AutoCloseable {
     // ------------------------------------------------------------------ sending
 
     /** Send flags: which headers to skip, and how a nonzero delay is applied (Python chose). */
-    public static final int NO_MESSAGE_ID = 1, NO_TIMESTAMP = 2, DELAY_NATIVE = 4, DELAY_SCHEDULER = 8;
+    public static final int NO_MESSAGE_ID = Contract.SEND_NO_MESSAGE_ID, NO_TIMESTAMP = Contract.SEND_NO_TIMESTAMP,
+            DELAY_NATIVE = Contract.SEND_DELAY_NATIVE, DELAY_SCHEDULER = Contract.SEND_DELAY_SCHEDULER;
     /** Where the delivery time travels when the wire drops JMSDeliveryTime (OpenWire over tcp). */
-    public static final String DELIVERY_TIME = "JMS_PYJMS_DeliveryTime";
+    public static final String DELIVERY_TIME = Contract.DELIVERY_TIME;
     /** The send time of a scheduled message, whose JMSTimestamp a broker scheduler may reset. */
-    public static final String SEND_TIME = "JMS_PYJMS_Timestamp";
+    public static final String SEND_TIME = Contract.SEND_TIME;
     /** The exact expiration (send time + TTL) of a scheduled message; receivers enforce it. */
-    public static final String EXPIRATION = "JMS_PYJMS_Expiration";
+    public static final String EXPIRATION = Contract.EXPIRATION;
 
     private long nativeDelay;
 

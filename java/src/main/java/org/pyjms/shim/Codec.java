@@ -25,11 +25,15 @@ import java.util.Enumeration;
  * deserializes ObjectMessage bodies.
  */
 public final class Codec {
-    public static final byte KIND_MESSAGE = 0, KIND_TEXT = 1, KIND_BYTES = 2, KIND_MAP = 3,
-            KIND_OBJECT = 4, KIND_STREAM = 5;
-    public static final byte FLAG_HEADERS = 1, FLAG_PROPERTIES = 2;
-    static final byte T_NULL = 0, T_BOOL = 1, T_BYTE = 2, T_SHORT = 3, T_INT = 4, T_LONG = 5, T_FLOAT = 6,
-            T_DOUBLE = 7, T_STRING = 8, T_BYTES = 9, T_CHAR = 10;
+    // the record layout's numbers, from the contract
+    public static final byte KIND_MESSAGE = Contract.KIND_MESSAGE, KIND_TEXT = Contract.KIND_TEXT,
+            KIND_BYTES = Contract.KIND_BYTES, KIND_MAP = Contract.KIND_MAP, KIND_OBJECT = Contract.KIND_OBJECT,
+            KIND_STREAM = Contract.KIND_STREAM;
+    public static final byte FLAG_HEADERS = Contract.FLAG_HEADERS, FLAG_PROPERTIES = Contract.FLAG_PROPERTIES;
+    static final byte T_NULL = Contract.T_NULL, T_BOOL = Contract.T_BOOL, T_BYTE = Contract.T_BYTE,
+            T_SHORT = Contract.T_SHORT, T_INT = Contract.T_INT, T_LONG = Contract.T_LONG, T_FLOAT = Contract.T_FLOAT,
+            T_DOUBLE = Contract.T_DOUBLE, T_STRING = Contract.T_STRING, T_BYTES = Contract.T_BYTES,
+            T_CHAR = Contract.T_CHAR;
 
     private Codec() {}
 

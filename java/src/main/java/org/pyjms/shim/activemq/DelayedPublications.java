@@ -34,7 +34,7 @@ import org.apache.activemq.util.SubscriptionKey;
  * listed as "?": it cannot be addressed.
  */
 public final class DelayedPublications {
-    public static final String SUBSCRIBER = "JMS_PYJMS_Subscriber";
+    public static final String SUBSCRIBER = org.pyjms.shim.Contract.SUBSCRIBER;
     private static final Pattern CLAUSE = Pattern.compile(SUBSCRIBER + " = '([^']*)'");
 
     private DelayedPublications() {}

@@ -32,7 +32,7 @@ public final class DestinationAttributes implements BrokerPlugin {
     }
 
     /** Where a delayed message is really going: the staging header names its target. */
-    static final String STAGED_TARGET = "JMS_PYJMS_DDL_Target";
+    static final String STAGED_TARGET = org.pyjms.shim.Contract.STAGED_TARGET;
 
     private final Map<String, Limits> limits = new ConcurrentHashMap<>();
     private volatile org.apache.activemq.security.AuthorizationMap authorization;

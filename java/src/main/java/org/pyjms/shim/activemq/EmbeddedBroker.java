@@ -81,7 +81,7 @@ public final class EmbeddedBroker {
         everyQueue.setMaxPageSize(2_000);
         // the delay processor's drained slot queues are removed once empty and idle
         PolicyEntry delaySlots = new PolicyEntry();
-        delaySlots.setQueue("PYJMS.SLOT.>");
+        delaySlots.setQueue(org.pyjms.shim.Contract.SLOT_PREFIX + ">");
         delaySlots.setPrioritizedMessages(true);
         // one transaction of the delay processor gets at most a page of a slot: a due slot
         // moves in one transaction, not in chunks of the default 200

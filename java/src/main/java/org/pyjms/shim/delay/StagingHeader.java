@@ -6,11 +6,11 @@ package org.pyjms.shim.delay;
  */
 public final class StagingHeader {
     /** The destination key of the message's target. */
-    public static final String TARGET = "JMS_PYJMS_DDL_Target";
+    public static final String TARGET = org.pyjms.shim.Contract.STAGED_TARGET;
     /** The sender's own correlation id, restored at delivery. */
-    public static final String CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID";
+    public static final String CORRELATION_ID = org.pyjms.shim.Contract.STAGED_CORRELATION_ID;
     /** The staged copy's exact expiration; JMS_PYJMS_Expiration of the delivered message. */
-    public static final String EXPIRATION = "JMS_PYJMS_DDL_Expiration";
+    public static final String EXPIRATION = org.pyjms.shim.Contract.STAGED_EXPIRATION;
 
     private StagingHeader() {}
 

@@ -1,0 +1,36 @@
+package org.pyjms.shim;
+
+/**
+ * The Python/Java contract, on the Java side: everything both sides of the JVM boundary must
+ * agree on, named once here (record kinds, flags and value tags, send flags, the
+ * {@code JMS_PYJMS_*} properties, pyjms's queues). Its Python twin is pyjms.bridge.contract,
+ * field for field with the same names; tests/unit/test_contract.py checks that they agree.
+ * Every other Java class takes these values from here.
+ */
+public final class Contract {
+    private Contract() {}
+
+    // records (Codec)
+    public static final byte KIND_MESSAGE = 0, KIND_TEXT = 1, KIND_BYTES = 2, KIND_MAP = 3,
+            KIND_OBJECT = 4, KIND_STREAM = 5;
+    public static final byte FLAG_HEADERS = 1, FLAG_PROPERTIES = 2;
+    public static final byte T_NULL = 0, T_BOOL = 1, T_BYTE = 2, T_SHORT = 3, T_INT = 4, T_LONG = 5,
+            T_FLOAT = 6, T_DOUBLE = 7, T_STRING = 8, T_BYTES = 9, T_CHAR = 10;
+
+    // send flags (Channel): which headers to skip, and how a nonzero delay is applied
+    public static final int SEND_NO_MESSAGE_ID = 1, SEND_NO_TIMESTAMP = 2, SEND_DELAY_NATIVE = 4,
+            SEND_DELAY_SCHEDULER = 8;
+
+    // message properties
+    public static final String DELIVERY_TIME = "JMS_PYJMS_DeliveryTime";
+    public static final String SEND_TIME = "JMS_PYJMS_Timestamp";
+    public static final String EXPIRATION = "JMS_PYJMS_Expiration";
+    public static final String STAGED_TARGET = "JMS_PYJMS_DDL_Target";
+    public static final String STAGED_CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID";
+    public static final String STAGED_EXPIRATION = "JMS_PYJMS_DDL_Expiration";
+    public static final String SUBSCRIBER = "JMS_PYJMS_Subscriber";
+
+    // queues
+    public static final String STAGING_QUEUE = "SYSTEM.DDELAY.LOCAL.QUEUE";
+    public static final String SLOT_PREFIX = "PYJMS.SLOT.";
+}
