@@ -22,7 +22,12 @@ delay processor or broker runs for days, and the first seconds of four new JVMs 
 machine are mostly JIT compilation (a cold 40,000-message run spent about 40% of all its CPU
 in compiler threads), which is not what a delay costs. --warmup 0 measures cold JVMs.
 
+A mode may name its peer as MODE@PEER: activemq (OpenWire, the default), amqp (Qpid JMS to
+the ActiveMQ broker's AMQP connector), artemis (the Artemis core client to `pyjms broker
+--provider artemis`) or amqp-artemis (Qpid JMS to Artemis's AMQP acceptor).
+
     python bench/bench_delay.py [--messages 100000] [--window-s 30] [--warmup 20000]
+                                [--modes native@artemis,native@amqp,scheduler,staging,...]
 """
 
 from __future__ import annotations
@@ -96,7 +101,7 @@ def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmu
 
     label = label or mode
     factory = pyjms.ConnectionFactory(url, delivery_delay=mode)
-    queue = f"BENCH.DELAY.{mode}"
+    queue = f"BENCH.DELAY.{label or mode}".replace("@", ".")
     rng = random.Random(7)
     delays = sorted(rng.randrange(1000, window_ms) for _ in range(n // CHUNK))
     rng.shuffle(delays)
@@ -137,11 +142,21 @@ def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmu
             f" {result['early']:>6} {lost:>5}   {peak_rss:8.0f} MB   (sent in {send_s:.1f} s)")
 
 
+#: peer -> (pyjms broker arguments, the URL scheme of its ready line to use)
+PEERS = {
+    "activemq": ((), "tcp://"),
+    "amqp": ((), "amqp://"),
+    "artemis": (("--provider", "artemis"), "artemis+tcp://"),
+    "amqp-artemis": (("--provider", "artemis"), "amqp://"),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--window-s", type=int, default=30)
-    ap.add_argument("--modes", default="native,scheduler,staging,staging-external")
+    ap.add_argument("--modes", default="native@artemis,native@amqp-artemis,native@amqp,scheduler,staging,"
+                                       "staging@artemis,staging-external")
     ap.add_argument("--warmup", type=int, default=20_000,
                     help="unmeasured messages sent and received first, per mode (0: measure cold JVMs)")
     ap.add_argument("--receive", nargs=5, metavar=("URL", "QUEUE", "N", "DEADLINE_S", "WARMUP"), help=argparse.SUPPRESS)
@@ -155,11 +170,19 @@ def main() -> None:
     print("lateness = receive time - delivery time, in ms; memory = peak RSS of the broker (with its delay"
           " processor) or, for staging-external, of the delay processor's own process\n")
     print(f"{'mode':18} {'received':>8} {'p50':>7} {'p99':>7} {'max':>7} {'early':>6} {'lost':>5}   {'memory':>11}")
-    for mode in args.modes.split(","):
+    for label in args.modes.split(","):
+        mode, _, peer = label.partition("@")
         external = mode == "staging-external"
+        broker_args, scheme = PEERS[peer or "activemq"]
         # a pyjms broker runs its delay processor in its own process unless told not to
-        broker = start(["broker", "--port", "0", *(["--no-delay-processor"] if external else [])], "ready:")
-        url = broker.ready_line.split("ready:")[1].split()[0]  # type: ignore[attr-defined]
+        try:
+            broker = start(["broker", "--port", "0", *broker_args, *(["--no-delay-processor"] if external else [])],
+                           "ready:")
+        except SystemExit as e:
+            print(f"{label:18} not measured: {e}", flush=True)
+            continue
+        urls = broker.ready_line.split("ready:")[1].split()  # type: ignore[attr-defined]
+        url = next((u for u in urls if u.startswith(scheme)), urls[0])
         processes = [broker]
         try:
             memory_pid = broker.pid
@@ -168,7 +191,7 @@ def main() -> None:
                 processes.insert(0, processor)
                 memory_pid = processor.pid
             print(run_mode(url, "staging" if external else mode, n, args.window_s * 1000, memory_pid, args.warmup,
-                           label=mode), flush=True)
+                           label=label), flush=True)
         finally:
             for p in processes:
                 p.terminate()
