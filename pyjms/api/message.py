@@ -507,10 +507,6 @@ class Message:
             props.update(add_properties or {})
         return C.pack_record(self._kind, self._body_for_send(), headers, C.pack_properties(props) if props else b"")
 
-    def _pack(self, *, extra_properties: Mapping[str, tuple[int, Any]] | None = None, **changes: Any) -> bytes:
-        """encode() under the name pyjms.delay.processor still uses (issue 13)."""
-        return self.encode(add_properties=extra_properties, **changes)
-
     def copy(
         self,
         *,

@@ -22,7 +22,7 @@ _log = logging.getLogger("pyjms.delay")
 
 
 def has_rules(attributes: Any) -> bool:
-    """Whether a target's attributes (ctx._target_attributes) define rules a put must pass."""
+    """Whether a target's attributes (ProviderPlugin.target_attributes) define rules a put must pass."""
     return attributes is not None and hasattr(attributes, "put_enabled")
 
 

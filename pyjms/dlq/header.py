@@ -188,7 +188,7 @@ class DeadLetterHeader:
         }
 
     def typed_properties(self) -> dict[str, tuple[int, int | str]]:
-        """The header as (JMS type tag, value) pairs, for Message._pack(extra_properties=...)."""
+        """The header as (JMS type tag, value) pairs, for Message.encode(add_properties=...)."""
         return {name: (tag_for(value), value) for name, value in self.to_properties().items()}
 
     @property
