@@ -157,10 +157,6 @@ class DelayProcessor:
         """The keys of the targets the shim moves to without Python (targets without rules)."""
         return self._plain.keys()
 
-    @property
-    def _plain_keys(self) -> frozenset[str]:  # read by a test of before the split: use plain_targets
-        return self._plain.keys()
-
     def _guard(self, name: str, loop: Callable[[], None]) -> Callable[[], None]:
         """Recoverable failures restart the loop after a pause (D19); nothing is lost meanwhile."""
 

@@ -171,7 +171,7 @@ def test_a_slot_bigger_than_a_broker_page_arrives_whole_and_on_time(staged, qnam
 
 def test_shim_moves_keep_what_the_python_path_keeps(staged, qname):
     """A target's first chunk goes through Python, which finds it has no rules; later chunks
-    are moved by the shim (Receiver.deliverDue) and must arrive the same."""
+    are moved by the shim (DueMover.deliverDue) and must arrive the same."""
     factory, processor = staged
     with factory.create_context() as ctx:
         q = ctx.create_queue(qname)
@@ -180,9 +180,9 @@ def test_shim_moves_keep_what_the_python_path_keeps(staged, qname):
         p.set_delivery_delay(1500).send(q, "first")  # far enough ahead to be filed in a slot
         assert consumer.receive(5000).get_text() == "first"
         deadline = time.time() + 2  # the deliverer notes the target right after its commit
-        while f"queue://{qname}" not in processor._plain_keys and time.time() < deadline:
+        while f"queue://{qname}" not in processor.plain_targets and time.time() < deadline:
             time.sleep(0.01)
-        assert f"queue://{qname}" in processor._plain_keys
+        assert f"queue://{qname}" in processor.plain_targets
         m = ctx.create_text_message("second")
         m.set_string_property("k", "v")
         m.set_int_property("n", 7)
