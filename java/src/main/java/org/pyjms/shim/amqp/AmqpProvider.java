@@ -17,6 +17,9 @@ import org.pyjms.shim.Provider;
  * DELAYED_DELIVERY and SHARED-SUBS capabilities); see AmqpPeer.
  */
 public final class AmqpProvider implements Provider {
+    /** How long a synchronous request (open a consumer or producer, commit...) may wait. */
+    static final long REQUEST_TIMEOUT_MS = 30_000;
+
     @Override
     public String name() {
         JmsConnectionMetaData client = JmsConnectionMetaData.INSTANCE;
@@ -31,6 +34,10 @@ public final class AmqpProvider implements Provider {
         JmsDefaultDeserializationPolicy noObjects = new JmsDefaultDeserializationPolicy();
         noObjects.setDenyList(JmsDefaultDeserializationPolicy.CATCH_ALL_WILDCARD);
         f.setDeserializationPolicy(noObjects);
+        // Qpid JMS waits for ever by default for a broker's answer to an attach or a commit: a
+        // broker that never answers must give an error, not a hung program (a URL's
+        // jms.requestTimeout or a requestTimeout property still chooses otherwise)
+        if (!url.contains("jms.requestTimeout")) f.setRequestTimeout(REQUEST_TIMEOUT_MS);
         if (!properties.isEmpty()) {
             Map<String, String> unused = f.setProperties(properties);
             if (!unused.isEmpty()) {
