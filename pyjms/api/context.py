@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, SESSION_MODES, SESSION_TRANSACTED
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
-from pyjms.bridge import jvm
+from pyjms.bridge import jvm, urls
+from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.errors import translate
 from pyjms.errors import (
     IllegalStateRuntimeException,
@@ -48,6 +49,9 @@ class ConnectionFactory:
     """Connects to a provider by URL (ActiveMQ: vm://, tcp://, failover:(...)) or factory class.
 
     With no URL it uses ``PYJMS_URL``, or else starts an embedded broker in this process.
+    ``provider`` names the client for the URL ("activemq", "artemis", "amqp"): Apache Artemis
+    and ActiveMQ both write tcp://host:port, so an Artemis URL needs provider="artemis" or the
+    form artemis+tcp://host:port (see pyjms.bridge.urls; plain tcp:// is ActiveMQ's).
     Any other Jakarta Messaging provider works through ``factory_class`` (its jars on
     ``classpath`` or ``PYJMS_CLASSPATH``) with bean ``properties``. ``delivery_delay`` picks
     how delayed messages are held (see pyjms.delay.mechanism); ``auto`` probes the provider.
@@ -65,9 +69,19 @@ class ConnectionFactory:
         classpath: Sequence[str] = (),
         delivery_delay: str = "auto",
         staging_queue: str = "SYSTEM.DDELAY.LOCAL.QUEUE",
+        provider: str | None = None,
     ) -> None:
         if url is not None and not isinstance(url, str):
             raise InvalidArgumentRuntimeException(f"url must be a str, got {url!r}")
+        if provider is not None and factory_class is not None:
+            raise InvalidArgumentRuntimeException(
+                f"provider={provider!r} and factory_class={factory_class!r}: give one, not both")
+        if url is not None:
+            urls.choose(url, provider)  # a URL no provider understands fails here, not at first use
+        elif provider is not None:
+            urls.choose("", provider)
+        #: the provider named for the URL ("activemq", "artemis", "amqp"), or None: by the URL
+        self.provider = provider
         self._url = url
         self.user = user
         self.password = password
@@ -89,22 +103,30 @@ class ConnectionFactory:
     @property
     def url(self) -> str:
         if self._url is None and self.factory_class is None:
+            if self.provider not in (None, urls.ACTIVEMQ) and not os.environ.get("PYJMS_URL"):
+                raise InvalidArgumentRuntimeException(
+                    f"provider={self.provider!r} needs a url (or PYJMS_URL): the broker pyjms starts "
+                    "when none is given is ActiveMQ's")
             self._url = _url_from_environment()
         return self._url or ""
 
     def _java(self) -> tuple[Any, Any]:
         with self._lock:
             if self._jfactory is None:
-                s = jvm.start(self.classpath)
+                if self.factory_class:
+                    name, client_url = None, self.url
+                else:
+                    name, client_url = urls.choose(self.url, self.provider)
+                s = jvm.start(self.classpath, providers=(name or DEFAULT_PROVIDER,))
                 props = s.HashMap()
                 for k, v in self.properties.items():
                     props.put(k, v)
                 try:
-                    if self.factory_class:
+                    if name is None:
                         provider = s.Providers.forFactoryClass(self.factory_class)
                     else:
-                        provider = s.Providers.forUrl(self.url)
-                    self._jfactory = provider.factory(self.url, props)
+                        provider = s.Providers.forName(name)
+                    self._jfactory = provider.factory(client_url, props)
                     self._provider = provider
                 except s.JException as e:
                     raise translate(e, f"cannot make a connection factory for {self.url or self.factory_class!r}") from None

@@ -73,7 +73,9 @@ def _from_wire(kind: str, values: dict[str, Any]) -> Attributes:
 
 
 class AdminService:
-    """Runs in the broker's process: keeps the attributes and answers PYJMS.ADMIN requests."""
+    """Runs in the broker's process: keeps the attributes and answers PYJMS.ADMIN requests.
+    ``broker`` is a pyjms broker of any provider (EmbeddedBroker, EmbeddedArtemisBroker): it
+    enforces the queue attributes on every put and reports queue depths."""
 
     def __init__(self, broker: EmbeddedBroker) -> None:
         self.broker = broker
@@ -83,15 +85,13 @@ class AdminService:
         self._thread: threading.Thread | None = None
 
     def define(self, destination: Destination, attributes: Attributes | None) -> None:
-        from pyjms.broker.embedded import queue_limits
-
         with self._lock:
             if attributes is None:
                 self._defined.pop(destination.key, None)
             else:
                 self._defined[destination.key] = attributes
         if isinstance(destination, Queue):
-            self.broker._broker.attributes().define(destination.name, queue_limits(self.broker, attributes))
+            self.broker.enforce_queue_attributes(destination.name, attributes)
 
     def describe(self, destination: Destination) -> Attributes | None:
         with self._lock:

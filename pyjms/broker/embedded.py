@@ -163,6 +163,10 @@ class EmbeddedBroker:
         region = self._broker.service().getRegionBroker().getDestinationMap().get(ActiveMQQueue(name))
         return 0 if region is None else int(region.getDestinationStatistics().getMessages().getCount())
 
+    def enforce_queue_attributes(self, queue: str, attributes: Any) -> None:
+        """Has the broker refuse puts that break a queue's attributes (None: no limits)."""
+        self._broker.attributes().define(queue, queue_limits(self, attributes))
+
     def stop(self) -> None:
         if self._stopped:
             return

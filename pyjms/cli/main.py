@@ -13,13 +13,21 @@ from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 
 def _cmd_broker(args: argparse.Namespace) -> int:
     from pyjms.bridge import jvm
-    from pyjms.broker import EmbeddedBroker
 
-    jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS)
+    jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS, providers=(args.provider,))
     stop = threading.Event()
-    broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, data_dir=args.data, name=args.name,
-                            delay_processor=not args.no_delay_processor,
-                            mark_browse_interval=args.mark_browse_interval, mark_lease_ms=args.mark_lease)
+    options = dict(port=args.port, data_dir=args.data, name=args.name, delay_processor=not args.no_delay_processor,
+                   mark_browse_interval=args.mark_browse_interval, mark_lease_ms=args.mark_lease)
+    if args.provider == "artemis":
+        from pyjms.providers.artemis import EmbeddedArtemisBroker
+
+        if args.stomp_port is not None:
+            raise InvalidArgumentRuntimeException("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
+        broker = EmbeddedArtemisBroker(**options)
+    else:
+        from pyjms.broker import EmbeddedBroker
+
+        broker = EmbeddedBroker(stomp_port=args.stomp_port, **options)
     for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started, so they stay ours
         signal.signal(sig, lambda *_: stop.set())
     try:
@@ -196,10 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pyjms", description="JMS 2.0 from Python, with IBM MQ semantics.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    b = sub.add_parser("broker", help="run an ActiveMQ broker on 127.0.0.1 until SIGINT/SIGTERM")
-    b.add_argument("--port", type=int, default=61616, help="OpenWire port (0 picks a free one)")
-    b.add_argument("--stomp-port", type=int, default=None, help="also listen for STOMP on this port")
-    b.add_argument("--data", default=None, help="KahaDB directory (default: non-persistent)")
+    b = sub.add_parser("broker", help="run an ActiveMQ (or Artemis) broker on 127.0.0.1 until SIGINT/SIGTERM")
+    b.add_argument("--provider", choices=["activemq", "artemis"], default="activemq",
+                   help="ActiveMQ Classic (default) or Apache Artemis (CORE and AMQP on --port)")
+    b.add_argument("--port", type=int, default=61616, help="OpenWire (Artemis: CORE and AMQP) port (0 picks a free one)")
+    b.add_argument("--stomp-port", type=int, default=None, help="also listen for STOMP on this port (ActiveMQ)")
+    b.add_argument("--data", default=None, help="KahaDB (Artemis: journal) directory (default: non-persistent)")
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
     b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")
     b.add_argument("--mark-browse-interval", type=int, default=5000,

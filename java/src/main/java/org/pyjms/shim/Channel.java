@@ -146,10 +146,10 @@ public final class Channel implements AutoCloseable {
             producer.setDeliveryDelay(wanted);
             nativeDelay = wanted;
         }
-        if (delayMs <= 0) return ttl;
+        // a client with setDeliveryDelay carries JMSDeliveryTime itself
+        if (delayMs <= 0 || (flags & DELAY_SCHEDULER) == 0) return ttl;
         long now = System.currentTimeMillis();
         m.setLongProperty(DELIVERY_TIME, now + delayMs);
-        if ((flags & DELAY_SCHEDULER) == 0) return ttl;
         m.setLongProperty(SEND_TIME, now);
         if (ttl > 0) m.setLongProperty(EXPIRATION, now + ttl);
         return provider.schedule(m, delayMs, ttl);

@@ -1,0 +1,40 @@
+package org.pyjms.shim.artemis;
+
+import jakarta.jms.ConnectionFactory;
+import jakarta.jms.Destination;
+import java.util.Map;
+import org.apache.activemq.artemis.core.version.impl.VersionImpl;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
+import org.apache.activemq.artemis.jms.client.ActiveMQDestination;
+import org.apache.activemq.artemis.utils.VersionLoader;
+import org.pyjms.shim.Provider;
+import org.pyjms.shim.Providers;
+
+/**
+ * Apache Artemis through its own Jakarta client, which has every JMS 2.0 feature pyjms needs
+ * natively: delivery delay, async send, shared subscriptions. So nothing here is emulated;
+ * only temporary destinations need help crossing the boundary by name.
+ */
+public final class ArtemisProvider implements Provider {
+    @Override
+    public String name() {
+        return "Apache Artemis " + VersionLoader.getVersion().getFullVersion();
+    }
+
+    /** url: an Artemis client URL (tcp://host:port, vm://N, (tcp://a,tcp://b)?ha=true...). */
+    @Override
+    public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
+        ActiveMQConnectionFactory f = new ActiveMQConnectionFactory(url);
+        // pyjms never deserializes an ObjectMessage body; the client may not either
+        f.setDeserializationDenyList("*");
+        for (Map.Entry<String, String> e : properties.entrySet()) Providers.setProperty(f, e.getKey(), e.getValue());
+        return f;
+    }
+
+    @Override
+    public Destination temporary(String key) {
+        if (key.startsWith("temp-queue://")) return ActiveMQDestination.createTemporaryQueue(key.substring(13));
+        if (key.startsWith("temp-topic://")) return ActiveMQDestination.createTemporaryTopic(key.substring(13));
+        return null;
+    }
+}
