@@ -163,7 +163,9 @@ class JMSContext:
         self._lock = threading.RLock()
         self._listeners: dict[int, JMSConsumer] = {}
         self._dispatcher: threading.Thread | None = None
-        self._async: _AsyncSender | None = None
+        self._async: _AsyncSender | None = None  # async sends pyjms makes, where the client has none
+        self._completions: Any = None  # NativeCompletions: async sends the client makes itself
+        self._native_async: bool | None = None  # whether the client sends async (None: not tried yet)
         self._auto_start = True
         self._attributes: Any = None  # AttributeCache, made on the first delayed send
         self._pyjms_broker: bool | None = None  # whether the broker is one pyjms started
@@ -208,6 +210,8 @@ class JMSContext:
             self._mark_client()  # made while this context is open; a sibling outlives its close
         if self._async is not None:
             self._async.stop()
+        if self._completions is not None:
+            self._completions.stop()  # JMS: close waits for the outstanding async sends
         self._closed = True
         if self._dispatcher is not None and self._dispatcher is not threading.current_thread():
             self._dispatcher.join(timeout=5)
@@ -315,6 +319,8 @@ class JMSContext:
         """JMS keeps a session's sends in order: a synchronous call waits for async sends."""
         if self._async is not None:
             self._async.drain()
+        if self._completions is not None:
+            self._completions.drain()
 
     def _async_sender(self) -> _AsyncSender:
         if self._async is None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import logging
+import threading
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
@@ -9,6 +12,7 @@ from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.destination import Destination, Topic
 from pyjms.api.message import Message, check_property_name, checked_value, convert, message_for_body, tag_for
 from pyjms.bridge import codec as C
+from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
 from pyjms.broker.subscriptions import SUBSCRIBER
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, MessageFormatRuntimeException
@@ -250,6 +254,8 @@ class JMSProducer:
             self._check_delayed(destination, {**message._properties(), **self._props}, len(record))
         args = (key, record, self._mode, self._priority, self._ttl, self._delay, self._flags())
         if self._listener is not None:
+            if ctx._native_async is not False and self._send_natively_async(destination, message, args):
+                return self
             ctx._async_sender().submit(lambda: self._send_async(destination, message, args, self._listener))
             return self
         ctx._drain_async()
@@ -339,6 +345,26 @@ class JMSProducer:
         headers, _ = C.read_headers(bytes(raw), 0)
         message._apply_sent_headers(headers)
 
+    def _send_natively_async(self, destination: Destination, message: Message, args: tuple[Any, ...]) -> bool:
+        """JMS 2.0 async send by the client itself (Artemis, Qpid JMS); False, with nothing sent,
+        where the client has none (ActiveMQ Classic): pyjms then sends on a thread of its own."""
+        ctx = self._ctx
+        if ctx._completions is None:
+            ctx._completions = NativeCompletions(ctx)
+        completions: NativeCompletions = ctx._completions
+        ticket = completions.track(self._listener, message, destination)
+        try:
+            accepted = bool(ctx._ch.sendAsync(*args, ticket))
+        except ctx._s.JException as e:
+            completions.forget(ticket)
+            raise translate(e, f"send to {destination}") from None
+        if not accepted:
+            completions.forget(ticket)
+            completions.stop()
+            ctx._completions = None
+        ctx._native_async = accepted
+        return accepted
+
     def _send_async(self, destination: Destination, message: Message, args: tuple[Any, ...], listener: Any) -> None:
         try:
             self._send_described(destination, message, args)
@@ -426,6 +452,85 @@ class JMSProducer:
             raise translate(e, f"send_batch of {len(records)} messages to {destination}") from None
 
 
+class NativeCompletions:
+    """The outcomes of a context's async sends made by the client itself; one pyjms thread per
+    context applies the headers the provider set and calls the listeners, in send order, as
+    JMS requires (Artemis reports a refused send before the confirmations of earlier ones), and
+    pyjms never runs Python on a provider's thread."""
+
+    POLL_MS = 200
+    #: commit, rollback and close wait this long at most for outstanding sends
+    DRAIN_S = 60.0
+    _NEVER_SENT = object()
+
+    def __init__(self, ctx: JMSContext) -> None:
+        self._ctx = ctx
+        self._pending: dict[int, tuple[Any, Message, Destination]] = {}  # by ticket, in send order
+        self._arrived: dict[int, Any] = {}  # outcomes that came ahead of an earlier send's
+        self._tickets = itertools.count(1)
+        self._next = 1  # the ticket whose listener is due next
+        self._changed = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name=f"pyjms-completions-{id(ctx):x}", daemon=True)
+        self._thread.start()
+
+    def track(self, listener: Any, message: Message, destination: Destination) -> int:
+        with self._changed:
+            ticket = next(self._tickets)
+            self._pending[ticket] = (listener, message, destination)
+            return ticket
+
+    def forget(self, ticket: int) -> None:
+        """A send that never reached the client: no outcome will come for it."""
+        with self._changed:
+            self._arrived[ticket] = self._NEVER_SENT
+
+    def drain(self) -> None:
+        """Waits until every async send so far has completed and its listener returned."""
+        if threading.current_thread() is self._thread:
+            return  # a listener that commits: its own completion is the one being delivered
+        with self._changed:
+            if not self._changed.wait_for(lambda: not self._pending, timeout=self.DRAIN_S):
+                logging.getLogger("pyjms").warning("%d async send(s) not completed after %.0f s",
+                                                   len(self._pending), self.DRAIN_S)
+
+    def stop(self) -> None:
+        self.drain()
+        self._stopping = True
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        channel = self._ctx._ch
+        with jvm.java_thread():
+            while not self._stopping:
+                done = channel.nextCompletion(self.POLL_MS)
+                with self._changed:
+                    if done is not None:
+                        self._arrived[int(done.ticket())] = done
+                while True:
+                    with self._changed:
+                        if self._next not in self._arrived:
+                            break
+                        ticket, self._next = self._next, self._next + 1
+                        done = self._arrived.pop(ticket)
+                        listener, message, destination = self._pending[ticket]
+                    if done is not self._NEVER_SENT:
+                        self._complete(listener, message, destination, done)
+                    with self._changed:
+                        del self._pending[ticket]
+                        self._changed.notify_all()
+
+    @staticmethod
+    def _complete(listener: Any, message: Message, destination: Destination, done: Any) -> None:
+        error = None
+        if done.error() is not None:
+            error = translate(done.error(), f"send to {destination}")
+        elif done.headers() is not None:
+            message._apply_sent_headers(C.read_headers(bytes(done.headers()), 0)[0])
+        _notify(listener, message, error)
+
+
 def _notify(listener: Any, message: Message, error: JMSRuntimeException | None) -> None:
     try:
         if hasattr(listener, "on_completion"):
@@ -436,6 +541,4 @@ def _notify(listener: Any, message: Message, error: JMSRuntimeException | None) 
         else:
             listener(message, error)
     except Exception:  # a failing listener must not stop later completions
-        import logging
-
         logging.getLogger("pyjms").exception("completion listener failed")

@@ -1,4 +1,4 @@
-"""Delivery delay with IBM MQ's rules (spec 002), on the broker's scheduler."""
+"""Delivery delay with IBM MQ's rules (spec 002): on ActiveMQ's broker scheduler, and natively on Artemis."""
 
 from __future__ import annotations
 
@@ -9,14 +9,22 @@ import pytest
 import pyjms
 from pyjms import MQRC
 from pyjms.delay.mechanism import DelayMechanism, scheduler_works
+from tests.conftest import provider_of
+
+# provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
+pytestmark = pytest.mark.providers("activemq", "artemis")
 
 DELAY = 1500
 
 
-def test_mechanism_is_probed_once_per_factory(factory, ctx):
+def test_mechanism_is_probed_once_per_factory(url, factory, ctx):
     ctx.create_producer().set_delivery_delay(DELAY)
-    assert factory._delay_mechanism is DelayMechanism.SCHEDULER  # ActiveMQ's client has no native delay
-    assert scheduler_works(ctx)  # the probe itself, against the real broker
+    if provider_of(url) == "artemis":  # provider-specific: Artemis's client has JMS 2.0 setDeliveryDelay
+        assert factory._delay_mechanism is DelayMechanism.NATIVE
+        assert not scheduler_works(ctx)  # and pyjms drives no broker scheduler property there
+    else:  # ActiveMQ Classic's client has no native delay: its broker's scheduler holds the message
+        assert factory._delay_mechanism is DelayMechanism.SCHEDULER
+        assert scheduler_works(ctx)  # the probe itself, against the real broker
 
 
 def test_d01_message_is_held_until_send_time_plus_delay(ctx, qname):

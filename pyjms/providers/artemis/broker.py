@@ -4,7 +4,8 @@
 Non-persistent by default, journaled with a data directory. It listens in-vm (``vm://N``) and,
 given a port, on 127.0.0.1 only, CORE and AMQP 1.0 on that one port. Messages delivered
 ``max-delivery-attempts`` times (Artemis's default, 10) go to the dead-letter queue ``DLQ``;
-expired messages are dropped, as IBM MQ discards them, unless an expiry queue is named.
+expired messages stay on their queue (counting towards its depth) until a get finds them, and are
+then dropped, as IBM MQ discards them, unless an expiry queue is named.
 """
 
 from __future__ import annotations
@@ -124,6 +125,11 @@ class EmbeddedArtemisBroker:
     def queue_depth(self, name: str) -> int:
         """Messages on a queue now (0 if it does not exist)."""
         return int(self._broker.queueDepth(name))
+
+    def queues_of(self, address: str) -> list[str]:
+        """The queues bound to an address now: a topic's subscriptions (named for the shared and
+        durable ones)."""
+        return [str(q) for q in self._broker.queuesOf(address)]
 
     def enforce_queue_attributes(self, queue: str, attributes: Any) -> None:
         """Has the broker refuse puts that break a queue's attributes (None: no limits)."""

@@ -26,6 +26,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * acknowledge inside the shim, right after a receive returns or after a listener succeeded.
  * That lets receive_body leave a message it cannot convert unacknowledged, and lets a failing
  * listener have its message redelivered, as JMS 2.0 requires.
+ *
+ * <p>A listener's acknowledgement runs on the provider's delivery thread while the context's
+ * own thread may be sending; sends, acknowledgements and transaction control are synchronized
+ * on the channel, because a session may not be used by two threads at once (Artemis's client
+ * loses track of its replies: measured, a send then timed out).
  */
 public final class Channel implements AutoCloseable {
     /** A connection shared by sibling channels (JMSContext.createContext). */
@@ -162,7 +167,7 @@ public final class Channel implements AutoCloseable {
     }
 
     /** Sends one record; the Python side applied every rule before this call. */
-    public void send(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
+    public synchronized void send(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
                      int flags) throws JMSException {
         checkOpen();
         configure(flags);
@@ -171,7 +176,7 @@ public final class Channel implements AutoCloseable {
     }
 
     /** Sends one record and returns the header block the provider assigned (id, timestamp...). */
-    public byte[] sendDescribed(String destination, byte[] record, int deliveryMode, int priority, long ttl,
+    public synchronized byte[] sendDescribed(String destination, byte[] record, int deliveryMode, int priority, long ttl,
                                 long delayMs, int flags) throws JMSException {
         checkOpen();
         configure(flags);
@@ -183,7 +188,7 @@ public final class Channel implements AutoCloseable {
     }
 
     /** Sends a packed batch (int count, then records) to one destination; returns the count. */
-    public int sendBatch(String destination, byte[] batch, int deliveryMode, int priority, long ttl, long delayMs,
+    public synchronized int sendBatch(String destination, byte[] batch, int deliveryMode, int priority, long ttl, long delayMs,
                          int flags) throws JMSException {
         checkOpen();
         configure(flags);
@@ -200,7 +205,7 @@ public final class Channel implements AutoCloseable {
      * Sends a batch whose records each carry their own destination and options:
      * destination key, int deliveryMode, int priority, long ttl, long delay, then the record.
      */
-    public int sendRouted(byte[] batch, int flags) throws JMSException {
+    public synchronized int sendRouted(byte[] batch, int flags) throws JMSException {
         checkOpen();
         configure(flags);
         ByteBuffer in = ByteBuffer.wrap(batch);
@@ -212,6 +217,56 @@ public final class Channel implements AutoCloseable {
             sendOne(d, Codec.decode(in, session, destinations), mode, priority, ttl, delayMs, flags);
         }
         return n;
+    }
+
+    /** A send the client finished: its ticket, the header block it assigned, and its failure or null. */
+    public record Completion(long ticket, byte[] headers, Exception error) {}
+
+    private final java.util.concurrent.LinkedBlockingQueue<Completion> completions =
+            new java.util.concurrent.LinkedBlockingQueue<>();
+
+    /**
+     * JMS 2.0 async send by the client itself (Artemis, Qpid JMS): returns once the client has
+     * the message, and the outcome of {@code ticket} arrives later, in send order, through
+     * nextCompletion. Returns false, having sent nothing, when the client lacks async send
+     * (ActiveMQ Classic throws UnsupportedOperationException): Python then sends synchronously
+     * on a thread of its own instead.
+     */
+    public synchronized boolean sendAsync(String destination, byte[] record, int deliveryMode, int priority, long ttl,
+                             long delayMs, int flags, long ticket) throws JMSException {
+        checkOpen();
+        configure(flags);
+        Message m = Codec.decode(ByteBuffer.wrap(record), session, destinations);
+        long effectiveTtl = delay(m, delayMs, ttl, flags);
+        try {
+            producer.send(destinations.resolve(destination), m, deliveryMode, priority, effectiveTtl,
+                    new jakarta.jms.CompletionListener() {
+                        @Override public void onCompletion(Message sent) { completed(ticket, sent, null); }
+
+                        @Override public void onException(Message sent, Exception e) { completed(ticket, sent, e); }
+                    });
+            return true;
+        } catch (UnsupportedOperationException lacking) {
+            return false;
+        }
+    }
+
+    /** On the client's thread: the headers now set on the message, and the outcome, for Python. */
+    private void completed(long ticket, Message sent, Exception error) {
+        byte[] headers = null;
+        try {
+            Codec.Out out = new Codec.Out(128);
+            Codec.encodeHeaders(sent, out);
+            headers = out.toByteArray();
+        } catch (JMSException | RuntimeException unreadable) {
+            if (error == null) error = unreadable;
+        }
+        completions.add(new Completion(ticket, headers, error));
+    }
+
+    /** The next finished async send, or null after the timeout. */
+    public Completion nextCompletion(long timeoutMs) throws InterruptedException {
+        return completions.poll(timeoutMs, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -268,8 +323,11 @@ public final class Channel implements AutoCloseable {
     }
 
     /**
-     * JMS 2.0 shared subscriptions where the client lacks them: consumers of one subscription
-     * share a queue that the broker feeds from the topic (see SharedSubscriptions).
+     * JMS 2.0 shared subscriptions: the client's own (Artemis, Qpid JMS, IBM MQ), or where the
+     * client lacks them (ActiveMQ Classic throws UnsupportedOperationException) an emulation:
+     * consumers of one subscription share a queue that the broker feeds from the topic (see
+     * SharedSubscriptions). A JMSException from a client that has them is the answer, not a
+     * reason to emulate.
      */
     public Receiver sharedConsumer(String topic, String name, String selector, boolean durable) throws JMSException {
         checkOpen();
@@ -279,7 +337,7 @@ public final class Channel implements AutoCloseable {
             MessageConsumer c = durable ? session.createSharedDurableConsumer(t, name, selector)
                     : session.createSharedConsumer(t, name, selector);
             return new Receiver(this, c, nextReceiverId++, null);
-        } catch (UnsupportedOperationException | JMSException native_) {
+        } catch (UnsupportedOperationException lacking) {
             // fall through to the emulation below
         }
         Queue q = SharedSubscriptions.queueFor(this, t, name);
@@ -338,10 +396,12 @@ public final class Channel implements AutoCloseable {
             while (!closed && ok == null) ok = verdicts.poll(100, TimeUnit.MILLISECONDS);
             if (closed) return;
             lastConsumed = m;
-            if (ok) {
-                if (ackInShim) m.acknowledge();
-            } else if (sessionMode != Session.SESSION_TRANSACTED) {
-                session.recover();
+            synchronized (this) { // the session is not used by a sending thread meanwhile
+                if (ok) {
+                    if (ackInShim) m.acknowledge();
+                } else if (sessionMode != Session.SESSION_TRANSACTED) {
+                    session.recover();
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -363,14 +423,14 @@ public final class Channel implements AutoCloseable {
 
     // ------------------------------------------------------------------ session control
 
-    public void commit() throws JMSException { checkOpen(); session.commit(); }
+    public synchronized void commit() throws JMSException { checkOpen(); session.commit(); }
 
-    public void rollback() throws JMSException { checkOpen(); session.rollback(); }
+    public synchronized void rollback() throws JMSException { checkOpen(); session.rollback(); }
 
-    public void recover() throws JMSException { checkOpen(); session.recover(); }
+    public synchronized void recover() throws JMSException { checkOpen(); session.recover(); }
 
     /** CLIENT_ACKNOWLEDGE: acknowledges every message the session consumed. */
-    public void acknowledge() throws JMSException {
+    public synchronized void acknowledge() throws JMSException {
         checkOpen();
         Message m = lastConsumed;
         if (sessionMode == Session.CLIENT_ACKNOWLEDGE && m != null) m.acknowledge();

@@ -16,6 +16,8 @@ import org.pyjms.shim.Providers;
  * only temporary destinations need help crossing the boundary by name.
  */
 public final class ArtemisProvider implements Provider {
+    private static final String CONFIRMATION_WINDOW = "confirmationWindowSize";
+
     @Override
     public String name() {
         return "Apache Artemis " + VersionLoader.getVersion().getFullVersion();
@@ -27,6 +29,11 @@ public final class ArtemisProvider implements Provider {
         ActiveMQConnectionFactory f = new ActiveMQConnectionFactory(url);
         // pyjms never deserializes an ObjectMessage body; the client may not either
         f.setDeserializationDenyList("*");
+        // an async send completes when the broker confirms it, so a refused put reaches the
+        // CompletionListener; without a window the client completes it once written (-1)
+        if (!url.contains(CONFIRMATION_WINDOW) && !properties.containsKey(CONFIRMATION_WINDOW)) {
+            f.setConfirmationWindowSize(1024 * 1024);
+        }
         for (Map.Entry<String, String> e : properties.entrySet()) Providers.setProperty(f, e.getKey(), e.getValue());
         return f;
     }

@@ -115,7 +115,8 @@ final class ArtemisSecurity implements ActiveMQSecurityManager5 {
     public boolean authorize(Subject subject, Set<Role> roles, CheckType checkType, String address) {
         if (subject == null) return false;
         // temporary destinations are open to every signed-in user, as on the ActiveMQ broker
-        if (address != null && TEMPORARY.matcher(address).matches() && checkType != CheckType.MANAGE) return true;
+        String bare = address == null ? null : address.split("::", 2)[0]; // address::queue when a queue is named
+        if (bare != null && TEMPORARY.matcher(bare).matches() && checkType != CheckType.MANAGE) return true;
         return SecurityManagerUtil.authorize(subject, roles, checkType, RolePrincipal.class);
     }
 

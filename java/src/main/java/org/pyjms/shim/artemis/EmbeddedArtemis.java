@@ -25,7 +25,8 @@ import org.apache.activemq.artemis.spi.core.remoting.Acceptor;
  * An Apache Artemis broker in this JVM: an in-vm acceptor (vm://N, N unique in the JVM) and,
  * when asked, one TCP acceptor on 127.0.0.1 speaking CORE and AMQP on the same port.
  * Non-persistent unless given a data directory (then a NIO journal under it). Every address has
- * the dead-letter queue; expired messages are dropped, or moved to an expiry queue if one is named.
+ * the dead-letter queue; expired messages are dropped when a get finds them, or moved to an expiry
+ * queue if one is named.
  */
 public final class EmbeddedArtemis {
     public static final String NAME_PREFIX = "pyjms";
@@ -63,7 +64,9 @@ public final class EmbeddedArtemis {
         cfg.setGracefulShutdownEnabled(false);
         cfg.setCriticalAnalyzer(false); // it halts a broker whose threads stall: a busy 2-core test machine
         cfg.setMaxDiskUsage(-1); // no blocking of producers on a nearly full disk
-        cfg.setMessageExpiryScanPeriod(1000); // expired messages leave queues (and their depth) within a second
+        // no expiry scan: as on IBM MQ (E09), an expired message stays on its queue, counting towards
+        // its depth, until a get or browse finds it and discards it
+        cfg.setMessageExpiryScanPeriod(-1);
         cfg.setPersistenceEnabled(dataDir != null);
         if (dataDir != null) {
             cfg.setJournalType(JournalType.NIO);

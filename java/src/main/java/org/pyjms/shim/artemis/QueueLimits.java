@@ -6,9 +6,9 @@ import org.apache.activemq.artemis.api.core.ActiveMQException;
 import org.apache.activemq.artemis.api.core.ActiveMQExceptionType;
 import org.apache.activemq.artemis.api.core.Message;
 import org.apache.activemq.artemis.api.core.SimpleString;
+import org.apache.activemq.artemis.core.paging.PagingStore;
 import org.apache.activemq.artemis.core.security.CheckType;
 import org.apache.activemq.artemis.core.server.ActiveMQServer;
-import org.apache.activemq.artemis.core.server.Queue;
 import org.apache.activemq.artemis.core.server.ServerSession;
 import org.apache.activemq.artemis.core.server.plugin.ActiveMQServerMessagePlugin;
 import org.apache.activemq.artemis.core.transaction.Transaction;
@@ -57,12 +57,27 @@ public final class QueueLimits implements ActiveMQServerMessagePlugin {
                     + l.maxMessageLength + " of queue " + q, null);
         }
         if (l.maxDepth >= 0) {
-            Queue queue = server.locateQueue(SimpleString.of(q));
-            long depth = queue == null ? 0 : queue.getMessageCount();
+            long depth = depth(q);
             if (depth >= l.maxDepth) {
                 throw refused(2053, "MQRC_Q_FULL", "queue " + q + " holds " + depth + " messages, MAXDEPTH "
                         + l.maxDepth, ActiveMQExceptionType.ADDRESS_FULL);
             }
+        }
+    }
+
+    /**
+     * The messages on a queue's address now, as its paging store counts them: a message is
+     * counted there when it is routed, where the queue itself counts it only once its executor
+     * has taken it in (puts in quick succession each saw the depth of before the others).
+     */
+    private long depth(String queue) throws ActiveMQException {
+        try {
+            PagingStore store = server.getPagingManager().getPageStore(SimpleString.of(queue));
+            return store == null ? 0 : store.getAddressElements();
+        } catch (ActiveMQException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new ActiveMQException("cannot read the depth of queue " + queue, e);
         }
     }
 
