@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # the providers the test suite runs against (their jars come from Maven Central, once)
-TEST_PROVIDERS ?= activemq amqp
+TEST_PROVIDERS ?= activemq artemis amqp
 
 .PHONY: demo test bench providers clean
 

@@ -40,6 +40,7 @@ from pyjms import delay as _delay  # noqa: E402,F401 - the delivery-delay send p
 from pyjms import rules as _rules  # noqa: E402,F401 - IBM MQ's rules for delayed sends
 from pyjms.providers import activemq as _activemq  # noqa: E402,F401 - the default provider
 from pyjms.providers import amqp as _amqp  # noqa: E402,F401 - AMQP 1.0 peers
+from pyjms.providers import artemis as _artemis  # noqa: E402,F401 - Apache Artemis
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,8 @@
 """Shared fixtures: a real embedded broker (vm://) and a real standalone broker process (tcp://).
 
 Every integration test that takes ``url`` runs twice, once per transport, against a real
-ActiveMQ broker; nothing is mocked.
+ActiveMQ broker; nothing is mocked. A test or module marked ``providers("activemq", "artemis")``
+runs against Apache Artemis too (in-vm, and a ``pyjms broker --provider artemis`` process).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ _names = itertools.count(1)
 class BrokerProcess:
     """``python -m pyjms broker`` in its own process, as a user would run it."""
 
-    def __init__(self, *extra: str) -> None:
-        self.args = [sys.executable, "-m", "pyjms", "broker", "--port", "0", "--stomp-port", "0", *extra]
+    def __init__(self, *extra: str, provider: str = "activemq") -> None:
+        listeners = ["--stomp-port", "0"] if provider == "activemq" else []  # Artemis has no STOMP here
+        self.args = [sys.executable, "-m", "pyjms", "broker", "--provider", provider, "--port", "0", *listeners, *extra]
         self.proc = subprocess.Popen(
             self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
         )
@@ -40,8 +42,11 @@ class BrokerProcess:
             self.proc.kill()
             raise RuntimeError(f"standalone broker did not start: {line!r} {self.proc.stderr.read()}")
         self.uris = line.split("ready:", 1)[1].split()
-        self.tcp_url = next(u for u in self.uris if u.startswith("tcp://"))
-        self.stomp_port = int(re.search(r":(\d+)$", next(u for u in self.uris if u.startswith("stomp://"))).group(1))
+        # the broker's own protocol: tcp:// (ActiveMQ's OpenWire) or artemis+tcp:// (Artemis's core)
+        self.tcp_url = next(u for u in self.uris if re.match(r"^(artemis\+)?tcp://", u))
+        stomp = next((u for u in self.uris if u.startswith("stomp://")), None)
+        self.stomp_port = int(re.search(r":(\d+)$", stomp).group(1)) if stomp else None
+        self.amqp_url = next((u for u in self.uris if u.startswith("amqp://")), None)
 
     def stop(self, sig: int | None = None) -> int:
         if self.proc.poll() is None:
@@ -71,11 +76,74 @@ def embedded_broker():
     return default_broker()
 
 
-@pytest.fixture(params=["vm", "tcp"])
+@pytest.fixture(scope="session")
+def artemis_broker():
+    """An Artemis broker in this process (in-vm only), with pyjms's services."""
+    from pyjms.providers.artemis import EmbeddedArtemisBroker
+
+    broker = EmbeddedArtemisBroker()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def artemis_tcp_broker() -> Iterator[BrokerProcess]:
+    """``pyjms broker --provider artemis``: reached at its artemis+tcp:// URL, as printed."""
+    broker = BrokerProcess(provider="artemis")
+    yield broker
+    broker.stop()
+
+
+#: the url params per provider: its embedded broker in-vm, and its broker process over TCP
+TRANSPORTS = {"activemq": ("vm", "tcp"), "artemis": ("artemis-vm", "artemis-tcp")}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "providers(*names): run the test's url against these providers "
+                                       "(default: activemq)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test's ``url`` runs over the transports of the providers it is marked for (ActiveMQ
+    unless marked): the others are deselected."""
+    keep, drop = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        transport = callspec.params.get("url") if callspec is not None else None
+        marker = item.get_closest_marker("providers")
+        providers = marker.args if marker else ("activemq",)
+        wanted = transport is None or any(transport in TRANSPORTS[p] for p in providers)
+        (keep if wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture(params=[t for transports in TRANSPORTS.values() for t in transports])
 def url(request: pytest.FixtureRequest) -> str:
-    if request.param == "vm":
+    transport = request.param
+    if transport == "vm":
         return request.getfixturevalue("embedded_broker").vm_url
-    return request.getfixturevalue("tcp_broker").tcp_url
+    if transport == "tcp":
+        return request.getfixturevalue("tcp_broker").tcp_url
+    if transport == "artemis-vm":
+        return request.getfixturevalue("artemis_broker").vm_url
+    return request.getfixturevalue("artemis_tcp_broker").tcp_url
+
+
+def provider_of(url: str) -> str:
+    """Which provider a test url is for (pyjms.bridge.urls decides it the same way)."""
+    from pyjms.bridge.urls import choose
+
+    return choose(url)[0]
+
+
+def delay_mode(url: str, mode: str) -> str:
+    """A test's delay mode: "own" is the provider's own mechanism (ActiveMQ Classic: its broker's
+    scheduler, as its client has no setDeliveryDelay; Artemis: the client's native delay)."""
+    if mode != "own":
+        return mode
+    return "native" if provider_of(url) == "artemis" else "scheduler"
 
 
 @pytest.fixture

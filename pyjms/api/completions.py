@@ -1,8 +1,9 @@
 """JMS 2.0 async send through the client's own CompletionListener (where it has one).
 
 The shim sends at once and queues each outcome under a ticket (Channel.sendAsync /
-nextCompletion); one Python thread per context takes the outcomes and calls the listeners, in
-the order the client completed the sends, so Python never runs on a provider thread. Where
+nextCompletion); one Python thread per context takes the outcomes and calls the listeners in
+send order, as JMS requires, holding back outcomes that arrive early (Artemis reports a refused
+send before the confirmations of earlier ones), so Python never runs on a provider thread. Where
 the client has no async send (ActiveMQ Classic's), pyjms.api.context._AsyncSender sends
 synchronously on a thread of its own instead.
 """
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 #: how long the completion thread waits for an outcome before it looks at its context again
 _POLL_MS = 200
 
+#: the outcome of a send the client refused at the call (it raised to the sender)
+_NEVER_SENT: tuple[Any, Any] = (None, None)
+
 #: called with the sent message's headers, or with the error that failed the send
 Completion = Callable[[Any, Any], None]
 
@@ -35,6 +39,8 @@ class NativeAsyncSends:
         self._ctx = ctx
         self._tickets = itertools.count(1)
         self._pending: dict[int, tuple[Destination, Completion]] = {}
+        self._arrived: dict[int, tuple[Any, Any]] = {}  # outcomes ahead of an earlier send's
+        self._next = 1  # the ticket whose completion is due next
         self._idle = threading.Condition()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name=f"pyjms-completions-{id(ctx):x}", daemon=True)
@@ -51,8 +57,7 @@ class NativeAsyncSends:
             ctx._ch.sendAsync(*args, ticket)
         except ctx._s.JException as e:
             with self._idle:
-                self._pending.pop(ticket, None)
-                self._idle.notify_all()
+                self._arrived[ticket] = _NEVER_SENT  # no outcome will come: later ones must not wait
             raise translate(e, f"send to {destination}") from None
 
     def drain(self) -> None:
@@ -77,15 +82,32 @@ class NativeAsyncSends:
                     if self._ctx._closed:
                         return
                     raise
-                if outcome is not None:
-                    self._complete(int(outcome[0]), outcome[1], outcome[2])
+                with self._idle:
+                    if outcome is not None:
+                        self._arrived[int(outcome[0])] = (outcome[1], outcome[2])
+                self._complete_due()
 
-    def _complete(self, ticket: int, headers: Any, error: Any) -> None:
+    def _complete_due(self) -> None:
+        """Completes the sends whose outcomes are known, in ticket order, up to the first gap."""
+        while True:
+            with self._idle:
+                ticket = self._next
+                if ticket not in self._arrived:
+                    return
+                self._next += 1
+                arrived = self._arrived.pop(ticket)
+            self._complete(ticket, arrived)
+
+    def _complete(self, ticket: int, arrived: tuple[Any, Any]) -> None:
         with self._idle:
             entry = self._pending.get(ticket)
-        if entry is None:
+        if entry is None or arrived is _NEVER_SENT:
+            with self._idle:
+                self._pending.pop(ticket, None)
+                self._idle.notify_all()
             return
         destination, completion = entry
+        headers, error = arrived
         try:
             if error is None:
                 completion(C.read_headers(bytes(headers), 0)[0], None)

@@ -34,8 +34,9 @@ from pyjms.api.policy import SendPolicy, installed_policies
 from pyjms.api.producer import JMSProducer
 from pyjms.api.provider import ProviderPlugin, default_provider, provider_for
 from pyjms.api.synchronization import TransactionSynchronization
-from pyjms.bridge import codec, jvm
+from pyjms.bridge import codec, jvm, urls
 from pyjms.bridge.channel import Channel, Receiver
+from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.bridge.errors import translate
 from pyjms.errors import (
@@ -57,6 +58,10 @@ class ConnectionFactory:
     ``PYJMS_CLASSPATH``) with bean ``properties``. ``delivery_delay`` picks how delayed
     messages are held (pyjms.delay); ``auto`` probes the provider once, at the factory's first
     delayed send. Making a factory talks to no broker.
+
+    ``provider`` names the client for the URL ("activemq", "artemis", "amqp"): Apache Artemis
+    and ActiveMQ both write tcp://host:port, so an Artemis URL needs provider="artemis" or the
+    form artemis+tcp://host:port (pyjms.bridge.urls; plain tcp:// is ActiveMQ's).
     """
 
     def __init__(
@@ -71,9 +76,17 @@ class ConnectionFactory:
         classpath: Sequence[str] = (),
         delivery_delay: str = "auto",
         staging_queue: str = STAGING_QUEUE,
+        provider: str | None = None,
     ) -> None:
         if url is not None and not isinstance(url, str):
             raise InvalidArgumentRuntimeException(f"url must be a str, got {url!r}")
+        if provider is not None and factory_class is not None:
+            raise InvalidArgumentRuntimeException(
+                f"provider={provider!r} and factory_class={factory_class!r}: give one, not both")
+        if factory_class is None:
+            urls.choose(url or "", provider)  # a URL no provider understands fails here, not at first use
+        #: the provider named for the URL ("activemq", "artemis", "amqp"), or None: the URL says
+        self.provider_name_hint = provider
         self._url = url
         self.user = user
         self.password = password
@@ -102,7 +115,9 @@ class ConnectionFactory:
         """The provider URL: as given, else PYJMS_URL, else the default provider's broker's
         (which may start it)."""
         if self._url is None and self.factory_class is None:
-            self._url = os.environ.get("PYJMS_URL") or default_provider().default_url()
+            # a named provider's plug-in gives the broker (only ActiveMQ's starts one)
+            plugin = self.provider if self.provider_name_hint is not None else default_provider()
+            self._url = os.environ.get("PYJMS_URL") or plugin.default_url()
         return self._url or ""
 
     @property
@@ -110,7 +125,10 @@ class ConnectionFactory:
         """The plug-in for this factory's provider, chosen by URL or factory class (no I/O)."""
         if self._plugin is None:
             url = self._url if self._url is not None else os.environ.get("PYJMS_URL") or None
-            self._plugin = provider_for(url, self.factory_class)
+            name = self.provider_name_hint
+            if self.factory_class is None and url is not None:
+                name = urls.choose(url, name)[0]  # as the client is chosen (_java)
+            self._plugin = provider_for(url, self.factory_class, name)
         return self._plugin
 
     def send_policies(self) -> tuple[SendPolicy, ...]:
@@ -133,16 +151,20 @@ class ConnectionFactory:
     def _java(self) -> tuple[Any, Any]:
         with self._lock:
             if self._jfactory is None:
-                s = jvm.start(self.classpath)
+                if self.factory_class:
+                    name, client_url = None, self.url
+                else:
+                    name, client_url = urls.choose(self.url, self.provider_name_hint)
+                s = jvm.start(self.classpath, providers=(name or DEFAULT_PROVIDER,))
                 props = s.HashMap()
                 for k, v in self.properties.items():
                     props.put(k, v)
                 try:
-                    if self.factory_class:
+                    if name is None:
                         provider = s.Providers.forFactoryClass(self.factory_class)
                     else:
-                        provider = s.Providers.forUrl(self.url)
-                    self._jfactory = provider.factory(self.url, props)
+                        provider = s.Providers.forName(name)
+                    self._jfactory = provider.factory(client_url, props)
                     self._provider = provider
                 except s.JException as e:
                     raise translate(e, f"cannot make a connection factory for {self.url or self.factory_class!r}") from None

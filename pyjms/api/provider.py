@@ -29,6 +29,9 @@ class ProviderPlugin:
 
     #: shown in messages
     name = "Jakarta Messaging"
+    #: the name pyjms.bridge.urls gives the provider ("activemq", "artemis", "amqp"), if any:
+    #: a factory whose URL or ``provider=`` names it gets this plug-in
+    provider_name: str | None = None
     #: how old the destination attributes a plug-in answers with may be, in seconds (features
     #: that watch attributes, such as the delay processor, re-read them at this pace)
     attributes_max_age_s = 1.0
@@ -100,10 +103,15 @@ def register_provider(plugin: ProviderPlugin, *, default: bool = False) -> None:
             _default = plugin
 
 
-def provider_for(url: str | None, factory_class: str | None) -> ProviderPlugin:
-    """The plug-in for a factory's URL or class; with neither, the default plug-in."""
+def provider_for(url: str | None, factory_class: str | None, provider_name: str | None = None) -> ProviderPlugin:
+    """The plug-in for a factory's provider name (pyjms.bridge.urls), URL or class; with none
+    of them, the default plug-in."""
     with _lock:
-        if url is None and factory_class is None and _default is not None:
+        if provider_name is not None:
+            for plugin in _plugins:
+                if plugin.provider_name == provider_name:
+                    return plugin
+        if url is None and factory_class is None and provider_name is None and _default is not None:
             return _default
         for plugin in _plugins:
             if plugin.serves(url, factory_class):

@@ -25,7 +25,7 @@ PROVIDERS = ("activemq", "artemis", "amqp", "ibmmq")
 #: the provider a wheel carries, and the embedded broker's
 DEFAULT_PROVIDER = "activemq"
 #: the providers whose classes the shim's provider packages compile against
-SHIM_PROVIDERS = ("activemq", "amqp")
+SHIM_PROVIDERS = ("activemq", "artemis", "amqp")
 
 Progress = Callable[[str], None]
 

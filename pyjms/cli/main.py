@@ -20,14 +20,21 @@ from pyjms.delay.processor import DelayProcessor
 from pyjms.dlq.cli import add_parser as add_dlq_handler
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 from pyjms.providers.activemq import Admin, EmbeddedBroker
+from pyjms.providers.artemis import EmbeddedArtemisBroker
 
 
 def _cmd_broker(args: argparse.Namespace) -> int:
-    jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS)
+    jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS, providers=(args.provider,))
     stop = threading.Event()
-    broker = EmbeddedBroker(port=args.port, stomp_port=args.stomp_port, amqp_port=args.amqp_port,
-                            data_dir=args.data, name=args.name, delay_processor=not args.no_delay_processor,
-                            mark_browse_interval=args.mark_browse_interval, mark_lease_ms=args.mark_lease)
+    options = dict(port=args.port, data_dir=args.data, name=args.name, delay_processor=not args.no_delay_processor,
+                   mark_browse_interval=args.mark_browse_interval, mark_lease_ms=args.mark_lease)
+    broker: EmbeddedBroker | EmbeddedArtemisBroker
+    if args.provider == "artemis":
+        if args.stomp_port is not None:
+            raise InvalidArgumentRuntimeException("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
+        broker = EmbeddedArtemisBroker(**options)
+    else:
+        broker = EmbeddedBroker(stomp_port=args.stomp_port, amqp_port=args.amqp_port, **options)
     for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started, so they stay ours
         signal.signal(sig, lambda *_: stop.set())
     try:
@@ -178,12 +185,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="pyjms", description="JMS 2.0 from Python, with IBM MQ semantics.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    b = sub.add_parser("broker", help="run an ActiveMQ broker on 127.0.0.1 until SIGINT/SIGTERM")
-    b.add_argument("--port", type=int, default=61616, help="OpenWire port (0 picks a free one)")
-    b.add_argument("--stomp-port", type=int, default=None, help="also listen for STOMP on this port")
+    b = sub.add_parser("broker", help="run an ActiveMQ (or Artemis) broker on 127.0.0.1 until SIGINT/SIGTERM")
+    b.add_argument("--provider", choices=["activemq", "artemis"], default="activemq",
+                   help="ActiveMQ Classic (default) or Apache Artemis (CORE and AMQP on --port)")
+    b.add_argument("--port", type=int, default=61616, help="OpenWire (Artemis: CORE and AMQP) port (0 picks a free one)")
+    b.add_argument("--stomp-port", type=int, default=None, help="also listen for STOMP on this port (ActiveMQ)")
     b.add_argument("--amqp-port", type=int, default=0,
-                   help="AMQP 1.0 port (default 0: a free one, shown on the ready line; AMQP's usual is 5672)")
-    b.add_argument("--data", default=None, help="KahaDB directory (default: non-persistent)")
+                   help="AMQP 1.0 port (ActiveMQ; default 0: a free one, shown on the ready line; AMQP's usual "
+                        "is 5672). Artemis speaks AMQP on --port")
+    b.add_argument("--data", default=None, help="KahaDB (Artemis: journal) directory (default: non-persistent)")
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
     b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")
     b.add_argument("--mark-browse-interval", type=int, default=5000,

@@ -10,6 +10,9 @@ import pyjms
 from pyjms import MQRC
 from tests.conftest import drain
 
+# provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
+pytestmark = pytest.mark.providers("activemq", "artemis")
+
 
 @pytest.mark.parametrize("priority", [-1, 10, "5", 4.0, True])
 def test_priority_outside_0_to_9_is_refused(ctx, priority):
@@ -167,7 +170,7 @@ def test_unreachable_broker_is_a_clear_error():
 
 def test_unknown_url_scheme():
     with pytest.raises(pyjms.JMSRuntimeException, match="no provider for URL"):
-        pyjms.ConnectionFactory("amqp://127.0.0.1:5672").create_context()
+        pyjms.ConnectionFactory("gopher://127.0.0.1:5672").create_context()
 
 
 def test_object_message_is_never_deserialized(ctx, qname):

@@ -10,9 +10,13 @@ import pytest
 
 import pyjms
 from pyjms.broker.admin import Admin, QueueAttributes
-from tests.conftest import ROOT
+from tests.conftest import ROOT, delay_mode
 
-MODES = ["scheduler", "staging"]
+# provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
+pytestmark = pytest.mark.providers("activemq", "artemis")
+
+#: "own": the provider's own delay (ActiveMQ's broker scheduler, Artemis's native delivery delay)
+MODES = ["own", "staging"]
 
 
 @pytest.fixture
@@ -57,7 +61,7 @@ def test_broker_enforces_attributes_on_ordinary_puts(ctx, admin, qname):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_d22_delayed_put_checks_the_target_at_send(url, admin, qname, mode):
-    factory = pyjms.ConnectionFactory(url, delivery_delay=mode, staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    factory = pyjms.ConnectionFactory(url, delivery_delay=delay_mode(url, mode), staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
     q = pyjms.Queue(qname)
 
     def delayed_send_refused(body: str) -> int:
@@ -78,7 +82,7 @@ def test_d22_delayed_put_checks_the_target_at_send(url, admin, qname, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_d05_clustered_target_needs_notfixed_bind(url, admin, qname, mode):
-    factory = pyjms.ConnectionFactory(url, delivery_delay=mode, staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    factory = pyjms.ConnectionFactory(url, delivery_delay=delay_mode(url, mode), staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
     q = pyjms.Queue(qname)
     admin.define_queue(q, clustered=True, default_bind="OPEN")
     with factory.create_context() as ctx:
@@ -92,7 +96,7 @@ def test_d05_clustered_target_needs_notfixed_bind(url, admin, qname, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_d23_delayed_publish_needs_allavail(url, admin, qname, mode):
-    factory = pyjms.ConnectionFactory(url, delivery_delay=mode, staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    factory = pyjms.ConnectionFactory(url, delivery_delay=delay_mode(url, mode), staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
     t = pyjms.Topic(qname)
     admin.define_topic(t)  # IBM MQ's defaults: PMSGDLV(ALLDUR) NPMSGDLV(ALLAVAIL)
     with factory.create_context() as ctx:

@@ -9,6 +9,9 @@ import pytest
 import pyjms
 from pyjms.broker.admin import Admin
 
+# provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
+pytestmark = pytest.mark.providers("activemq", "artemis")
+
 
 def test_e04_e05_a_get_discards_the_expired_messages_before_the_first_unexpired(ctx, qname):
     q = ctx.create_queue(qname)

@@ -5,8 +5,13 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
+import pytest
+
 import pyjms
 from tests.conftest import drain
+
+# provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
+pytestmark = pytest.mark.providers("activemq", "artemis")
 
 
 def test_text_bytes_map_and_empty_bodies_round_trip(ctx, qname):

@@ -10,6 +10,9 @@ import pytest
 import pyjms
 from tests.conftest import drain
 
+# provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
+pytestmark = pytest.mark.providers("activemq", "artemis")
+
 
 def test_transacted_send_is_invisible_until_commit(factory, qname):
     with factory.create_context(pyjms.SESSION_TRANSACTED) as tx, factory.create_context() as reader:

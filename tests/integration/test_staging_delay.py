@@ -13,6 +13,9 @@ from pyjms.delay.mechanism import DelayMechanism
 from pyjms.delay.processor import DelayProcessor, processor_answers
 from tests.conftest import drain
 
+# provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
+pytestmark = pytest.mark.providers("activemq", "artemis")
+
 
 @pytest.fixture
 def staged(url):

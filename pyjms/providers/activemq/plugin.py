@@ -33,6 +33,7 @@ class ActiveMQPlugin(ProviderPlugin):
     """ActiveMQ Classic, through its own JMS client (activemq-client)."""
 
     name = "ActiveMQ Classic"
+    provider_name = "activemq"
     attributes_max_age_s = AttributeCache.TTL_S
     dead_letter_queue = "ActiveMQ.DLQ"
 

@@ -24,6 +24,7 @@ class AmqpPlugin(ActiveMQPlugin):
     """Any AMQP 1.0 broker, through Qpid JMS (qpid-jms-client)."""
 
     name = "AMQP 1.0 (Qpid JMS)"
+    provider_name = "amqp"
     dead_letter_queue = None
 
     def serves(self, url: str | None, factory_class: str | None) -> bool:

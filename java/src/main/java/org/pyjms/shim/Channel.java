@@ -26,6 +26,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * acknowledge inside the shim, right after a receive returns or after a listener succeeded.
  * That lets receive_body leave a message it cannot convert unacknowledged, and lets a failing
  * listener have its message redelivered, as JMS 2.0 requires.
+ *
+ * <p>A listener's acknowledgement runs on the provider's delivery thread while the context's
+ * own thread may be sending; sends, acknowledgements and transaction control are synchronized
+ * on the channel, because a session may not be used by two threads at once (Artemis's client
+ * loses track of its replies: measured, a send then timed out).
  */
 public final class Channel implements AutoCloseable {
     /** A connection shared by sibling channels (JMSContext.createContext). */
@@ -181,7 +186,7 @@ public final class Channel implements AutoCloseable {
     }
 
     /** Sends one record; the Python side applied every rule before this call. */
-    public void send(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
+    public synchronized void send(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
                      int flags) throws JMSException {
         checkOpen();
         configure(flags);
@@ -190,7 +195,7 @@ public final class Channel implements AutoCloseable {
     }
 
     /** Sends one record and returns the header block the provider assigned (id, timestamp...). */
-    public byte[] sendDescribed(String destination, byte[] record, int deliveryMode, int priority, long ttl,
+    public synchronized byte[] sendDescribed(String destination, byte[] record, int deliveryMode, int priority, long ttl,
                                 long delayMs, int flags) throws JMSException {
         checkOpen();
         configure(flags);
@@ -202,7 +207,7 @@ public final class Channel implements AutoCloseable {
     }
 
     /** Sends a packed batch (int count, then records) to one destination; returns the count. */
-    public int sendBatch(String destination, byte[] batch, int deliveryMode, int priority, long ttl, long delayMs,
+    public synchronized int sendBatch(String destination, byte[] batch, int deliveryMode, int priority, long ttl, long delayMs,
                          int flags) throws JMSException {
         checkOpen();
         configure(flags);
@@ -219,7 +224,7 @@ public final class Channel implements AutoCloseable {
      * Sends a batch whose records each carry their own destination and options:
      * destination key, int deliveryMode, int priority, long ttl, long delay, then the record.
      */
-    public int sendRouted(byte[] batch, int flags) throws JMSException {
+    public synchronized int sendRouted(byte[] batch, int flags) throws JMSException {
         checkOpen();
         configure(flags);
         ByteBuffer in = ByteBuffer.wrap(batch);
@@ -247,7 +252,7 @@ public final class Channel implements AutoCloseable {
      * is queued for {@link #nextCompletion} under {@code ticket}: the header block the provider
      * assigned, or the exception. Pyjms never runs Python on the client's thread.
      */
-    public void sendAsync(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
+    public synchronized void sendAsync(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
                           int flags, long ticket) throws JMSException {
         checkOpen();
         configure(flags);
@@ -284,7 +289,7 @@ public final class Channel implements AutoCloseable {
      * object it sends (ActiveMQ gives it a new id), and the received one must still be
      * acknowledged by its own id.
      */
-    public void forward(String queue, Message m) throws JMSException {
+    public synchronized void forward(String queue, Message m) throws JMSException {
         Message copy = Codec.copy(m, session);
         producer.send(destinations.resolve("queue://" + queue), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
     }
@@ -345,8 +350,11 @@ public final class Channel implements AutoCloseable {
     }
 
     /**
-     * JMS 2.0 shared subscriptions where the client lacks them: consumers of one subscription
-     * share a queue that the broker feeds from the topic (see SharedSubscriptions).
+     * JMS 2.0 shared subscriptions: the client's own (Artemis, Qpid JMS, IBM MQ), or where the
+     * client lacks them (ActiveMQ Classic throws UnsupportedOperationException) an emulation:
+     * consumers of one subscription share a queue that the broker feeds from the topic (see
+     * SharedSubscriptions). A JMSException from a client that has them is the answer, not a
+     * reason to emulate.
      */
     public Receiver sharedConsumer(String topic, String name, String selector, boolean durable) throws JMSException {
         checkOpen();
@@ -358,7 +366,7 @@ public final class Channel implements AutoCloseable {
             MessageConsumer c = durable ? session.createSharedDurableConsumer(t, name, selector)
                     : session.createSharedConsumer(t, name, selector);
             return new Receiver(this, c, nextReceiverId++, null);
-        } catch (UnsupportedOperationException | JMSException native_) {
+        } catch (UnsupportedOperationException unsupported) {
             // fall through to the emulation below
         }
         Queue q = SharedSubscriptions.queueFor(this, t, name);
@@ -417,10 +425,12 @@ public final class Channel implements AutoCloseable {
             while (!closed && ok == null) ok = verdicts.poll(100, TimeUnit.MILLISECONDS);
             if (closed) return;
             lastConsumed = m;
-            if (ok) {
-                if (ackInShim) m.acknowledge();
-            } else if (sessionMode != Session.SESSION_TRANSACTED) {
-                session.recover();
+            synchronized (this) { // the session is not used by a sending thread meanwhile
+                if (ok) {
+                    if (ackInShim) m.acknowledge();
+                } else if (sessionMode != Session.SESSION_TRANSACTED) {
+                    session.recover();
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -442,14 +452,14 @@ public final class Channel implements AutoCloseable {
 
     // ------------------------------------------------------------------ session control
 
-    public void commit() throws JMSException { checkOpen(); session.commit(); }
+    public synchronized void commit() throws JMSException { checkOpen(); session.commit(); }
 
-    public void rollback() throws JMSException { checkOpen(); session.rollback(); }
+    public synchronized void rollback() throws JMSException { checkOpen(); session.rollback(); }
 
-    public void recover() throws JMSException { checkOpen(); session.recover(); }
+    public synchronized void recover() throws JMSException { checkOpen(); session.recover(); }
 
     /** CLIENT_ACKNOWLEDGE: acknowledges every message the session consumed. */
-    public void acknowledge() throws JMSException {
+    public synchronized void acknowledge() throws JMSException {
         checkOpen();
         Message m = lastConsumed;
         if (sessionMode == Session.CLIENT_ACKNOWLEDGE && m != null) m.acknowledge();

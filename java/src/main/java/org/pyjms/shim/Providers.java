@@ -8,6 +8,12 @@ import java.util.Map;
 public final class Providers {
     private static final String ACTIVEMQ = "org.pyjms.shim.activemq.ActiveMQProvider";
     private static final String AMQP = "org.pyjms.shim.amqp.AmqpProvider";
+    /** pyjms's provider names (pyjms.bridge.urls) and their classes, loaded by name so that this
+     *  class links against no provider's client. */
+    private static final Map<String, String> BY_NAME = Map.of(
+            "activemq", ACTIVEMQ,
+            "artemis", "org.pyjms.shim.artemis.ArtemisProvider",
+            "amqp", AMQP);
 
     private Providers() {}
 
@@ -37,6 +43,24 @@ public final class Providers {
         }
     }
 
+    /** The provider pyjms calls {@code name} ("activemq", "artemis", "amqp"). */
+    public static Provider forName(String name) throws Exception {
+        String className = BY_NAME.get(name);
+        if (className == null) {
+            throw new IllegalArgumentException("no provider named '" + name + "': use one of "
+                    + String.join(", ", new java.util.TreeSet<>(BY_NAME.keySet())) + ", or name a factory class");
+        }
+        try {
+            Provider p = (Provider) Class.forName(className).getDeclaredConstructor().newInstance();
+            p.name(); // links the provider's client classes: a missing jar fails here, not at first use
+            return p;
+        } catch (ClassNotFoundException | NoClassDefFoundError missing) {
+            throw new IllegalStateException("the " + name + " provider's client is not on this JVM's classpath ("
+                    + missing.getMessage() + "): run 'pyjms providers fetch " + name
+                    + "' before the first pyjms call of the process starts the JVM");
+        }
+    }
+
     /** Any Jakarta JMS provider: instantiate its factory class and apply bean properties. */
     public static Provider forFactoryClass(String className) {
         return new Provider() {
@@ -51,7 +75,8 @@ public final class Providers {
         };
     }
 
-    static void setProperty(Object bean, String name, String value) throws Exception {
+    /** Sets a bean property of a provider's factory from its string value. */
+    public static void setProperty(Object bean, String name, String value) throws Exception {
         String setter = "set" + Character.toUpperCase(name.charAt(0)) + name.substring(1);
         for (Method m : bean.getClass().getMethods()) {
             if (!m.getName().equals(setter) || m.getParameterCount() != 1) continue;

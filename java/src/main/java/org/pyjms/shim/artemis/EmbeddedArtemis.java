@@ -1,0 +1,144 @@
+package org.pyjms.shim.artemis;
+
+import java.io.File;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.activemq.artemis.api.core.QueueConfiguration;
+import org.apache.activemq.artemis.api.core.RoutingType;
+import org.apache.activemq.artemis.api.core.SimpleString;
+import org.apache.activemq.artemis.core.config.Configuration;
+import org.apache.activemq.artemis.core.config.impl.ConfigurationImpl;
+import org.apache.activemq.artemis.core.remoting.impl.netty.NettyAcceptor;
+import org.apache.activemq.artemis.core.security.Role;
+import org.apache.activemq.artemis.core.server.ActiveMQServer;
+import org.apache.activemq.artemis.core.server.JournalType;
+import org.apache.activemq.artemis.core.server.Queue;
+import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
+import org.apache.activemq.artemis.core.settings.impl.AddressFullMessagePolicy;
+import org.apache.activemq.artemis.core.settings.impl.AddressSettings;
+import org.apache.activemq.artemis.spi.core.remoting.Acceptor;
+
+/**
+ * An Apache Artemis broker in this JVM: an in-vm acceptor (vm://N, N unique in the JVM) and,
+ * when asked, one TCP acceptor on 127.0.0.1 speaking CORE and AMQP on the same port.
+ * Non-persistent unless given a data directory (then a NIO journal under it). Every address has
+ * the dead-letter queue; expired messages are dropped when a get finds them, or moved to an expiry
+ * queue if one is named.
+ */
+public final class EmbeddedArtemis {
+    public static final String NAME_PREFIX = "pyjms";
+    private static final String TCP_ACCEPTOR = "tcp";
+    /** Artemis's in-vm server ids; pyjms's Artemis brokers in one JVM each take the next. */
+    private static final AtomicInteger NEXT_VM_ID = new AtomicInteger();
+
+    private final EmbeddedActiveMQ embedded;
+    private final int vmId;
+    private final QueueLimits limits;
+
+    private EmbeddedArtemis(EmbeddedActiveMQ embedded, int vmId, QueueLimits limits) {
+        this.embedded = embedded;
+        this.vmId = vmId;
+        this.limits = limits;
+    }
+
+    /**
+     * @param name broker name (must start with "pyjms")
+     * @param dataDir journal directory, or null for a non-persistent broker
+     * @param tcpPort the CORE+AMQP port on 127.0.0.1 (0: a free one), or -1 for in-vm only
+     * @param users rows "user", "password", "group,group"; null: no security
+     * @param rules rows "queue"|"topic", pattern, read groups, write groups, admin groups
+     * @param deadLetterQueue where undeliverable messages go (Artemis's max-delivery-attempts)
+     * @param expiryQueue where expired messages go, or null to drop them
+     */
+    public static EmbeddedArtemis start(String name, String dataDir, int tcpPort, String[][] users, String[][] rules,
+                                        String deadLetterQueue, String expiryQueue) throws Exception {
+        if (!name.startsWith(NAME_PREFIX)) throw new IllegalArgumentException("broker name must start with " + NAME_PREFIX);
+        if (tcpPort < -1 || tcpPort > 65535) throw new IllegalArgumentException("port " + tcpPort + " is not a TCP port (0..65535)");
+        int vmId = NEXT_VM_ID.getAndIncrement();
+        Configuration cfg = new ConfigurationImpl();
+        cfg.setName(name);
+        cfg.setJMXManagementEnabled(false);
+        cfg.setGracefulShutdownEnabled(false);
+        cfg.setCriticalAnalyzer(false); // it halts a broker whose threads stall: a busy 2-core test machine
+        cfg.setMaxDiskUsage(-1); // no blocking of producers on a nearly full disk
+        // no expiry scan: as on IBM MQ (E09), an expired message stays on its queue, counting towards
+        // its depth, until a get or browse finds it and discards it
+        cfg.setMessageExpiryScanPeriod(-1);
+        cfg.setPersistenceEnabled(dataDir != null);
+        if (dataDir != null) {
+            cfg.setJournalType(JournalType.NIO);
+            cfg.setJournalDirectory(new File(dataDir, "journal").getPath());
+            cfg.setBindingsDirectory(new File(dataDir, "bindings").getPath());
+            cfg.setPagingDirectory(new File(dataDir, "paging").getPath());
+            cfg.setLargeMessagesDirectory(new File(dataDir, "largemessages").getPath());
+            cfg.setNodeManagerLockDirectory(dataDir);
+        }
+        cfg.addAcceptorConfiguration("in-vm", "vm://" + vmId);
+        if (tcpPort >= 0) {
+            cfg.addAcceptorConfiguration(TCP_ACCEPTOR, "tcp://127.0.0.1:" + tcpPort + "?protocols=CORE,AMQP");
+        }
+
+        AddressSettings every = new AddressSettings();
+        every.setDeadLetterAddress(SimpleString.of(deadLetterQueue));
+        if (expiryQueue != null) every.setExpiryAddress(SimpleString.of(expiryQueue));
+        // paging writes to disk (./data by default): a non-persistent broker writes nothing, and
+        // holds producers back when memory is full instead, as ActiveMQ's flow control does
+        if (dataDir == null) every.setAddressFullMessagePolicy(AddressFullMessagePolicy.BLOCK);
+        cfg.addAddressSetting("#", every);
+        cfg.addQueueConfiguration(QueueConfiguration.of(deadLetterQueue).setRoutingType(RoutingType.ANYCAST));
+        if (expiryQueue != null) {
+            cfg.addQueueConfiguration(QueueConfiguration.of(expiryQueue).setRoutingType(RoutingType.ANYCAST));
+        }
+
+        EmbeddedActiveMQ embedded = new EmbeddedActiveMQ();
+        cfg.setSecurityEnabled(users != null);
+        if (users != null) {
+            for (Map.Entry<String, Set<Role>> e : ArtemisSecurity.settings(rules).entrySet()) {
+                cfg.putSecurityRoles(e.getKey(), e.getValue());
+            }
+            embedded.setSecurityManager(new ArtemisSecurity(users));
+        }
+        embedded.setConfiguration(cfg);
+        embedded.createActiveMQServer();
+        QueueLimits limits = new QueueLimits(embedded.getActiveMQServer());
+        cfg.registerBrokerPlugin(limits);
+        embedded.start();
+        return new EmbeddedArtemis(embedded, vmId, limits);
+    }
+
+    public String name() { return server().getConfiguration().getName(); }
+
+    /** The in-vm URL of this broker, for clients in this JVM. */
+    public String vmUrl() { return "vm://" + vmId; }
+
+    /** The TCP port the CORE+AMQP acceptor bound (port 0 resolved), or -1 without one. */
+    public int tcpPort() {
+        Acceptor a = server().getRemotingService().getAcceptor(TCP_ACCEPTOR);
+        return a instanceof NettyAcceptor n ? n.getActualPort() : -1;
+    }
+
+    public ActiveMQServer server() { return embedded.getActiveMQServer(); }
+
+    /** The queue attributes this broker enforces on every put. */
+    public QueueLimits limits() { return limits; }
+
+    /** Messages on a queue now (0 if it does not exist). */
+    public long queueDepth(String queue) {
+        Queue q = server().locateQueue(SimpleString.of(queue));
+        return q == null ? 0 : q.getMessageCount();
+    }
+
+    /** The names of the queues bound to an address now (a topic's subscription queues). */
+    public String[] queuesOf(String address) throws Exception {
+        List<String> out = new ArrayList<>();
+        for (SimpleString q : server().bindingQuery(SimpleString.of(address)).getQueueNames()) out.add(q.toString());
+        return out.toArray(new String[0]);
+    }
+
+    public void stop() throws Exception {
+        embedded.stop();
+    }
+}

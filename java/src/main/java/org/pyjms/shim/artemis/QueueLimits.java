@@ -1,0 +1,102 @@
+package org.pyjms.shim.artemis;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.activemq.artemis.api.core.ActiveMQException;
+import org.apache.activemq.artemis.api.core.ActiveMQExceptionType;
+import org.apache.activemq.artemis.api.core.Message;
+import org.apache.activemq.artemis.api.core.SimpleString;
+import org.apache.activemq.artemis.core.paging.PagingStore;
+import org.apache.activemq.artemis.core.security.CheckType;
+import org.apache.activemq.artemis.core.server.ActiveMQServer;
+import org.apache.activemq.artemis.core.server.ServerSession;
+import org.apache.activemq.artemis.core.server.plugin.ActiveMQServerMessagePlugin;
+import org.apache.activemq.artemis.core.transaction.Transaction;
+
+/**
+ * IBM MQ-style queue attributes enforced by the Artemis broker on every put, as the ActiveMQ
+ * broker's DestinationAttributes does: put enabled (MQRC_PUT_INHIBITED 2051), maximum message
+ * length (MQRC_MSG_TOO_BIG_FOR_Q 2030) and maximum depth (MQRC_Q_FULL 2053). The attributes are
+ * defined from Python (the admin service); this plugin only refuses sends, with the reason in
+ * the text, which the client maps back. With security on, a staged delayed message also needs
+ * the right to send to its target (D11), checked when it is staged.
+ */
+public final class QueueLimits implements ActiveMQServerMessagePlugin {
+    private record Limits(boolean putEnabled, long maxMessageLength, long maxDepth) {}
+
+    /** Where a delayed message is really going: the staging header names its target. */
+    private static final String STAGED_TARGET = "JMS_PYJMS_DDL_Target";
+
+    private final ActiveMQServer server;
+    private final Map<String, Limits> limits = new ConcurrentHashMap<>();
+
+    QueueLimits(ActiveMQServer server) { this.server = server; }
+
+    /** Sets the limits of a queue (by name); -1 means no limit. */
+    public void define(String queue, boolean putEnabled, long maxMessageLength, long maxDepth) {
+        limits.put(queue, new Limits(putEnabled, maxMessageLength, maxDepth));
+    }
+
+    /** Removes a queue's limits. */
+    public void clear(String queue) { limits.remove(queue); }
+
+    @Override
+    public void beforeSend(ServerSession session, Transaction tx, Message message, boolean direct,
+                           boolean noAutoCreateQueue) throws ActiveMQException {
+        String address = message.getAddress();
+        Limits l = address == null || limits.isEmpty() ? null : limits.get(address);
+        if (l != null) check(address, l, message);
+        if (session != null && server.getConfiguration().isSecurityEnabled()) checkStagedTarget(session, message);
+    }
+
+    private void check(String q, Limits l, Message m) throws ActiveMQException {
+        if (!l.putEnabled) throw refused(2051, "MQRC_PUT_INHIBITED", "queue " + q + " is put-inhibited", null);
+        long size = m.getWholeMessageSize();
+        if (l.maxMessageLength >= 0 && size > l.maxMessageLength) {
+            throw refused(2030, "MQRC_MSG_TOO_BIG_FOR_Q", "message of " + size + " bytes exceeds MAXMSGL "
+                    + l.maxMessageLength + " of queue " + q, null);
+        }
+        if (l.maxDepth >= 0) {
+            long depth = depth(q);
+            if (depth >= l.maxDepth) {
+                throw refused(2053, "MQRC_Q_FULL", "queue " + q + " holds " + depth + " messages, MAXDEPTH "
+                        + l.maxDepth, ActiveMQExceptionType.ADDRESS_FULL);
+            }
+        }
+    }
+
+    /**
+     * The messages on a queue's address now, as its paging store counts them: a message is
+     * counted there when it is routed, where the queue itself counts it only once its executor
+     * has taken it in (puts in quick succession each saw the depth of before the others).
+     */
+    private long depth(String queue) throws ActiveMQException {
+        try {
+            PagingStore store = server.getPagingManager().getPageStore(SimpleString.of(queue));
+            return store == null ? 0 : store.getAddressElements();
+        } catch (ActiveMQException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new ActiveMQException("cannot read the depth of queue " + queue, e);
+        }
+    }
+
+    /** D11: authorisation is checked against the original target at send time, not at delivery. */
+    private void checkStagedTarget(ServerSession session, Message message) throws ActiveMQException {
+        Object target = message.getObjectProperty(STAGED_TARGET);
+        if (target == null) return;
+        String key = target.toString();
+        String address = key.substring(key.indexOf("://") + 3);
+        try {
+            server.getSecurityStore().check(SimpleString.of(address), CheckType.SEND, session);
+        } catch (Exception denied) {
+            throw new ActiveMQException(ActiveMQExceptionType.SECURITY_EXCEPTION, "User " + session.getUsername()
+                    + " is not authorized to send to " + key + " [MQRC_NOT_AUTHORIZED(2035)]");
+        }
+    }
+
+    private static ActiveMQException refused(int reason, String name, String why, ActiveMQExceptionType type) {
+        String text = why + " [" + name + "(" + reason + ")]";
+        return type == null ? new ActiveMQException(text) : new ActiveMQException(type, text);
+    }
+}

@@ -1,0 +1,66 @@
+"""Which provider's client a URL is for: decided here, once, before the JVM starts.
+
+ActiveMQ Classic and Apache Artemis both write ``tcp://host:port``, and a client of one cannot
+talk to the other, so pyjms never guesses between them from the address alone:
+
+* ``provider="artemis"`` (or ``"activemq"``) on the ConnectionFactory says it outright;
+* or the URL does: ``artemis+tcp://host:port`` is Artemis's ``tcp://host:port``, and
+  ``activemq+tcp://…`` ActiveMQ's (the ``NAME+`` prefix, as in ``git+ssh://``, is dropped before
+  the client sees the URL). This is the form ``pyjms broker --provider artemis`` prints;
+* ``vm://N`` with N a number is an Artemis broker in this process (Artemis numbers its in-vm
+  acceptors; the ActiveMQ brokers pyjms starts are named ``vm://pyjms-…``);
+* ``amqp://`` and ``amqps://`` are AMQP 1.0 (Qpid JMS);
+* any other ActiveMQ scheme (``tcp://``, ``vm://name``, ``failover:(…)``, ``ssl://``…) is
+  ActiveMQ Classic, as it always was in pyjms.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pyjms.errors import InvalidArgumentRuntimeException
+
+ACTIVEMQ, ARTEMIS, AMQP = "activemq", "artemis", "amqp"
+#: the providers a URL or ``provider=`` may name (IBM MQ has no URL: use its factory class)
+NAMED = (ACTIVEMQ, ARTEMIS, AMQP)
+ACTIVEMQ_SCHEMES = ("vm", "tcp", "nio", "ssl", "failover", "discovery", "static", "auto", "peer")
+AMQP_SCHEMES = ("amqp", "amqps", "amqpws", "amqpwss")
+_PREFIXED = re.compile(r"^(?P<provider>[a-z]+)\+(?P<url>[a-z][a-z0-9.+-]*:.*)$", re.IGNORECASE)
+_ARTEMIS_IN_VM = re.compile(r"^vm://\d+(\?.*)?$")
+
+
+def scheme(url: str) -> str:
+    return url.split(":", 1)[0].lower() if ":" in url else ""
+
+
+def choose(url: str, provider: str | None = None) -> tuple[str, str]:
+    """(provider name, the URL its client is given) for a ConnectionFactory's url and provider."""
+    if provider is not None and provider not in NAMED:
+        raise InvalidArgumentRuntimeException(
+            f"provider {provider!r} is not one of {', '.join(NAMED)} (another provider: pass factory_class=)",
+            values={"provider": provider},
+        )
+    prefixed = _PREFIXED.match(url)
+    if prefixed and prefixed["provider"].lower() in NAMED:
+        named, url = prefixed["provider"].lower(), prefixed["url"]
+        if provider is not None and provider != named:
+            raise InvalidArgumentRuntimeException(
+                f"URL {named}+{url} is for the {named} provider, but provider={provider!r} was given",
+                values={"provider": provider},
+            )
+        return named, url
+    if provider is not None:
+        return provider, url
+    s = scheme(url)
+    if s in AMQP_SCHEMES:
+        return AMQP, url
+    if _ARTEMIS_IN_VM.match(url):
+        return ARTEMIS, url
+    if s in ACTIVEMQ_SCHEMES:
+        return ACTIVEMQ, url
+    raise InvalidArgumentRuntimeException(
+        f"no provider for URL {url!r}: use an ActiveMQ URL (tcp://, vm://NAME, failover:(...)), "
+        f"artemis+tcp://HOST:PORT or provider='artemis' for Apache Artemis, amqp:// for AMQP 1.0, "
+        "or name the provider's factory class (factory_class=)",
+        values={"url": url},
+    )

@@ -1,0 +1,185 @@
+"""A real Apache Artemis broker inside this process's JVM (or standalone: ``pyjms broker
+--provider artemis``), with the same shape and services as the ActiveMQ one (pyjms.broker).
+
+Non-persistent by default, journaled with a data directory. It listens in-vm (``vm://N``) and,
+given a port, on 127.0.0.1 only, CORE and AMQP 1.0 on that one port. Messages delivered
+``max-delivery-attempts`` times (Artemis's default, 10) go to the dead-letter queue ``DLQ``;
+expired messages stay on their queue (counting towards its depth) until a get finds them, and are
+then dropped, as IBM MQ discards them, unless an expiry queue is named.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import secrets
+import threading
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from pyjms.api.context import ConnectionFactory
+from pyjms.bridge import jvm
+from pyjms.bridge.contract import CONTROL_PREFIX
+from pyjms.bridge.errors import translate
+from pyjms.bridge.urls import ARTEMIS
+from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
+from pyjms.browse.service import MarkService
+from pyjms.delay.processor import DelayProcessor
+from pyjms.errors import InvalidArgumentRuntimeException, NotSupportedRuntimeException
+from pyjms.providers.activemq.admin import AdminService
+from pyjms.providers.activemq.embedded import SYSTEM_GROUP, SYSTEM_USER, AccessRule
+from pyjms.rules.attributes import Attributes
+
+_counter = itertools.count(1)
+DEAD_LETTER_QUEUE = "DLQ"
+
+
+class EmbeddedArtemisBroker:
+    """An Artemis server in this JVM. Clients in this process use ``vm_url``; others use the
+    URLs in ``connect_uris`` (``artemis+tcp://127.0.0.1:P`` for the core protocol, which
+    pyjms.bridge.urls tells apart from ActiveMQ's tcp://, and ``amqp://127.0.0.1:P``)."""
+
+    provider = ARTEMIS
+
+    def __init__(
+        self,
+        *,
+        port: int | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
+        name: str | None = None,
+        users: Mapping[str, tuple[str, Sequence[str]]] | None = None,
+        access: Sequence[AccessRule] = (),
+        dead_letter_queue: str = DEAD_LETTER_QUEUE,
+        expiry_queue: str | None = None,
+        services: bool = True,
+        delay_processor: bool = True,
+        mark_browse_interval: int = DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
+        mark_lease_ms: int = 10_000,
+    ) -> None:
+        check_interval(mark_browse_interval)
+        check_lease(mark_lease_ms)
+        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535):
+            raise InvalidArgumentRuntimeException(f"port {port!r} is not a TCP port (0..65535)", values={"port": port})
+        for label, queue in (("dead_letter_queue", dead_letter_queue), ("expiry_queue", expiry_queue)):
+            if queue is not None and (not isinstance(queue, str) or not queue.strip()):
+                raise InvalidArgumentRuntimeException(f"{label} {queue!r} must be a queue name", values={label: queue})
+        self.name = name or f"pyjms-artemis-{os.getpid()}-{next(_counter)}"
+        self.data_dir = str(Path(data_dir).resolve()) if data_dir is not None else None
+        self.dead_letter_queue = dead_letter_queue
+        self.expiry_queue = expiry_queue
+        s = jvm.start(providers=(ARTEMIS,))
+        Broker = s.jclass("org.pyjms.shim.artemis.EmbeddedArtemis")
+        self._system_user: tuple[str, str] | None = None
+        user_rows = rule_rows = None
+        if users is not None:
+            self._system_user = (SYSTEM_USER, secrets.token_hex(16))
+            user_rows, rule_rows = security_rows(users, access, self._system_user)
+        try:
+            self._broker = Broker.start(self.name, self.data_dir, -1 if port is None else port, user_rows, rule_rows,
+                                        dead_letter_queue, expiry_queue)
+        except s.JException as e:
+            raise translate(e, f"cannot start Artemis broker {self.name}") from None
+        self._stopped = False
+        self.vm_url = str(self._broker.vmUrl())
+        tcp_port = int(self._broker.tcpPort())
+        #: the URLs other processes reach this broker by, exactly as ConnectionFactory takes them
+        self.connect_uris: list[str] = (
+            [f"{ARTEMIS}+tcp://127.0.0.1:{tcp_port}", f"amqp://127.0.0.1:{tcp_port}"] if tcp_port >= 0 else []
+        )
+        jvm.on_shutdown(self, self.stop, first=True)
+        self.admin: Any = None
+        self.marks: Any = None
+        self.delay_processor: Any = None
+        if services:
+            self._start_services(delay_processor, mark_browse_interval, mark_lease_ms)
+
+    def _start_services(self, delay_processor: bool, mark_browse_interval: int, mark_lease_ms: int) -> None:
+        """The admin service, the mark service and the delay processor, as a pyjms ActiveMQ
+        broker runs them, each in the background so that they do not slow the start."""
+        self.admin = AdminService(self)
+        threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
+        self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
+        threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
+        if delay_processor:
+            threading.Thread(target=self._start_delay_processor, name="pyjms-delay-start", daemon=True).start()
+
+    @property
+    def tcp_url(self) -> str | None:
+        """The core protocol URL (artemis+tcp://127.0.0.1:P), or None without a TCP port."""
+        return next((u for u in self.connect_uris if u.startswith(f"{ARTEMIS}+tcp://")), None)
+
+    @property
+    def amqp_url(self) -> str | None:
+        return next((u for u in self.connect_uris if u.startswith("amqp://")), None)
+
+    def _local_factory(self) -> ConnectionFactory:
+        user, password = self._system_user or (None, None)
+        return ConnectionFactory(self.vm_url, user, password)
+
+    def _start_delay_processor(self) -> None:
+        with jvm.java_thread():
+            self.delay_processor = DelayProcessor(self._local_factory()).start()
+
+    def queue_depth(self, name: str) -> int:
+        """Messages on a queue now (0 if it does not exist)."""
+        return int(self._broker.queueDepth(name))
+
+    def queues_of(self, address: str) -> list[str]:
+        """The queues bound to an address now: a topic's subscriptions (named for the shared and
+        durable ones)."""
+        return [str(q) for q in self._broker.queuesOf(address)]
+
+    def enforce_limits(self, queue: str, attributes: Attributes | None) -> None:
+        """Makes the broker refuse puts that break a queue's limits (None: no limits)."""
+        if attributes is None:
+            self._broker.limits().clear(queue)
+        else:
+            self._broker.limits().define(queue, bool(attributes.put_enabled), int(attributes.max_msg_length),
+                                         int(attributes.max_depth))
+
+    def subscribers_of(self, topic: str) -> list[str]:
+        """Not kept on Artemis: delayed publications are matched to subscribers at delivery."""
+        raise NotSupportedRuntimeException(
+            f"the Artemis broker {self.name} does not address delayed publications to subscribers (topic {topic})")
+
+    def durable_selector(self, topic: str, client_id: str, name: str) -> str | None:
+        raise NotSupportedRuntimeException(
+            f"the Artemis broker {self.name} does not address delayed publications to subscribers (topic {topic})")
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        jvm.forget(self)
+        for service in (self.delay_processor, self.admin, self.marks):
+            if service is not None:
+                service.stop()
+        try:
+            self._broker.stop()
+        except Exception:  # stopping is best effort at shutdown
+            pass
+
+    def __enter__(self) -> EmbeddedArtemisBroker:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def security_rows(
+    users: Mapping[str, tuple[str, Sequence[str]]], access: Sequence[AccessRule], system_user: tuple[str, str]
+) -> tuple[list[list[str]], list[list[str]]]:
+    """The Java rows for users and access rules, with pyjms's own services' system user, who
+    may do everything, as on the ActiveMQ broker (D13: anyone may stage a delayed message; only
+    the processor reads the staging queue)."""
+    user_rows = [[u, pw, ",".join(groups)] for u, (pw, groups) in users.items()]
+    user_rows.append([*system_user, SYSTEM_GROUP])
+    everyone = ",".join(sorted({g for _, gs in users.values() for g in gs} | {SYSTEM_GROUP}))
+    rule_rows = [[r.kind, r.pattern, ",".join(r.read), ",".join(r.write), ",".join(r.admin)] for r in access]
+    rule_rows += [
+        ["queue", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
+        ["topic", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
+        ["queue", "SYSTEM.DDELAY.>", SYSTEM_GROUP, everyone, everyone],
+        ["queue", CONTROL_PREFIX + ">", SYSTEM_GROUP, everyone, everyone],
+    ]
+    return user_rows, rule_rows
