@@ -25,7 +25,7 @@ public final class QueueLimits implements ActiveMQServerMessagePlugin {
     private record Limits(boolean putEnabled, long maxMessageLength, long maxDepth) {}
 
     /** Where a delayed message is really going: the staging header names its target. */
-    private static final String STAGED_TARGET = "JMS_PYJMS_DDL_Target";
+    private static final String STAGED_TARGET = org.pyjms.shim.Contract.STAGED_TARGET;
 
     private final ActiveMQServer server;
     private final Map<String, Limits> limits = new ConcurrentHashMap<>();
