@@ -175,12 +175,18 @@ class AttributeCache:
     """Per context: attributes of targets, read at most once a second each (delayed sends)."""
 
     TTL_S = 1.0
+    #: how long an admin request may take. A loaded machine answered in more than the 500 ms
+    #: this once was, and the silence was taken for "no pyjms broker": every IBM MQ rule was
+    #: then skipped for the context's life (D23 passed a delayed ALLDUR publish)
+    TIMEOUT_MS = 5000
 
     def __init__(self) -> None:
         self._cache: dict[str, tuple[float, Attributes | None]] = {}
         self._unavailable = False
 
-    def get(self, ctx: JMSContext, destination: Destination) -> Attributes | None:
+    def get(self, ctx: JMSContext, destination: Destination, *, service_known: bool = False) -> Attributes | None:
+        """``service_known``: the broker is known to run the admin service, so its silence is
+        an error, not a sign that there are no attributes to check."""
         if self._unavailable:
             return None
         now = time.monotonic()
@@ -188,8 +194,10 @@ class AttributeCache:
         if hit is not None and now - hit[0] < self.TTL_S:
             return hit[1]
         try:
-            a = request(ctx, "describe", destination, 500)
+            a = request(ctx, "describe", destination, self.TIMEOUT_MS)
         except JMSRuntimeException:
+            if service_known:
+                raise  # rules that cannot be checked are not skipped
             self._unavailable = True  # not a pyjms broker: no attributes, no such checks
             return None
         self._cache[destination.key] = (now, a)

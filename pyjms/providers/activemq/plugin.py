@@ -74,12 +74,20 @@ class ActiveMQPlugin(ProviderPlugin):
             return selector
         return subscriptions.durable_selector(ctx, topic, client_id, name, selector)
 
+    def admin_service_known(self, ctx: JMSContext) -> bool | None:
+        """Whether the broker runs pyjms's admin service: known for brokers the shim can tell
+        are pyjms's (None where it cannot tell; then a silent service means none)."""
+        return self.on_pyjms_broker(ctx)
+
     def target_attributes(self, ctx: JMSContext, destination: Destination) -> Any:
+        known = self.admin_service_known(ctx)
+        if known is False:
+            return None  # not a pyjms broker: no admin service to ask
         with self._lock:
             cache = self._attributes.get(ctx)
             if cache is None:
                 cache = self._attributes[ctx] = AttributeCache()
-        return cache.get(ctx, destination)
+        return cache.get(ctx, destination, service_known=bool(known))
 
     def subscriber_addresses(self, ctx: JMSContext, topic: Topic) -> list[str] | None:
         if not self.on_pyjms_broker(ctx):

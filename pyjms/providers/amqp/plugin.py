@@ -35,6 +35,11 @@ class AmqpPlugin(ActiveMQPlugin):
     def default_url(self) -> str:
         raise SetupError("an AMQP factory needs a URL (amqp://host:port): pyjms has no default AMQP peer")
 
+    def admin_service_known(self, ctx: JMSContext) -> bool | None:
+        # a pyjms ActiveMQ broker is known by its container id; a pyjms Artemis broker is not,
+        # so any other peer is asked (and its silence means no admin service)
+        return True if self.on_pyjms_broker(ctx) else None
+
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         return factory  # Qpid JMS counts no redeliveries of its own
 

@@ -36,6 +36,9 @@ class ArtemisPlugin(ActiveMQPlugin):
         raise SetupError("an Artemis factory needs a URL (artemis+tcp://host:port, or vm://N of an "
                          "EmbeddedArtemisBroker): pyjms starts no Artemis broker of its own")
 
+    def admin_service_known(self, ctx: JMSContext) -> bool | None:
+        return None  # the shim cannot tell a pyjms Artemis broker from another one
+
     def delay_mechanisms(self, ctx: JMSContext) -> tuple[str, ...]:
         return ("native", "staging")  # the client delays natively; Artemis has no scheduler to mark for
 
