@@ -204,6 +204,7 @@ class JMSContext:
         self._async: _AsyncSender | None = None
         self._native_sends: NativeAsyncSends | None = None  # the client's own async sends
         self._jms2: bool | None = None  # whether the client has JMS 2.0's async send and receive_body
+        self._sends_async: bool | None = None  # whether the client has JMS 2.0's async send
         self._auto_start = True
         self._synchronizations: list[TransactionSynchronization] = []
         self._client_id = factory.client_id if parent is None else parent._client_id
@@ -352,8 +353,11 @@ class JMSContext:
         return self._jms2
 
     def _native_async(self) -> NativeAsyncSends | None:
-        """The client's own async sends (pyjms.api.completions), or None where it has none."""
-        if not self._jms2_client():
+        """The client's own async sends (pyjms.api.completions), or None where it has none
+        (Artemis's client has them, but is no JMS 2.0 client in receive_body's sense)."""
+        if self._sends_async is None:
+            self._sends_async = self._channel.sends_async()
+        if not self._sends_async:
             return None
         if self._native_sends is None:
             self._native_sends = NativeAsyncSends(self)

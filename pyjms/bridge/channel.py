@@ -181,6 +181,10 @@ class Channel:
         """Whether the client has JMS 2.0's async send and receiveBody (a local check)."""
         return bool(self.java.jms2Client())
 
+    def sends_async(self) -> bool:
+        """Whether the client has JMS 2.0's async send itself (a local check)."""
+        return bool(self.java.sendsAsync())
+
     # ------------------------------------------------------------------ sending
 
     def send(self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,

@@ -243,6 +243,9 @@ public final class Channel implements AutoCloseable {
     /** Whether the client has JMS 2.0's async send and receiveBody (Provider.jms2Client). */
     public boolean jms2Client() { return provider.jms2Client(); }
 
+    /** Whether the client sends with a CompletionListener itself (Provider.sendsAsync). */
+    public boolean sendsAsync() { return provider.sendsAsync(); }
+
     /** Completed async sends, in completion order: {Long ticket, byte[] headers or null, Exception or null}. */
     private final java.util.concurrent.LinkedBlockingQueue<Object[]> completions =
             new java.util.concurrent.LinkedBlockingQueue<>();

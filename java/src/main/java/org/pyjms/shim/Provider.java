@@ -77,6 +77,13 @@ public interface Provider {
     default boolean jms2Client() { return false; }
 
     /**
+     * Whether the client sends with a CompletionListener itself (every {@link #jms2Client} does).
+     * A client may have async send but not a receiveBody that leaves an unconvertible message
+     * (Artemis's consumes it): the shim then emulates receiveBody and listener redelivery only.
+     */
+    default boolean sendsAsync() { return jms2Client(); }
+
+    /**
      * JMS 2.0's receiveBody on a consumer of this provider's client (the Jakarta API has it on
      * JMSConsumer only): the next message's body as {@code type}, or null; a body that cannot be
      * returned as {@code type} is a MessageFormatException and, in AUTO_ACKNOWLEDGE and

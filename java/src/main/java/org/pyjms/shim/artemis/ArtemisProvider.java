@@ -2,9 +2,6 @@ package org.pyjms.shim.artemis;
 
 import jakarta.jms.ConnectionFactory;
 import jakarta.jms.Destination;
-import jakarta.jms.JMSException;
-import jakarta.jms.Message;
-import jakarta.jms.MessageConsumer;
 import java.util.Map;
 import org.apache.activemq.artemis.core.version.impl.VersionImpl;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
@@ -48,18 +45,11 @@ public final class ArtemisProvider implements Provider {
         return null;
     }
 
-    /** Artemis's client has async sends (confirmed by the broker, see factory) and listener
-     *  redelivery of its own. */
+    /** Artemis's client sends async, completing when the broker confirms (see factory). Its
+     *  receiveBody consumes a message it cannot convert, so it is no {@link #jms2Client}: the
+     *  shim keeps such a message, and redelivers for a failed listener, itself. */
     @Override
-    public boolean jms2Client() { return true; }
-
-    /** Artemis's MessageConsumer has no receiveBody (its JMSConsumer's receives, then reads the
-     *  body): the same here, on the session's consumer. */
-    @Override
-    public Object receiveBody(MessageConsumer c, Class<?> type, long timeoutMs) throws JMSException {
-        Message m = timeoutMs == 0 ? c.receiveNoWait() : timeoutMs < 0 ? c.receive() : c.receive(timeoutMs);
-        return m == null ? null : m.getBody(type);
-    }
+    public boolean sendsAsync() { return true; }
 
     /** setDeliveryDelay stamps JMSDeliveryTime, and the core protocol carries it
      *  (_AMQ_SCHED_DELIVERY). */
