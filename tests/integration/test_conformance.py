@@ -10,6 +10,8 @@ from typing import Sequence
 
 import pytest
 
+from pyjms.bridge import classpath
+
 from pyjms.cli import conformance
 from tests.conftest import ROOT
 
@@ -104,10 +106,9 @@ def test_conformance_against_real_ibm_mq(tmp_path):
     mq = (DockerContainer(IBM_MQ_IMAGE).with_exposed_ports(1414)
           .with_env("LICENSE", "accept").with_env("MQ_QMGR_NAME", "QM1")
           .with_env("MQ_APP_PASSWORD", "pyjms-app"))
+    # IBM's client from Maven Central (java/pom.xml, profile ibmmq), resolved on demand, never shipped
+    jars = classpath.provider_jars("ibmmq")
     with mq:
-        # the client itself, and what it loads for JSON CCDTs and TLS if the image has them
-        jars = _copy_jars_out(mq, tmp_path, ["com.ibm.mq.jakarta.client.jar"],
-                              ["org.json*.jar", "json*.jar", "bcprov-*.jar", "bcpkix-*.jar", "bcutil-*.jar"])
         props = {"hostName": mq.get_container_host_ip(), "port": mq.get_exposed_port(1414),
                  "queueManager": "QM1", "channel": "DEV.APP.SVRCONN", "transportType": 1}  # 1: client
         out = _conformance_when_ready([
