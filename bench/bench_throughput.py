@@ -57,9 +57,8 @@ class Provider:
 
 PROVIDERS = {
     "activemq": Provider("activemq", (), "tcp://", "activemq", "org.apache.activemq.ActiveMQConnectionFactory"),
-    "artemis": Provider("artemis", ("--provider", "artemis"), "tcp://", "artemis",
-                        "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory",
-                        (("provider", "artemis"),)),
+    "artemis": Provider("artemis", ("--provider", "artemis"), "artemis+tcp://", "artemis",
+                        "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory"),
     # Qpid JMS against the pyjms ActiveMQ broker's AMQP connector, and against Artemis's
     "amqp": Provider("amqp", (), "amqp://", "amqp", "org.apache.qpid.jms.JmsConnectionFactory"),
     "amqp-artemis": Provider("amqp-artemis", ("--provider", "artemis"), "amqp://", "amqp",
@@ -91,7 +90,7 @@ class RawJava:
         # the options pyjms's own JVM starts with (bridge.jvm), so only the client differs
         self.proc = subprocess.Popen(
             ["java", "-Xrs", "-Xshare:auto", f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", jars,
-             str(ROOT / "bench" / "RawJms.java"), p.factory_class, url],
+             str(ROOT / "bench" / "RawJms.java"), p.factory_class, url.split("+", 1)[-1]],  # artemis+tcp://
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def run(self, mode: str, queue: str, n: int) -> float:
