@@ -83,8 +83,8 @@ class ConnectionFactory:
         if provider is not None and factory_class is not None:
             raise InvalidArgumentRuntimeException(
                 f"provider={provider!r} and factory_class={factory_class!r}: give one, not both")
-        if factory_class is None and url is not None:
-            urls.choose(url, provider)  # a URL no provider understands fails here, not at first use
+        if factory_class is None and (url is not None or provider is not None):
+            urls.choose(url or "", provider)  # a URL no provider understands fails here, not at first use
         #: the provider named for the URL ("activemq", "artemis", "amqp"), or None: the URL says
         self.provider_name_hint = provider
         self._url = url
