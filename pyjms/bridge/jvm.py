@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from pyjms.bridge import classpath as _classpath
+from pyjms.bridge import shim as _shim_module
 from pyjms.bridge.shim import shim_jar
 from pyjms.errors import SetupError
 
@@ -77,7 +78,10 @@ def start(extra_classpath: Sequence[str] = (), jvm_options: Sequence[str] = (),
             raise SetupError("JPype is missing: pip install jpype1") from None
         provider = _classpath.resolve(extra_classpath, providers)
         # air-gapped (PYJMS_CLASSPATH): the shim compiles against what the user gave
-        compile_cp = provider if os.environ.get("PYJMS_CLASSPATH") else _classpath.shim_compile_classpath()
+        # only a source checkout compiles the shim; a wheel's prebuilt shim needs no provider
+        # resolved (nor Maven) beyond the one it uses
+        checkout = _shim_module.SOURCE_DIR.is_dir()
+        compile_cp = _classpath.shim_compile_classpath() if checkout and not os.environ.get("PYJMS_CLASSPATH") else provider
         cp = [shim_jar(compile_cp), *provider]
         if jpype.isJVMStarted():
             raise SetupError("a JVM was started outside pyjms; start it through pyjms.bridge.jvm.start()")
