@@ -11,6 +11,8 @@ ignored.
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import time
 from typing import Iterator
 
@@ -18,27 +20,47 @@ import pytest
 
 import pyjms
 from pyjms import MQRC
+from tests.conftest import ROOT
+
+
+# A stock broker runs in a process of its own: stopping an ActiveMQ broker in the test process
+# would stop transport threads that the other brokers in it share.
+STOCK_BROKER = """
+import sys
+from pyjms.bridge import jvm
+
+name, scheduler = sys.argv[1], sys.argv[2] == "on"
+broker = jvm.start().jclass("org.apache.activemq.broker.BrokerService")()
+broker.setBrokerName(name)
+broker.setPersistent(False)
+broker.setUseJmx(False)
+broker.setSchedulerSupport(scheduler)
+connector = broker.addConnector("amqp://127.0.0.1:0?transport.transformer=jms")
+broker.start()
+broker.waitUntilStarted()
+print(f"ready amqp://127.0.0.1:{connector.getConnectUri().getPort()}", flush=True)
+sys.stdin.read()  # until the test closes our stdin
+broker.stop()
+"""
 
 
 @contextlib.contextmanager
 def stock_activemq(name: str, scheduler: bool) -> Iterator[str]:
     """A BrokerService configured as a user would, with only an AMQP connector; yields its URL."""
-    from pyjms.bridge import jvm
-
-    broker = jvm.start().jclass("org.apache.activemq.broker.BrokerService")()
-    broker.setBrokerName(name)
-    broker.setPersistent(False)
-    broker.setUseJmx(False)
-    broker.setUseShutdownHook(False)
-    broker.setSchedulerSupport(scheduler)
-    connector = broker.addConnector("amqp://127.0.0.1:0?transport.transformer=jms")
-    broker.start()
+    proc = subprocess.Popen([sys.executable, "-c", STOCK_BROKER, name, "on" if scheduler else "off"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
-        assert broker.waitUntilStarted()
-        yield f"amqp://127.0.0.1:{connector.getConnectUri().getPort()}"
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("ready "), f"the stock broker did not start: {line!r}"
+        yield line.split()[1]
     finally:
-        broker.stop()
-        broker.waitUntilStopped()
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def test_delay_is_refused_not_ignored_when_the_scheduler_is_off(qname: str) -> None:

@@ -129,7 +129,10 @@ public class JavaPeer {
         j.key("JMSRedelivered").bool(m.getJMSRedelivered());
         j.key("JMSDeliveryTime").num(deliveryTime(m));
         j.key("properties").begin();
-        for (String name : sortedNames(m.getPropertyNames())) j.key(name).typed(m.getObjectProperty(name));
+        for (String name : sortedNames(m.getPropertyNames())) {
+            // JMSX* are the provider's (ActiveMQ 6.3's client lists JMSXDeliveryCount, Qpid JMS's too)
+            if (!name.startsWith("JMSX")) j.key(name).typed(m.getObjectProperty(name));
+        }
         j.end();
         return j.end().toString();
     }
