@@ -123,8 +123,8 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
         rows = conformance.run(args.url, mode, staging_queue=args.staging_queue, connect=connect, queue=args.queue)
         factory = ConnectionFactory(args.url, delivery_delay=mode, staging_queue=args.staging_queue, **connect)
         with factory.create_context() as ctx:
-            mechanism = delay_mechanism(ctx).value
-        print(conformance.render(rows, mode, mechanism), flush=True)
+            mechanism, provider = delay_mechanism(ctx).value, ctx.provider_name
+        print(conformance.render(rows, mode, mechanism, provider), flush=True)
         failed += sum(r.failed for r in rows)
     return 1 if failed else 0
 
@@ -238,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(run=_cmd_admin)
 
     c = sub.add_parser("conformance", help="run IBM MQ's delay/expiry restrictions against a provider")
-    c.add_argument("--url", default=None, help="provider URL (ActiveMQ's, or the factory's brokerURL property)")
+    c.add_argument("--url", default=None, help="provider URL (ActiveMQ's tcp://, Artemis's artemis+tcp://, amqp://, or the factory's brokerURL property)")
     c.add_argument("--user", default=None)
     c.add_argument("--password", default=None)
     c.add_argument("--factory-class", default=None,

@@ -1,10 +1,11 @@
 """AMQP 1.0 peers for the tests in tests/amqp: pyjms reaches each through Qpid JMS.
 
 Every test that takes ``amqp_peer`` runs once per peer in ``AMQP_PEERS``. A peer is a real
-broker with an AMQP 1.0 listener; today the embedded ActiveMQ Classic broker's AMQP connector,
-both inside this process and in a ``pyjms broker`` process. Another broker (Apache Artemis's
-AMQP acceptor) joins by a fixture that returns an :class:`AmqpPeer` and its name in
-``AMQP_PEERS``; tests read what the peer offers from the ``AmqpPeer``, never from its name.
+broker with an AMQP 1.0 listener: the embedded ActiveMQ Classic broker's AMQP connector, both
+inside this process and in a ``pyjms broker`` process, and the AMQP acceptor of a ``pyjms
+broker --provider artemis`` process. Another broker joins by a fixture that returns an
+:class:`AmqpPeer` and its name in ``AMQP_PEERS``; tests read what the peer offers from the
+``AmqpPeer``, never from its name.
 """
 
 from __future__ import annotations
@@ -68,8 +69,26 @@ def activemq_process(tcp_broker: BrokerProcess) -> AmqpPeer:
                     restamps_delayed=True)
 
 
+def _artemis_version() -> str:
+    """"apache-activemq-artemis 2.55.0": what Artemis says in its AMQP open frame."""
+    from pyjms.bridge.classpath import provider_jars
+
+    jar = next(Path(j) for j in provider_jars("artemis") if Path(j).name.startswith("artemis-server-"))
+    return "apache-activemq-artemis " + jar.name[len("artemis-server-"):-len(".jar")]
+
+
+@pytest.fixture(scope="session")
+def artemis_process(artemis_tcp_broker: BrokerProcess) -> AmqpPeer:
+    """The ``pyjms broker --provider artemis`` process (tests/conftest.py): AMQP on the port of its
+    core protocol, through the amqp:// URL on its ready line. Artemis offers DELAYED_DELIVERY and
+    SHARED-SUBS, and keeps a delayed message's timestamp."""
+    assert artemis_tcp_broker.amqp_url is not None
+    return AmqpPeer(artemis_tcp_broker.amqp_url, artemis_tcp_broker.tcp_url, _artemis_version(),
+                    shared_subscriptions=True)
+
+
 #: the fixtures that give AMQP peers; each test taking ``amqp_peer`` runs against every one
-AMQP_PEERS = ["activemq_in_process", "activemq_process"]
+AMQP_PEERS = ["activemq_in_process", "activemq_process", "artemis_process"]
 
 
 @pytest.fixture(params=AMQP_PEERS)

@@ -1,10 +1,12 @@
 """Cooperative dispatcher processes (examples/cooperative_dispatch.py in --dispatcher mode) on
-one queue, against an embedded broker in this process and a standalone broker process, both
-over tcp://127.0.0.1: exactly-once dispatch, backouts, and a dispatcher killed with SIGKILL."""
+one queue, against an embedded broker in this process and standalone broker processes (ActiveMQ
+and Artemis), all over tcp://127.0.0.1: exactly-once dispatch, backouts, and a dispatcher
+killed with SIGKILL."""
 
 from __future__ import annotations
 
 import collections
+import os
 import signal
 import subprocess
 import sys
@@ -19,6 +21,9 @@ from tests.browse.conftest import LEASE_MS
 from tests.conftest import ROOT
 
 EXAMPLE = str(ROOT / "examples" / "cooperative_dispatch.py")
+#: a script's own directory comes first on its sys.path, so the pyjms it imports is this
+#: checkout's only if PYTHONPATH says so (else the one installed in the environment)
+THIS_CHECKOUT = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +36,12 @@ def two_brokers(tcp_broker):
     embedded.stop()
 
 
-@pytest.fixture(params=["embedded", "standalone"])
+@pytest.fixture(params=["embedded", "standalone", "artemis"])
 def broker_url(request: pytest.FixtureRequest, two_brokers: dict[str, str]) -> str:
+    """ActiveMQ brokers (embedded with a TCP port, and standalone), and the standalone Artemis
+    broker (pyjms broker --provider artemis): cooperative dispatch is the same on each."""
+    if request.param == "artemis":
+        return request.getfixturevalue("artemis_tcp_broker").tcp_url
     return two_brokers[request.param]
 
 
@@ -50,7 +59,8 @@ def run_dispatchers(tmp: Path, url: str, queue: str, n: int, *extra: str) -> dic
     outs = [tmp / f"{queue}.d{i}.out" for i in range(n)]
     procs = [
         subprocess.Popen([sys.executable, EXAMPLE, "--url", url, "--queue", queue, "--dispatcher", f"d{i}",
-                          "--idle", "3", *extra], stdout=out.open("w"), stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                          "--idle", "3", *extra], stdout=out.open("w"), stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                         env=THIS_CHECKOUT)
         for i, out in enumerate(outs)  # files, not pipes: a pipe read later would fill and stop its writer
     ]
     events: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)

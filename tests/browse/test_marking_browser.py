@@ -25,6 +25,9 @@ from pyjms.browse import (
 from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException
 from tests.conftest import ROOT
 
+# provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
+pytestmark = pytest.mark.providers("activemq", "artemis")
+
 
 def fill(ctx: pyjms.JMSContext, q: pyjms.Queue, n: int, **props: str) -> list[str]:
     p = ctx.create_producer()

@@ -17,6 +17,8 @@ from tests.conftest import provider_of
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
 DELAY = 1500
+#: how far apart a client's own readings of the clock for one send's headers may be
+CLOCK_READS_MS = 50
 
 
 def test_mechanism_is_resolved_once_per_factory_at_the_first_delayed_send(url, factory, ctx, qname):
@@ -116,7 +118,9 @@ def test_d17_expiry_counts_from_the_send_not_the_end_of_the_delay(ctx, qname):
     q = ctx.create_queue(qname)
     ctx.create_producer().set_time_to_live(5000).set_delivery_delay(DELAY).send(q, "x")
     got = ctx.create_consumer(q).receive(DELAY * 5)
-    assert got.get_jms_expiration() - got.get_jms_timestamp() == 5000
+    # send time + TTL, not + the delay. Provider-specific: Artemis's client reads the clock once
+    # for JMSExpiration and again, a moment later, for JMSTimestamp, so the two may be 1-2 ms short
+    assert 0 <= 5000 - (got.get_jms_expiration() - got.get_jms_timestamp()) <= CLOCK_READS_MS
     left = got.get_remaining_expiry()
     assert 0 < left <= (5000 - DELAY) // 100 + 1  # tenths of a second, counted from the send
 

@@ -88,6 +88,11 @@ public final class EmbeddedArtemis {
         // holds producers back when memory is full instead, as ActiveMQ's flow control does
         if (dataDir == null) every.setAddressFullMessagePolicy(AddressFullMessagePolicy.BLOCK);
         cfg.addAddressSetting("#", every);
+        // the delay processor's queues: its rollbacks must never make a staged message "poison"
+        // (ActiveMQ's client has no redelivery limit for it; Artemis counts deliveries in the broker)
+        for (String processors : new String[] {"SYSTEM.DDELAY.#", "PYJMS.#"}) {
+            cfg.addAddressSetting(processors, new AddressSettings().setMaxDeliveryAttempts(-1));
+        }
         cfg.addQueueConfiguration(QueueConfiguration.of(deadLetterQueue).setRoutingType(RoutingType.ANYCAST));
         if (expiryQueue != null) {
             cfg.addQueueConfiguration(QueueConfiguration.of(expiryQueue).setRoutingType(RoutingType.ANYCAST));
