@@ -8,6 +8,8 @@ import pytest
 
 import pyjms
 from pyjms.broker import AccessRule, EmbeddedBroker
+from pyjms.broker.admin import Admin
+from pyjms.rules.attributes import QueueAttributes
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +56,21 @@ def test_d13_staging_queue_is_for_the_processor_only(secured):
     with pyjms.ConnectionFactory(secured.vm_url, "alice", "alice-pw").create_context() as alice:
         with pytest.raises(pyjms.JMSSecurityRuntimeException):
             alice.create_consumer(alice.create_queue("SYSTEM.DDELAY.LOCAL.QUEUE")).receive(100)
+
+
+def test_every_user_reads_attributes_but_only_the_broker_defines_them(secured):
+    # a delayed send checks IBM MQ's rules against the target's attributes: every signed-in user
+    # may ask for them; defining or deleting them is the broker owner's (MQRC_NOT_AUTHORIZED)
+    limited = pyjms.Queue("PUBLIC.LIMITED")
+    secured.admin.define(limited, QueueAttributes(put_enabled=False))  # the broker owner, in process
+    bob = pyjms.ConnectionFactory(secured.vm_url, "bob", "bob-pw", delivery_delay="staging")
+    with bob.create_context() as ctx:
+        with pytest.raises(pyjms.JMSRuntimeException) as refused:
+            ctx.create_producer().set_delivery_delay(500).send(limited, "no")
+        assert refused.value.reason == 2051  # MQRC_PUT_INHIBITED, read from the admin service
+    with pytest.raises(pyjms.JMSSecurityRuntimeException, match="'bob' may not define") as e:
+        Admin(bob).define_queue("PUBLIC.LIMITED", put_enabled=True)
+    assert e.value.reason == 2035
+    with pytest.raises(pyjms.JMSSecurityRuntimeException, match="'bob' may not delete"):
+        Admin(bob).delete(limited)
+    assert secured.admin.describe(limited).put_enabled is False

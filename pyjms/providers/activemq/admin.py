@@ -22,7 +22,8 @@ from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Queue, Topic, from_key
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import ADMIN_QUEUE
-from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, JMSSecurityRuntimeException
+from pyjms.reasons import MQRC
 from pyjms.rules.attributes import Attributes, QueueAttributes, TopicAttributes, from_values
 
 if TYPE_CHECKING:
@@ -32,8 +33,11 @@ __all__ = ["Admin", "AdminService", "AttributeCache", "QueueAttributes", "TopicA
 class AdminService:
     """Runs in the broker's process: keeps the attributes and answers PYJMS.ADMIN requests."""
 
-    def __init__(self, broker: EmbeddedBroker) -> None:
+    def __init__(self, broker: EmbeddedBroker, administrator: str | None = None) -> None:
+        """``administrator``: on a broker with users, the one user who may define and delete
+        (the broker stamps each request's JMSXUserID); None lets anyone."""
         self.broker = broker
+        self.administrator = administrator
         self._defined: dict[str, Attributes] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -55,7 +59,7 @@ class AdminService:
             return QueueAttributes(**{**asdict(a), "depth": self.broker.queue_depth(destination.name)})
         return a
 
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+    def handle(self, request: dict[str, Any], sender: str | None = None) -> dict[str, Any]:
         dest = from_key(request["destination"])
         assert dest is not None
         op = request["op"]
@@ -65,6 +69,10 @@ class AdminService:
             return {"ok": True, "subscribers": self.broker.subscribers_of(dest.name)}
         if op == "durable-selector":  # D16: a durable subscription keeps its address
             return {"ok": True, "selector": self.broker.durable_selector(dest.name, request["client_id"], request["name"])}
+        if op in ("define", "delete") and self.administrator is not None and sender != self.administrator:
+            raise JMSSecurityRuntimeException(
+                f"user {sender!r} may not {op} {dest}: only the broker's administrator may (MQRC_NOT_AUTHORIZED)",
+                reason=MQRC.NOT_AUTHORIZED)
         if op == "define":
             self.define(dest, from_values(request["kind"], request["attributes"]))
         elif op == "delete":
@@ -89,7 +97,7 @@ class AdminService:
                     if m is None or m.get_jms_reply_to() is None:
                         continue
                     try:
-                        answer = self.handle(json.loads(m.get_text() or "{}"))
+                        answer = self.handle(json.loads(m.get_text() or "{}"), m.get_string_property("JMSXUserID"))
                     except (JMSRuntimeException, KeyError, ValueError, TypeError) as e:
                         answer = {"ok": False, "error": str(e), "reason": getattr(e, "reason", None)}
                     producer.set_jms_correlation_id(m.get_jms_message_id()).send(m.get_jms_reply_to(), json.dumps(answer))
@@ -167,7 +175,10 @@ def _ask(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **
             )
         data: dict[str, Any] = json.loads(answer.get_text() or "{}")
         if not data.get("ok"):
-            raise InvalidArgumentRuntimeException(data.get("error", "admin request failed"))
+            error = data.get("error", "admin request failed")
+            if data.get("reason") == MQRC.NOT_AUTHORIZED:
+                raise JMSSecurityRuntimeException(error, reason=MQRC.NOT_AUTHORIZED)
+            raise InvalidArgumentRuntimeException(error, reason=data.get("reason"))
         return data
 
 

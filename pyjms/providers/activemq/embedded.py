@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
-from pyjms.bridge.contract import CONTROL_PREFIX
+from pyjms.bridge.contract import ADMIN_QUEUE, CONTROL_PREFIX, MARK_QUEUE
 from pyjms.bridge.errors import translate
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
 from pyjms.browse.service import MarkService
@@ -97,6 +97,11 @@ class EmbeddedBroker:
                 # D13: anyone may stage a delayed message; only the processor reads the staging queue
                 ["queue", "SYSTEM.DDELAY.>", SYSTEM_GROUP, everyone, everyone],
                 ["queue", CONTROL_PREFIX + ">", SYSTEM_GROUP, everyone, everyone],
+                # pyjms's services: every user's client asks them (a delayed send's rules read
+                # the target's attributes; browse with mark claims marks). Only the services
+                # read them, and the admin service lets only the system user define or delete
+                ["queue", ADMIN_QUEUE, SYSTEM_GROUP, everyone, everyone],
+                ["queue", MARK_QUEUE, SYSTEM_GROUP, everyone, everyone],
             ]
         try:
             self._broker = Broker.start(self.name, self.data_dir, connectors, user_rows, rule_rows)
@@ -105,7 +110,7 @@ class EmbeddedBroker:
         self._stopped = False
         self.connect_uris: list[str] = [str(u) for u in self._broker.connectUris()]
         jvm.on_shutdown(self, self.stop, first=True)
-        self.admin = AdminService(self)
+        self.admin = AdminService(self, administrator=SYSTEM_USER if users is not None else None)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
         # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
         self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)

@@ -14,6 +14,12 @@ public final class Providers {
             "activemq", ACTIVEMQ,
             "artemis", "org.pyjms.shim.artemis.ArtemisProvider",
             "amqp", AMQP);
+    /** The factory classes of those providers' clients: named by a user, they get the provider's
+     *  own handling (its safe defaults, and what it knows of pyjms's brokers). */
+    private static final Map<String, String> BY_FACTORY_CLASS = Map.of(
+            "org.apache.activemq.ActiveMQConnectionFactory", "activemq",
+            "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory", "artemis",
+            "org.apache.qpid.jms.JmsConnectionFactory", "amqp");
 
     private Providers() {}
 
@@ -62,7 +68,9 @@ public final class Providers {
     }
 
     /** Any Jakarta JMS provider: instantiate its factory class and apply bean properties. */
-    public static Provider forFactoryClass(String className) {
+    public static Provider forFactoryClass(String className) throws Exception {
+        String known = BY_FACTORY_CLASS.get(className);
+        if (known != null) return forName(known); // its factory() takes a null URL and bean properties
         return new Provider() {
             @Override public String name() { return className; }
 

@@ -104,6 +104,9 @@ public final class EmbeddedBroker {
         if (users != null) {
             Security security = Security.of(users, rules);
             attributes.authorizeTargetsWith(security.map);
+            // the broker stamps who sent each message: pyjms's admin service reads it, and a
+            // client cannot forge it
+            b.setPopulateJMSXUserID(true);
             b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {
                 security.authentication, security.authorization, attributes});
         } else {

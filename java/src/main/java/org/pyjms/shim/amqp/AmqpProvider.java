@@ -29,7 +29,8 @@ public final class AmqpProvider implements Provider {
     /** Qpid JMS takes its options as URL query parameters (jms.*, amqp.*, transport.*) or as properties. */
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
-        JmsConnectionFactory f = new JmsConnectionFactory(url);
+        // no URL: the properties name it (remoteURI), as for any factory class
+        JmsConnectionFactory f = url == null ? new JmsConnectionFactory() : new JmsConnectionFactory(url);
         // pyjms never deserializes an ObjectMessage body; nor may anything else in this JVM
         JmsDefaultDeserializationPolicy noObjects = new JmsDefaultDeserializationPolicy();
         noObjects.setDenyList(JmsDefaultDeserializationPolicy.CATCH_ALL_WILDCARD);
@@ -37,7 +38,7 @@ public final class AmqpProvider implements Provider {
         // Qpid JMS waits for ever by default for a broker's answer to an attach or a commit: a
         // broker that never answers must give an error, not a hung program (a URL's
         // jms.requestTimeout or a requestTimeout property still chooses otherwise)
-        if (!url.contains("jms.requestTimeout")) f.setRequestTimeout(REQUEST_TIMEOUT_MS);
+        if ((url == null || !url.contains("jms.requestTimeout")) && !properties.containsKey("requestTimeout")) f.setRequestTimeout(REQUEST_TIMEOUT_MS);
         if (!properties.isEmpty()) {
             Map<String, String> unused = f.setProperties(properties);
             if (!unused.isEmpty()) {

@@ -26,12 +26,13 @@ public final class ArtemisProvider implements Provider {
     /** url: an Artemis client URL (tcp://host:port, vm://N, (tcp://a,tcp://b)?ha=true...). */
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
-        ActiveMQConnectionFactory f = new ActiveMQConnectionFactory(url);
+        // no URL: the properties name it (brokerURL), as for any factory class
+        ActiveMQConnectionFactory f = url == null ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(url);
         // pyjms never deserializes an ObjectMessage body; the client may not either
         f.setDeserializationDenyList("*");
         // an async send completes when the broker confirms it, so a refused put reaches the
         // CompletionListener; without a window the client completes it once written (-1)
-        if (!url.contains(CONFIRMATION_WINDOW) && !properties.containsKey(CONFIRMATION_WINDOW)) {
+        if ((url == null || !url.contains(CONFIRMATION_WINDOW)) && !properties.containsKey(CONFIRMATION_WINDOW)) {
             f.setConfirmationWindowSize(1024 * 1024);
         }
         for (Map.Entry<String, String> e : properties.entrySet()) Providers.setProperty(f, e.getKey(), e.getValue());
