@@ -160,7 +160,7 @@ public final class Codec {
         c.setJMSReplyTo(m.getJMSReplyTo());
         for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
             String name = (String) e.nextElement();
-            if (name.startsWith("JMSX")) continue; // set by the provider
+            if (name.startsWith("JMSX") || !isPropertyName(name)) continue; // the provider's own
             Object v = m.getObjectProperty(name);
             if (v != null) c.setObjectProperty(name, v);
         }
@@ -267,6 +267,22 @@ public final class Codec {
         out.putInt(deliveryCount);
     }
 
+    /**
+     * Whether a name can be a JMS property: a Java identifier. Providers list annotations of
+     * their own among the properties (Artemis: "JMS_AMQP_MA_x-opt-jms-msg-type" on a message that
+     * came over AMQP) that no JMS client may set; they are neither shown nor forwarded, so a
+     * forwarded message (the delay processor, the DLQ handler) is never refused for them.
+     */
+    static boolean isPropertyName(String name) {
+        if (name.isEmpty() || !Character.isJavaIdentifierStart(name.codePointAt(0))) return false;
+        for (int i = Character.charCount(name.codePointAt(0)); i < name.length(); ) {
+            int c = name.codePointAt(i);
+            if (!Character.isJavaIdentifierPart(c)) return false;
+            i += Character.charCount(c);
+        }
+        return true;
+    }
+
     private static long carried(Message m, String property, long otherwise) throws JMSException {
         return m.propertyExists(property) ? m.getLongProperty(property) : otherwise;
     }
@@ -277,6 +293,7 @@ public final class Codec {
         for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
             String name = (String) e.nextElement();
             if ("JMSXDeliveryCount".equals(name)) continue; // carried in the header block
+            if (!isPropertyName(name)) continue; // the provider's own annotation (see isPropertyName)
             Object v = m.getObjectProperty(name);
             if (v == null) continue;
             out.putString(name);

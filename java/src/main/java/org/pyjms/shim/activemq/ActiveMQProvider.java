@@ -22,7 +22,7 @@ public final class ActiveMQProvider implements Provider {
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
         // no URL: the properties name it (brokerURL), as for any factory class
-        ActiveMQConnectionFactory f = url == null ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(url);
+        ActiveMQConnectionFactory f = url == null || url.isEmpty() ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(url);
         // No ObjectMessage body is ever deserialized by pyjms; trust no package either.
         f.setTrustAllPackages(false);
         f.setTrustedPackages(java.util.List.of());
