@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pyjms import errors as E
+from pyjms.bridge import jvm
 from pyjms.reasons import MQRC
 
 # simple class name (either the checked JMS exception or its runtime twin) -> pyjms class
@@ -50,12 +50,16 @@ def _describe(jexc: Any) -> str:
     return ": ".join(parts)
 
 
-# a pyjms broker names IBM MQ's reason in the refusal: "... [MQRC_Q_FULL(2053)]"
-_REASON_IN_TEXT = re.compile(r"\[MQRC_[A-Z_]+\((\d+)\)\]")
+# a pyjms broker's refusal carries IBM MQ's reason; the shim reads it (org.pyjms.shim.Contract)
 _CLASS_FOR_REASON: dict[int, type[E.JMSRuntimeException]] = {
     MQRC.Q_FULL: E.ResourceAllocationRuntimeException,
     MQRC.NOT_AUTHORIZED: E.JMSSecurityRuntimeException,
 }
+
+
+def _contract(jexc: Any) -> Any:
+    """The shim's Contract class (the JVM is running: a Java exception exists)."""
+    return jvm.shim().jclass("org.pyjms.shim.Contract")
 
 
 def translate(jexc: Any, context: str = "") -> E.JMSRuntimeException:
@@ -75,9 +79,9 @@ def translate(jexc: Any, context: str = "") -> E.JMSRuntimeException:
     if context:
         message = f"{context}: {message}"
     reason: int | None = MQRC.FUNCTION_NOT_SUPPORTED if cls is E.NotSupportedRuntimeException else None
-    found = _REASON_IN_TEXT.search(message)
-    if found:
-        reason = int(found.group(1))
+    refused = int(_contract(jexc).reasonOf(jexc))
+    if refused:
+        reason = refused
         cls = _CLASS_FOR_REASON.get(reason, cls)
-        message = _REASON_IN_TEXT.sub("", message).strip()
+        message = str(_contract(jexc).withoutReason(message)).strip()
     return cls(message, error_code=error_code, reason=reason)

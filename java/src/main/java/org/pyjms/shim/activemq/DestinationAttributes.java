@@ -87,14 +87,13 @@ public final class DestinationAttributes implements BrokerPlugin {
                 : new org.apache.activemq.command.ActiveMQQueue(key.substring(key.indexOf("://") + 3));
         java.util.Set<?> allowed = authorization.getWriteACLs(d);
         if (allowed == null || !sc.isInOneOf(allowed)) {
-            throw new SecurityException("User " + sc.getUserName() + " is not authorized to write to: " + key
-                    + " [MQRC_NOT_AUTHORIZED(2035)]");
+            throw new SecurityException(org.pyjms.shim.Contract.refusal(2035, "MQRC_NOT_AUTHORIZED",
+                    "User " + sc.getUserName() + " is not authorized to write to: " + key));
         }
     }
 
-    /** The client sees this text; pyjms maps "[MQRC_...(n)]" back to the reason code. */
+    /** The client sees this text; the shim there reads the reason back (Contract.reasonOf). */
     static jakarta.jms.JMSException refused(int reason, String name, String why) {
-        jakarta.jms.JMSException e = new jakarta.jms.JMSException(why + " [" + name + "(" + reason + ")]", name);
-        return e;
+        return new jakarta.jms.JMSException(org.pyjms.shim.Contract.refusal(reason, name, why), name);
     }
 }

@@ -90,13 +90,13 @@ public final class QueueLimits implements ActiveMQServerMessagePlugin {
         try {
             server.getSecurityStore().check(SimpleString.of(address), CheckType.SEND, session);
         } catch (Exception denied) {
-            throw new ActiveMQException(ActiveMQExceptionType.SECURITY_EXCEPTION, "User " + session.getUsername()
-                    + " is not authorized to send to " + key + " [MQRC_NOT_AUTHORIZED(2035)]");
+            throw refused(2035, "MQRC_NOT_AUTHORIZED", "User " + session.getUsername()
+                    + " is not authorized to send to " + key, ActiveMQExceptionType.SECURITY_EXCEPTION);
         }
     }
 
     private static ActiveMQException refused(int reason, String name, String why, ActiveMQExceptionType type) {
-        String text = why + " [" + name + "(" + reason + ")]";
+        String text = org.pyjms.shim.Contract.refusal(reason, name, why);
         return type == null ? new ActiveMQException(text) : new ActiveMQException(type, text);
     }
 }
