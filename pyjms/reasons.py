@@ -29,6 +29,7 @@ class MQRC(IntEnum):
     FUNCTION_NOT_SUPPORTED = 2298
     PROPERTY_NAME_ERROR = 2442
     PUBLICATION_FAILURE = 2502
+    CALL_INTERRUPTED = 2549
 
     @property
     def mq_name(self) -> str:
