@@ -16,6 +16,9 @@ import org.pyjms.shim.Provider;
 
 /** ActiveMQ Classic: URL schemes, temporary destinations, virtual-topic shared subscriptions. */
 public final class ActiveMQProvider implements Provider {
+    /** How long a new connection may wait for the broker's answer. */
+    static final int CONNECT_TIMEOUT_MS = 30_000;
+
     @Override
     public String name() { return "ActiveMQ Classic " + ActiveMQConnection.class.getPackage().getImplementationVersion(); }
 
@@ -29,6 +32,9 @@ public final class ActiveMQProvider implements Provider {
         // the broker dispatches by priority (pyjms brokers); re-sorting the client's prefetch
         // buffer as well made transacted consumers ~10x slower (measured)
         f.setMessagePrioritySupported(false);
+        // ActiveMQ waits for ever by default for a broker's answer to a new connection: a broker
+        // that accepts and never answers must give an error, not a hung program
+        if (url == null || !url.contains("connectResponseTimeout")) f.setConnectResponseTimeout(CONNECT_TIMEOUT_MS);
         for (Map.Entry<String, String> e : properties.entrySet()) {
             org.apache.activemq.util.IntrospectionSupport.setProperty(f, e.getKey(), e.getValue());
         }
