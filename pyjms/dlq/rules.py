@@ -275,7 +275,7 @@ def _number(name: str, value: object) -> int:
     if isinstance(value, int):
         return int(value)
     text = str(value).strip()
-    if _DIGITS.fullmatch(text):
+    if _DIGITS.fullmatch(text) and len(text) <= 4000:  # int() refuses more than 4,300 digits
         return int(text)
     symbol = numeric_symbol(text, NUMERIC_PATTERNS[name])
     if symbol is None:
@@ -507,8 +507,12 @@ def _numeric_pattern(prefixes: tuple[str, ...], keyword: str, value: str, quoted
 
 def _count(low: int, keyword: str, value: str, quoted: bool, wanted: str = "") -> int:
     number = value.strip(" ")
-    if not _DIGITS.fullmatch(number) or not low <= int(number) <= MAX_NUMBER:
-        raise _Bad(f"{keyword}({value}) must be {wanted or f'a number {low}..{MAX_NUMBER}'}")
+    # a number longer than MAX_NUMBER is out of range before int() (Python refuses to
+    # convert more than 4,300 digits), and the message shows only its start
+    fits = _DIGITS.fullmatch(number) and len(number.lstrip("0")) <= len(str(MAX_NUMBER))
+    if not fits or not low <= int(number) <= MAX_NUMBER:
+        shown = value if len(value) <= 40 else f"{value[:20]}... ({len(value)} characters)"
+        raise _Bad(f"{keyword}({shown}) must be {wanted or f'a number {low}..{MAX_NUMBER}'}")
     return int(number)
 
 
