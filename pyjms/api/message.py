@@ -9,6 +9,7 @@ table. ObjectMessage bodies are never deserialized.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
@@ -61,6 +62,7 @@ _READABLE_AS = {
     C.T_CHAR: {C.T_CHAR},
     C.T_BYTES: {C.T_BYTES},
 }
+_SURROGATE = re.compile("[\ud800-\udfff]")
 #: the largest finite Java float (Float.MAX_VALUE)
 _FLOAT_MAX = 3.4028234663852886e38
 #: "keep the message's own value" for Message.encode and Message.copy
@@ -167,7 +169,7 @@ def checked_value(tag: int, value: Any, what: str) -> Any:
     if tag == C.T_STRING:
         if not isinstance(value, str):
             raise MessageFormatRuntimeException(f"{what} must be a str, got {value!r}")
-        return value
+        return check_text(value)
     if tag == C.T_BYTES:
         if not isinstance(value, (bytes, bytearray, memoryview)):
             raise MessageFormatRuntimeException(f"{what} must be bytes, got {value!r}")
@@ -176,6 +178,16 @@ def checked_value(tag: int, value: Any, what: str) -> Any:
         if not isinstance(value, str) or len(value) != 1 or ord(value) > 0xFFFF:
             raise MessageFormatRuntimeException(f"{what} must be one UTF-16 char, got {value!r}")
         return value
+    return value
+
+
+def check_text(value: str) -> str:
+    """A str that is Unicode text (no lone surrogate), as UTF-8 carries it: refused at once
+    rather than replaced on the wire."""
+    if not value.isascii():
+        found = _SURROGATE.search(value)
+        if found is not None:
+            raise C.lone_surrogate(value, found.start())
     return value
 
 
@@ -331,7 +343,7 @@ class Message:
     def set_jms_correlation_id(self, value: str | None) -> None:
         if value is not None and not isinstance(value, str):
             raise MessageFormatRuntimeException(f"a correlation id must be a str, got {value!r}")
-        self._headers()["correlation_id"] = value
+        self._headers()["correlation_id"] = value if value is None else check_text(value)
 
     def get_jms_reply_to(self) -> Destination | None:
         v = self._headers().get("reply_to")
@@ -369,7 +381,7 @@ class Message:
     def set_jms_type(self, value: str | None) -> None:
         if value is not None and not isinstance(value, str):
             raise MessageFormatRuntimeException(f"a JMS type must be a str, got {value!r}")
-        self._headers()["type"] = value
+        self._headers()["type"] = value if value is None else check_text(value)
 
     def get_jms_expiration(self) -> int:
         """Send time + time-to-live, or 0 for never (exact even when a scheduler delayed it)."""
@@ -616,7 +628,7 @@ class TextMessage(Message):
         self._check_body_writable()
         if text is not None and not isinstance(text, str):
             raise MessageFormatRuntimeException(f"a TextMessage body must be a str, got {type(text).__name__}")
-        self._body = text
+        self._body = text if text is None else check_text(text)
 
     def is_body_assignable_to(self, as_type: type) -> bool:
         return self._decoded_body() is None or as_type in (str, object)
@@ -685,6 +697,7 @@ class MapMessage(Message):
         self._check_body_writable()
         if not isinstance(name, str) or not name:
             raise InvalidArgumentRuntimeException(f"a map entry name must be a non-empty str, got {name!r}")
+        check_text(name)
         self._map()[name] = (tag, checked_value(tag, value, f"map entry {name!r}"))
 
     def set_object(self, name: str, value: Any) -> None:

@@ -20,6 +20,7 @@ from pyjms.api.message import (
     Message,
     TextMessage,
     check_property_name,
+    check_text,
     checked_property,
     convert,
     message_for_body,
@@ -141,7 +142,7 @@ class JMSProducer:
     def set_jms_correlation_id(self, correlation_id: str | None) -> JMSProducer:
         if correlation_id is not None and not isinstance(correlation_id, str):
             raise MessageFormatRuntimeException(f"a correlation id must be a str, got {correlation_id!r}")
-        self._correlation_id = correlation_id
+        self._correlation_id = correlation_id if correlation_id is None else check_text(correlation_id)
         self._blocks = None
         return self
 
@@ -151,7 +152,7 @@ class JMSProducer:
     def set_jms_type(self, jms_type: str | None) -> JMSProducer:
         if jms_type is not None and not isinstance(jms_type, str):
             raise MessageFormatRuntimeException(f"a JMS type must be a str, got {jms_type!r}")
-        self._type = jms_type
+        self._type = jms_type if jms_type is None else check_text(jms_type)
         self._blocks = None
         return self
 

@@ -16,6 +16,11 @@ import org.pyjms.shim.Provider;
 
 /** ActiveMQ Classic: URL schemes, temporary destinations, virtual-topic shared subscriptions. */
 public final class ActiveMQProvider implements Provider {
+    static {
+        // received strings as they were sent (see ExactStrings)
+        org.pyjms.shim.Codec.register(new ExactStrings());
+    }
+
     @Override
     public String name() { return "ActiveMQ Classic " + ActiveMQConnection.class.getPackage().getImplementationVersion(); }
 
