@@ -4,6 +4,9 @@ and the rule, and nothing is silently changed or half-sent."""
 
 from __future__ import annotations
 
+import signal
+import time
+import uuid
 from datetime import timedelta
 from decimal import Decimal
 
@@ -14,7 +17,9 @@ from pyjms import MQRC
 from pyjms.api.checks import MAX_DURATION_MS
 from pyjms.api.forward import forward
 from pyjms.dlq import RulesTable
-from tests.conftest import drain
+from pyjms.broker import AccessRule, EmbeddedBroker
+from pyjms.providers.activemq.dead_letters import without_redelivery_limit
+from tests.conftest import BrokerProcess, drain
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
@@ -233,3 +238,69 @@ def test_nothing_was_half_sent(ctx, qname):
         with pytest.raises(pyjms.JMSRuntimeException):
             bad()
     assert drain(ctx.create_consumer(q), 100) == []
+
+
+# ---------------------------------------------------------------- IBM MQ's reasons (issue 16 findings 12, 15, 20)
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "artemis+tcp://127.0.0.1:1", "amqp://127.0.0.1:1"])
+def test_an_unreachable_broker_is_mqrc_q_mgr_not_available(address):
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        pyjms.ConnectionFactory(address).create_context()
+    assert e.value.reason == MQRC.Q_MGR_NOT_AVAILABLE == 2059 and "127.0.0.1:1" in str(e.value)
+
+
+@pytest.mark.parametrize("provider", ["activemq", "artemis"])
+def test_a_broken_connection_is_mqrc_connection_broken(provider):
+    broker = BrokerProcess(provider=provider)
+    try:
+        ctx = pyjms.ConnectionFactory(broker.tcp_url).create_context()
+        q = ctx.create_queue("BROKEN.Q")
+        ctx.create_producer().send(q, "before")
+        broker.stop(signal.SIGKILL)
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            for _ in range(50):  # the client may learn of the loss only at the next write
+                ctx.create_producer().send(q, "after")
+                time.sleep(0.1)
+        assert e.value.reason in (MQRC.CONNECTION_BROKEN, MQRC.Q_MGR_NOT_AVAILABLE), str(e.value)
+        assert e.value.reason == MQRC.CONNECTION_BROKEN == 2009, str(e.value)
+    finally:
+        broker.stop()
+
+
+def test_authorisation_and_authentication_failures_are_mqrc_not_authorized():
+    users = {"alice": ("alice-pw", ["senders"]), "bob": ("bob-pw", ["readers"])}
+    access = [AccessRule("ORDERS.>", read=["readers", "senders"], write=["senders"], admin=["senders"])]
+    broker = EmbeddedBroker(name=f"pyjms-door-{uuid.uuid4().hex[:6]}", users=users, access=access)
+    try:
+        with pytest.raises(pyjms.JMSSecurityRuntimeException) as e:
+            pyjms.ConnectionFactory(broker.vm_url, "alice", "wrong").create_context()
+        assert e.value.reason == MQRC.NOT_AUTHORIZED == 2035
+        with pyjms.ConnectionFactory(broker.vm_url, "bob", "bob-pw").create_context() as bob:
+            with pytest.raises(pyjms.JMSSecurityRuntimeException) as e:
+                bob.create_producer().send(bob.create_queue("ORDERS.A"), "bob may not")
+            assert e.value.reason == 2035 and "ORDERS.A" in str(e.value)
+    finally:
+        broker.stop()
+
+
+def test_a_missing_factory_class_says_it_is_not_on_the_classpath_and_how_to_add_it():
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        pyjms.ConnectionFactory(factory_class="com.ibm.mq.jakarta.jms.MQConnectionFactory").create_context()
+    text = str(e.value)
+    assert "com.ibm.mq.jakarta.jms.MQConnectionFactory is not on the classpath" in text
+    assert "classpath=" in text and "--classpath" in text and "pyjms providers fetch ibmmq" in text
+
+
+def test_internal_url_options_never_show_in_messages():
+    """The DLQ handler's factory adds jms.redeliveryPolicy.maximumRedeliveries=-1 to the URL."""
+    factory = without_redelivery_limit(pyjms.ConnectionFactory("tcp://127.0.0.1:1"))
+    assert "maximumRedeliveries" in factory.url  # it is there, and used
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        factory.create_context()
+    assert "maximumRedeliveries" not in str(e.value) and "127.0.0.1:1" in str(e.value)
+    assert e.value.reason == 2059
+    factory = without_redelivery_limit(pyjms.ConnectionFactory("tcp://127.0.0.1:1?wireFormat.maxInactivityDuration=0"))
+    with pytest.raises(pyjms.JMSRuntimeException) as e:
+        factory.create_context()
+    assert "maximumRedeliveries" not in str(e.value) and "maxInactivityDuration=0" in str(e.value)
