@@ -19,7 +19,8 @@ from pyjms.api.forward import forward
 from pyjms.dlq import RulesTable
 from pyjms.broker import AccessRule, EmbeddedBroker
 from pyjms.providers.activemq.dead_letters import without_redelivery_limit
-from tests.conftest import BrokerProcess, drain
+from pyjms.broker.admin import Admin
+from tests.conftest import BrokerProcess, delay_mode, drain
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
@@ -304,3 +305,39 @@ def test_internal_url_options_never_show_in_messages():
     with pytest.raises(pyjms.JMSRuntimeException) as e:
         factory.create_context()
     assert "maximumRedeliveries" not in str(e.value) and "maxInactivityDuration=0" in str(e.value)
+
+
+# ---------------------------------------------------------------- MAXMSGL (issue 16 finding 13)
+
+
+@pytest.mark.parametrize("delay", [0, 60_000])
+def test_maxmsgl_counts_the_body_and_properties_as_ibm_mq_does(url, qname, delay):
+    """MAXMSGL 100, then "a": it used to be refused as 1,029 bytes (the wire encoding). Now the
+    body counts (UTF-8) and each property's name and value; headers and pyjms's own do not.
+    Checked by the broker for a plain send, by pyjms at send for a delayed one (D22)."""
+    factory = pyjms.ConnectionFactory(url, delivery_delay=delay_mode(url, "staging") if delay else "auto",
+                                      staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    q = pyjms.Queue(qname)
+    Admin(factory).define_queue(q, max_msg_length=100)
+    with factory.create_context() as ctx:
+        p = ctx.create_producer().set_delivery_delay(delay).set_jms_correlation_id("c" * 200).set_time_to_live(600_000)
+        p.send(q, "a")
+        p.send(q, "x" * 100)
+        p.send(q, b"\x00" * 100)
+        p.send(q, "😀" * 25)  # 4 bytes each in UTF-8
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            p.send(q, "😀" * 25 + "a")
+        assert e.value.reason == MQRC.MSG_TOO_BIG_FOR_Q == 2030 and "101 bytes" in str(e.value)
+        m = pyjms.TextMessage("x" * 90)
+        m.set_string_property("k", "v" * 9)  # 1 + 9: exactly 100
+        p.send(q, m)
+        m = pyjms.TextMessage("x" * 90)
+        m.set_long_property("n", 1)  # 1 + 8
+        m.set_int_property("i", 1)  # 1 + 4: 104
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            p.send(q, m)
+        assert e.value.reason == 2030 and "104 bytes" in str(e.value)
+        with pytest.raises(pyjms.JMSRuntimeException) as e:
+            p.send(q, {"key": "v" * 98})  # a map's names count too: 3 + 98
+        assert e.value.reason == 2030 and "101 bytes" in str(e.value)
+        p.send(q, {"key": "v" * 95, "b": True})  # 3 + 95 + 1 + 1: 100
