@@ -101,6 +101,7 @@ class Channel:
     __slots__ = ("java", "_shim", "_jexc")
 
     def __init__(self, java: Any) -> None:
+        jvm.detach_when_thread_ends()
         self.java = java
         self._shim = jvm.shim()
         self._jexc: type[BaseException] = self._shim.JException
@@ -110,6 +111,7 @@ class Channel:
              session_mode: int, what: str) -> Channel:
         """A new connection with one session, through a provider's Java connection factory."""
         s = jvm.shim()
+        jvm.detach_when_thread_ends()
         try:
             return cls(s.Channel.open(provider, factory, user, password, client_id, session_mode))
         except s.JException as e:
@@ -139,6 +141,7 @@ class Channel:
 
     def call(self, fn: Callable[[], Any], what: str) -> Any:
         """Runs fn (Java calls), translating a Java exception into a pyjms error."""
+        jvm.detach_when_thread_ends()
         try:
             return fn()
         except self._jexc as e:
@@ -209,6 +212,7 @@ class Channel:
 
     def send(self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
              what: str) -> None:
+        jvm.detach_when_thread_ends()
         try:
             self.java.send(key, record, mode, priority, ttl, delay, flags)
         except self._jexc as e:
@@ -217,6 +221,7 @@ class Channel:
     def send_described(self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
                        what: str) -> bytes:
         """Sends one record; returns the header block the provider assigned (codec.read_headers)."""
+        jvm.detach_when_thread_ends()
         try:
             return bytes(self.java.sendDescribed(key, record, mode, priority, ttl, delay, flags))
         except self._jexc as e:
@@ -225,6 +230,7 @@ class Channel:
     def send_batch(self, key: Any, batch: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
                    what: str) -> int:
         """Sends a batch (codec.pack_batch) to one destination with one set of options."""
+        jvm.detach_when_thread_ends()
         try:
             return int(self.java.sendBatch(key, batch, mode, priority, ttl, delay, flags))
         except self._jexc as e:
@@ -232,6 +238,7 @@ class Channel:
 
     def send_routed(self, batch: bytes, flags: int, what: str) -> int:
         """Sends a batch of routed entries (codec.pack_routed), each with its own destination."""
+        jvm.detach_when_thread_ends()
         try:
             return int(self.java.sendRouted(batch, flags))
         except self._jexc as e:
