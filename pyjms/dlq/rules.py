@@ -228,9 +228,22 @@ class RulesTable:
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> RulesTable:
-        """Parse the table in a UTF-8 file."""
-        with open(path, encoding="utf-8") as file:
-            return cls.parse(file.read())
+        """Parse the table in a UTF-8 file; a file that cannot be read or is not UTF-8 text is
+        one error naming the file (and the byte offset of the first bad byte)."""
+        try:
+            with open(path, "rb") as file:
+                data = file.read()
+        except OSError as e:
+            raise InvalidArgumentRuntimeException(f"cannot read the rules table {os.fspath(path)!r}: {e.strerror or e}",
+                                                  values={"path": os.fspath(path)}) from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InvalidArgumentRuntimeException(
+                f"the rules table {os.fspath(path)!r} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})",
+                values={"path": os.fspath(path), "offset": e.start},
+            ) from None
+        return cls.parse(text)
 
     def matching(self, fields: Mapping[str, object]) -> list[Rule]:
         """Every rule the message matches, in table order (the order they are tried, Q01/Q03)."""

@@ -341,3 +341,15 @@ def test_maxmsgl_counts_the_body_and_properties_as_ibm_mq_does(url, qname, delay
             p.send(q, {"key": "v" * 98})  # a map's names count too: 3 + 98
         assert e.value.reason == 2030 and "101 bytes" in str(e.value)
         p.send(q, {"key": "v" * 95, "b": True})  # 3 + 95 + 1 + 1: 100
+
+
+def test_a_rules_table_file_that_is_not_utf8_or_cannot_be_read_is_one_error(tmp_path):
+    bad = tmp_path / "rules.txt"
+    bad.write_bytes(b"ACTION(DISCARD) * caf\xe9\n")
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException) as e:
+        RulesTable.read(bad)
+    assert str(bad) in str(e.value) and "not UTF-8" in str(e.value) and "byte 21" in str(e.value)
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="cannot read the rules table"):
+        RulesTable.read(tmp_path / "missing.txt")
+    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="cannot read the rules table"):
+        RulesTable.read(tmp_path)  # a directory
