@@ -22,6 +22,8 @@ public final class Contract {
             SEND_DELAY_SCHEDULER = 8;
 
     // message properties
+    /** The prefix of every property pyjms writes (users cannot set them). */
+    public static final String RESERVED_PREFIX = "JMS_PYJMS_";
     public static final String DELIVERY_TIME = "JMS_PYJMS_DeliveryTime";
     public static final String SEND_TIME = "JMS_PYJMS_Timestamp";
     public static final String EXPIRATION = "JMS_PYJMS_Expiration";

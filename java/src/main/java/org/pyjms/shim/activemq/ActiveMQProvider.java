@@ -19,6 +19,11 @@ public final class ActiveMQProvider implements Provider {
     /** How long a new connection may wait for the broker's answer. */
     static final int CONNECT_TIMEOUT_MS = 30_000;
 
+    static {
+        // received strings as they were sent (see ExactStrings)
+        org.pyjms.shim.Codec.register(new ExactStrings());
+    }
+
     @Override
     public String name() { return "ActiveMQ Classic " + ActiveMQConnection.class.getPackage().getImplementationVersion(); }
 
