@@ -2,9 +2,11 @@
 worker.
 
 Setters and getters are plain methods: they check their value at once (no broker round trip)
-and return the producer, as in JMS. A send takes the options as they are when it is called,
-even though it runs later on the worker: a setter called while a send is queued changes a copy
-(the settings so far, replayed on a new synchronous producer), never what a queued send uses.
+and return the producer, as in JMS. ``send``, ``send_batch``, ``send_reply`` and ``send_async``
+queue the send when called, with the options as they are then, and return a coroutine (a
+future for ``send_async``) to await: the sends of a context are made in call order. A setter called while a send is queued changes
+a copy (the settings so far, replayed on a new synchronous producer), never what a queued send
+uses.
 
 ``send_async`` is JMS 2.0's send with a CompletionListener as an asyncio future: it resolves to
 the sent message (its JMSMessageID and the other headers the send set) when the provider
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Coroutine, Iterable, TypeVar
 
 from pyjms.api.destination import Destination
 from pyjms.api.message import Message
@@ -25,6 +27,14 @@ from pyjms.errors import JMSRuntimeException
 
 if TYPE_CHECKING:
     from pyjms.aio.context import JMSContext
+
+T = TypeVar("T")
+
+
+async def _outcome(queued: asyncio.Future[T]) -> T:
+    """A coroutine for a call queued already (so asyncio.create_task takes it too); cancelling
+    it cancels the call if the worker has not started it."""
+    return await queued
 
 
 class JMSProducer:
@@ -153,13 +163,18 @@ class JMSProducer:
         self._shared = True
         return self._current
 
-    async def send(self, destination: Destination, body: Any) -> JMSProducer:
-        """Sends a str, bytes, dict, None or a Message; returns when the send has been made
-        (with the provider's confirmation where the client waits for one, as the synchronous
-        send does). Cancelled before the worker starts it, nothing is sent."""
+    def send(self, destination: Destination, body: Any) -> Coroutine[Any, Any, JMSProducer]:
+        """Sends a str, bytes, dict, None or a Message: queued at the call, with the options as
+        they are then; awaited, returns this producer when the send has been made (with
+        the provider's confirmation where the client waits for one, as the synchronous send
+        does). Cancelled before the worker starts it, nothing is sent."""
         producer = self._held()
-        await self._ctx.worker.submit(lambda: producer.send(destination, body))
-        return self
+
+        def send() -> JMSProducer:
+            producer.send(destination, body)
+            return self
+
+        return _outcome(self._ctx.worker.submit(send))
 
     def send_async(self, destination: Destination, body: Any) -> asyncio.Future[Message]:
         """Sends with a CompletionListener, as a future: it resolves to the sent message when the
@@ -197,14 +212,21 @@ class JMSProducer:
         self._ctx.worker.submit(send).add_done_callback(refused)
         return completed
 
-    async def send_batch(self, destination: Destination, bodies: Iterable[str | bytes]) -> int:
-        """Sends many str/bytes bodies with one JVM crossing; returns how many were sent."""
+    def send_batch(self, destination: Destination, bodies: Iterable[str | bytes]) -> Coroutine[Any, Any, int]:
+        """Sends many str/bytes bodies with one JVM crossing (queued at the call, as send is);
+        returns how many were sent."""
         producer = self._held()
         batch = list(bodies)
-        return await self._ctx.worker.submit(lambda: producer.send_batch(destination, batch))
+        return _outcome(self._ctx.worker.submit(lambda: producer.send_batch(destination, batch)))
 
-    async def send_reply(self, request: Message, body: Any, expiry: str | int | timedelta = "copy") -> JMSProducer:
-        """Replies to a request: to its JMSReplyTo, correlated by its message id (E13)."""
+    def send_reply(self, request: Message, body: Any,
+                   expiry: str | int | timedelta = "copy") -> Coroutine[Any, Any, JMSProducer]:
+        """Replies to a request: to its JMSReplyTo, correlated by its message id (E13); queued
+        at the call, as send is."""
         producer = self._held()
-        await self._ctx.worker.submit(lambda: producer.send_reply(request, body, expiry))
-        return self
+
+        def reply() -> JMSProducer:
+            producer.send_reply(request, body, expiry)
+            return self
+
+        return _outcome(self._ctx.worker.submit(reply))
