@@ -89,7 +89,7 @@ class MarkingBrowser:
             if m is not None and unmark and not self._ctx.closing:
                 self._ctx.worker.submit(lambda: sync.unmark(m, unmark))
 
-        return await self._ctx.worker.submit(step, release)
+        return await self._ctx.worker.call(step, release)
 
     async def unmark(self, message_or_token: Message | str, options: int = UNMARK_BROWSE_HANDLE) -> None:
         sync = self.sync

@@ -3,9 +3,9 @@ their context's worker (pyjms.aio.worker).
 
 Cancellation. A receive whose caller is cancelled before the worker starts it never runs, so
 it takes nothing. A receive already waiting stops at the end of its current slice. If that
-slice took a message, the message is not lost: the consumer keeps it and hands it to its next
-``receive``, ``receive_batch`` or ``async for`` (tests/aio/test_cancellation.py forces both
-cases). A kept message is dropped when the context's ``rollback`` or ``recover`` hands it back
+slice took a message, the message is not lost: the consumer keeps it and hands it to the next
+``receive``, ``receive_batch`` or ``async for`` step, or to one already waiting, before that
+one's next slice (tests/aio/test_cancellation.py forces both cases). A kept message is dropped when the context's ``rollback`` or ``recover`` hands it back
 to the provider, which redelivers it. Closing a consumer that still keeps one logs a warning:
 in a transacted or CLIENT_ACKNOWLEDGE context the message returns to the queue with the
 session's rollback or recovery; in AUTO/DUPS_OK it was acknowledged when the worker took it.
@@ -104,9 +104,14 @@ class JMSConsumer:
             self._kept_bodies.append((taken.epoch, taken.value))
 
     def _from_kept(self, kept: deque[tuple[int, Any]], n: int = 1) -> list[Any]:
+        """Up to n kept values (on the loop, or on the worker before a receive's slice: deque's
+        append and popleft are atomic)."""
         out: list[Any] = []
-        while kept and len(out) < n:
-            epoch, value = kept.popleft()
+        while len(out) < n:
+            try:
+                epoch, value = kept.popleft()
+            except IndexError:
+                break
             if epoch == self._ctx.epoch:  # else a rollback or recover gave it back to the provider
                 out.append(value)
         return out
@@ -117,9 +122,11 @@ class JMSConsumer:
         self._ctx.check_open()
 
     async def _receive(self, timeout_ms: int | None, take: Callable[[int], Any], empty: Any,
-                       orphan: Callable[[Taken], None]) -> Any:
+                       orphan: Callable[[Taken], None], kept: deque[tuple[int, Any]], n: int = 1) -> Any:
         """Runs ``take(slice_ms)`` on the worker until it returns something other than
-        ``empty``, the time is up, or the consumer or its context closes."""
+        ``empty``, the time is up, or the consumer or its context closes. Before each slice it
+        looks at what cancelled receives kept (one may have taken a message after this receive
+        began waiting)."""
         deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
         ctx = self._ctx
         worker = ctx.worker
@@ -127,6 +134,10 @@ class JMSConsumer:
         def step() -> Any:
             if self._stopped():
                 return Taken(ctx.epoch, empty)  # a receive in progress returns nothing on close (JMS)
+            if kept:
+                values = self._from_kept(kept, n)
+                if values:
+                    return Taken(ctx.epoch, values if isinstance(empty, list) else values[0])
             slice_ms = SHORT_SLICE_MS if worker.backlog() else SLICE_MS
             if deadline is not None:
                 slice_ms = max(1, min(slice_ms, int((deadline - time.monotonic()) * 1000)))
@@ -137,7 +148,7 @@ class JMSConsumer:
                 return Taken(ctx.epoch, empty)
             return AGAIN
 
-        taken = await worker.submit(step, orphan)
+        taken = await worker.call(step, orphan)
         return taken.value
 
     # ------------------------------------------------------------------ receiving
@@ -150,7 +161,7 @@ class JMSConsumer:
         if kept:
             return kept[0]
         sync = self.sync
-        return await self._receive(wait_ms(timeout_ms), sync.receive, None, self._keep)
+        return await self._receive(wait_ms(timeout_ms), sync.receive, None, self._keep, self._kept)
 
     async def receive_no_wait(self) -> Message | None:
         self._check()
@@ -159,7 +170,7 @@ class JMSConsumer:
             return kept[0]
         ctx = self._ctx
         sync = self.sync
-        taken = await ctx.worker.submit(lambda: Taken(ctx.epoch, sync.receive_no_wait()), self._keep)
+        taken = await ctx.worker.call(lambda: Taken(ctx.epoch, sync.receive_no_wait()), self._keep)
         return taken.value  # type: ignore[no-any-return]
 
     async def receive_body(self, body_type: type, timeout_ms: int | timedelta | None = None) -> Any:
@@ -170,7 +181,7 @@ class JMSConsumer:
             return kept[0]
         sync = self.sync
         return await self._receive(wait_ms(timeout_ms), lambda ms: sync.receive_body(body_type, ms), None,
-                                   self._keep_body)
+                                   self._keep_body, self._kept_bodies)
 
     async def receive_batch(self, max_messages: int, timeout_ms: int | timedelta = 1000) -> list[Message]:
         """Up to max_messages with one JVM crossing: waits up to timeout_ms for the first, then
@@ -183,7 +194,8 @@ class JMSConsumer:
             return kept
         sync = self.sync
         timeout = wait_ms(timeout_ms) or 1  # receive_batch(n, 0): one look at what is there
-        got = await self._receive(timeout, lambda ms: sync.receive_batch(max_messages, ms), [], self._keep)
+        got = await self._receive(timeout, lambda ms: sync.receive_batch(max_messages, ms), [], self._keep,
+                                  self._kept, max_messages)
         return list(got)
 
     def __aiter__(self) -> AsyncIterator[Message]:

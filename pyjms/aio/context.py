@@ -66,7 +66,7 @@ class ContextOpening:
             worker.submit(sync.close)
             worker.stop()
 
-        sync = await worker.submit(self._make, opened_for_nobody)
+        sync = await worker.call(self._make, opened_for_nobody)
         return JMSContext(sync, worker)
 
     def __await__(self) -> Generator[Any, None, JMSContext]:

@@ -91,6 +91,18 @@ class Worker:
             self._ready.notify()
         return job.future
 
+    async def call(self, step: Callable[[], T], orphan: Callable[[T], None]) -> T:
+        """Submits ``step`` and awaits its result. If the awaiting task is cancelled after the
+        result was set but before the task resumed (asyncio then raises CancelledError in the
+        task and the result is never seen), the result goes to ``orphan`` all the same."""
+        queued = self.submit(step, orphan)
+        try:
+            return await queued
+        except asyncio.CancelledError:
+            if queued.done() and not queued.cancelled() and queued.exception() is None:
+                orphan(queued.result())
+            raise
+
     def backlog(self) -> int:
         """How many jobs wait behind the one running (a waiting job slices shorter then)."""
         return len(self._jobs)
