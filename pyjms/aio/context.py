@@ -97,7 +97,7 @@ class JMSContext:
         self._consumers: list[JMSConsumer] = []
 
     def __repr__(self) -> str:
-        return f"<aio JMSContext {self.worker.thread.name}>"
+        return f"<aio JMSContext {self.worker.name}>"
 
     def check_open(self) -> None:
         if self.closing:

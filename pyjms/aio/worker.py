@@ -22,6 +22,7 @@ shutdown never waits for a worker.
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import itertools
 import threading
@@ -78,8 +79,12 @@ class Worker:
         self._jobs: deque[Job[Any] | None] = deque()
         self._ready = threading.Condition()
         self._stopped = False
-        self.thread = threading.Thread(target=self._run, name=f"pyjms-aio-{next(_names)}", daemon=True)
-        self.thread.start()
+        self.name = f"pyjms-aio-{next(_names)}"
+        #: set when the thread has ended
+        self.ended = threading.Event()
+        # threading.Thread.start() waits until the new thread runs, which on a loaded machine
+        # holds the loop for as long as the thread waits for a CPU and the GIL: _thread does not
+        _thread.start_new_thread(self._main, ())
 
     def submit(self, step: Callable[[], T], orphan: Callable[[T], None] | None = None) -> asyncio.Future[T]:
         """Queues ``step`` and returns the future the loop awaits for its result."""
@@ -120,6 +125,13 @@ class Worker:
             while not self._jobs:
                 self._ready.wait()
             return self._jobs.popleft()
+
+    def _main(self) -> None:
+        threading.current_thread().name = self.name
+        try:
+            self._run()
+        finally:
+            self.ended.set()
 
     def _run(self) -> None:
         # The first job opens the context, which may start the JVM with the factory's classpath:

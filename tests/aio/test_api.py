@@ -134,8 +134,7 @@ def test_a_receive_waiting_when_the_context_closes_returns_none(afactory: aio.Co
         assert await asyncio.wait_for(waiting, 10) is None
         with pytest.raises(pyjms.IllegalStateRuntimeException, match="closed"):
             await consumer.receive(10)
-        assert not ctx.worker.thread.is_alive() or ctx.worker.thread.join(5) is None
-        assert not ctx.worker.thread.is_alive()
+        assert await asyncio.to_thread(ctx.worker.ended.wait, 10)  # the worker thread ended
 
     run(main)
 
