@@ -87,7 +87,8 @@ class MarkingBrowser:
 
         def release(m: Message | None) -> None:  # on the loop: the caller went away after the get
             if m is not None and unmark and not self._ctx.closing:
-                self._ctx.worker.submit(lambda: sync.unmark(m, unmark))
+                self._ctx.worker.submit_detached(lambda: sync.unmark(m, unmark),
+                                                 "unmarking what a cancelled get marked")
 
         return await self._ctx.worker.call(step, release)
 

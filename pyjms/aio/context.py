@@ -63,7 +63,7 @@ class ContextOpening:
         worker = Worker()
 
         def opened_for_nobody(sync: SyncContext) -> None:  # the opener was cancelled meanwhile
-            worker.submit(sync.close)
+            worker.submit_detached(sync.close, "closing a context opened for a cancelled caller")
             worker.stop()
 
         sync = await worker.call(self._make, opened_for_nobody)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import _thread
 import asyncio
 import itertools
+import logging
 import threading
 from collections import deque
 from typing import Any, Callable, Generic, TypeVar
@@ -37,6 +38,7 @@ T = TypeVar("T")
 AGAIN: Any = object()
 
 _names = itertools.count(1)
+_log = logging.getLogger("pyjms")
 
 
 class Job(Generic[T]):
@@ -95,6 +97,15 @@ class Worker:
             self._jobs.append(job)
             self._ready.notify()
         return job.future
+
+    def submit_detached(self, step: Callable[[], Any], what: str) -> None:
+        """Queues ``step`` that nobody awaits (the clean-up after a caller went away); a failure
+        is logged rather than left in a future nobody reads."""
+        def logged(done: asyncio.Future[Any]) -> None:
+            if not done.cancelled() and done.exception() is not None:
+                _log.warning("%s failed: %r", what, done.exception())
+
+        self.submit(step).add_done_callback(logged)
 
     async def call(self, step: Callable[[], T], orphan: Callable[[T], None]) -> T:
         """Submits ``step`` and awaits its result. If the awaiting task is cancelled after the

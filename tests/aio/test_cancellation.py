@@ -17,6 +17,7 @@ import pytest
 
 import pyjms
 import pyjms.aio as aio
+from pyjms.browse import BROWSE_HANDLE
 
 from tests.aio.conftest import run
 
@@ -144,5 +145,24 @@ def test_many_cancelled_receives_lose_nothing(afactory: aio.ConnectionFactory, q
             while (m := await consumer.receive(1000)) is not None:
                 received.append(m.get_text())
             assert sorted(received) == sorted(f"m{i}" for i in range(n))
+
+    run(main)
+
+
+def test_a_marking_get_cancelled_after_it_marked_unmarks(afactory: aio.ConnectionFactory, qname: str) -> None:
+    async def main() -> None:
+        async with afactory.create_context() as ctx:
+            q = ctx.create_queue(qname)
+            await ctx.create_producer().send(q, "m1")
+            marking = await ctx.create_marking_browser(q)
+            get = asyncio.create_task(marking.get(BROWSE_HANDLE, wait_ms=5000))
+            await asyncio.sleep(0)
+            time.sleep(1.0)  # the loop is held: the worker browses and marks m1 meanwhile
+            get.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await get
+            # the cancelled get's mark was removed: this handle can browse m1 again
+            assert (await marking.get(BROWSE_HANDLE, wait_ms=5000)).get_text() == "m1"
+            await marking.close()
 
     run(main)
