@@ -11,10 +11,25 @@ owns (their calls must translate Java exceptions the same way: ``Channel.call``)
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable
 
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
+
+_poison_log = logging.getLogger("pyjms.poison")
+#: a batch's count when it holds no record
+_EMPTY_BATCH = bytes(4)
+
+
+def log_poison_notes() -> None:
+    """Logs, once each, the poison messages the shim quarantined or a browse skipped since the
+    last call (org.pyjms.shim.Poison). Called when a receive or browse comes back empty, so the
+    path that hands messages over costs nothing more."""
+    notes = jvm.shim().jclass("org.pyjms.shim.Poison").drainNotes()
+    if notes is not None:
+        for line in str(notes).splitlines():
+            _poison_log.warning("%s", line)
 
 
 class Receiver:
@@ -33,14 +48,20 @@ class Receiver:
             raw = self.java.receive(timeout_ms, ack)
         except self._jexc as e:
             raise translate(e, what) from None
-        return None if raw is None else bytes(raw)
+        if raw is None:
+            log_poison_notes()
+            return None
+        return bytes(raw)
 
     def receive_batch(self, max_messages: int, timeout_ms: int, what: str) -> bytes:
         """A batch (codec.iter_batch) of up to max_messages: waits for the first only."""
         try:
-            return bytes(self.java.receiveBatch(max_messages, timeout_ms))
+            raw = bytes(self.java.receiveBatch(max_messages, timeout_ms))
         except self._jexc as e:
             raise translate(e, what) from None
+        if raw[:4] == _EMPTY_BATCH:
+            log_poison_notes()
+        return raw
 
     def receive_body(self, kind: int, timeout_ms: int, what: str) -> bytes | None:
         """The client's own receiveBody as a record of that body kind, or None if none came;
@@ -82,9 +103,12 @@ class Browser:
     def next(self, max_messages: int, what: str) -> bytes:
         """A batch of up to max_messages records; an empty batch at the end of the queue."""
         try:
-            return bytes(self.java.next(max_messages))
+            raw = bytes(self.java.next(max_messages))
         except self._jexc as e:
             raise translate(e, what) from None
+        if raw[:4] == _EMPTY_BATCH:
+            log_poison_notes()
+        return raw
 
     def close(self, what: str = "close browser") -> None:
         try:
@@ -116,6 +140,11 @@ class Channel:
     def sibling(self, session_mode: int, what: str) -> Channel:
         """Another session on this channel's connection."""
         return Channel(self.call(lambda: self.java.sibling(session_mode), what))
+
+    def set_dead_letter_queue(self, key: str, put_appl_name: str = "pyjms") -> None:
+        """Where this session quarantines poison (org.pyjms.shim.Poison): a destination key, and
+        the PutApplName its dead-letter headers carry."""
+        self.java.setDeadLetterQueue(key, put_appl_name)
 
     def call(self, fn: Callable[[], Any], what: str) -> Any:
         """Runs fn (Java calls), translating a Java exception into a pyjms error."""
@@ -254,7 +283,10 @@ class Channel:
         """The next message for a listener: receiver id (i32) then its record, or None.
         Raises whatever the shim raises once the channel is closed (the caller checks)."""
         raw = self.java.nextListened(timeout_ms)
-        return None if raw is None else bytes(raw)
+        if raw is None:
+            log_poison_notes()
+            return None
+        return bytes(raw)
 
     def listened_done(self, ok: bool) -> None:
         self.java.listenedDone(ok)

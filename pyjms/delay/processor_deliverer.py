@@ -25,6 +25,7 @@ from pyjms.api.destination import from_key
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
+from pyjms.bridge.channel import log_poison_notes
 from pyjms.delay import staging
 from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
@@ -38,6 +39,8 @@ _log = logging.getLogger("pyjms.delay")
 #: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
 #: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see Deliverer._drain)
 DRAIN_CHUNK = 1000
+#: DueMover's entry for a poison message it put on the dead-letter queue instead (DueMover.QUARANTINED)
+QUARANTINED = -(2**31)
 #: the deliverer opens a slot's consumer this many slots before the slot ends
 OPEN_AHEAD = 4
 #: most slot consumers open ahead at once (a deliverer that is behind, as after a restart,
@@ -316,6 +319,7 @@ class Deliverer:
                                      f"delay processor slot {slot}"))
         (n,) = struct.unpack_from(">i", raw, 0)
         if n < 0:
+            log_poison_notes()  # the chunk may have had poison too
             messages = [Message.from_record(rec) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
@@ -325,8 +329,11 @@ class Deliverer:
             return -n
         if n:
             self._uncommitted.append((slot, n))  # committed by _drain or _deliver_next
-            early_by = struct.unpack_from(f">{n}i", raw, 4)  # delivery time minus put time
-            self._stats.delivered += n
+            # delivery time minus put time; QUARANTINED for poison the shim dead-lettered
+            early_by = [d for d in struct.unpack_from(f">{n}i", raw, 4) if d != QUARANTINED]
+            if len(early_by) < n:
+                log_poison_notes()
+            self._stats.delivered += len(early_by)
             self._stats.early += sum(1 for d in early_by if d > 0)
             if self._record_lateness:
                 self._stats.lateness_ms.extend(-d for d in early_by)

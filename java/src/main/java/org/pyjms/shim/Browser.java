@@ -20,6 +20,11 @@ public final class Browser implements AutoCloseable {
         int n = 0;
         while (n < max && cursor.hasMoreElements()) {
             Message m = (Message) cursor.nextElement();
+            String[] poison = Poison.problem(m);
+            if (poison != null) { // left where it is for a receiver to quarantine
+                Poison.skipped(m, poison);
+                continue;
+            }
             if (Receiver.expired(m)) continue; // a browse never shows an expired message (E03)
             Codec.encode(m, out);
             n++;

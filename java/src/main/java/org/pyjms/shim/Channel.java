@@ -54,6 +54,9 @@ public final class Channel implements AutoCloseable {
     private int nextReceiverId;
     /** The newest message consumed: acknowledging it acknowledges the whole session (JMS 2.0). */
     volatile Message lastConsumed;
+    /** Where this session quarantines poison (org.pyjms.shim.Poison), and the name it puts as. */
+    private volatile String deadLetterQueue = "queue://" + Contract.DEAD_LETTER_QUEUE;
+    private volatile String putApplName = "pyjms";
 
     private Channel(Provider provider, Shared shared, int sessionMode) throws JMSException {
         this.provider = provider;
@@ -297,6 +300,26 @@ public final class Channel implements AutoCloseable {
         producer.send(destinations.resolve("queue://" + queue), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
     }
 
+    /** The dead-letter queue (a destination key) this session quarantines poison to, and the
+     *  PutApplName of their dead-letter headers (Python sets them from the provider plug-in). */
+    public void setDeadLetterQueue(String key, String applName) {
+        deadLetterQueue = key;
+        putApplName = applName;
+    }
+
+    public String deadLetterQueue() { return deadLetterQueue; }
+
+    public String putApplName() { return putApplName; }
+
+    /** Sends a message made on this session as it is (Poison.quarantine). */
+    synchronized void sendCopy(String key, Message m, int deliveryMode, int priority, long ttl) throws JMSException {
+        if (nativeDelay != 0) {
+            producer.setDeliveryDelay(0);
+            nativeDelay = 0;
+        }
+        producer.send(destinations.resolve(key), m, deliveryMode, priority, ttl);
+    }
+
     /** Whether the broker is known to run a scheduler the provider can use (false = unknown). */
     public boolean schedulerKnown() { return provider.schedulerKnownOn(shared.connection); }
 
@@ -413,6 +436,14 @@ public final class Channel implements AutoCloseable {
     /** Called on the provider's session thread: hand the message to Python and wait for its verdict. */
     void deliver(int receiverId, Message m) {
         try {
+            String[] poison = Poison.problem(m);
+            if (poison != null) { // never handed to a listener: quarantined instead
+                synchronized (this) {
+                    Poison.quarantine(this, m, poison);
+                    if (ackInShim) m.acknowledge();
+                }
+                return;
+            }
             if (Receiver.expired(m)) { // never hand an expired message to a listener (E03)
                 if (ackInShim) m.acknowledge();
                 return;
