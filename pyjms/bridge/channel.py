@@ -18,6 +18,8 @@ from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
 
 _poison_log = logging.getLogger("pyjms.poison")
+#: how the shim's note of a browse's skip begins (org.pyjms.shim.Poison.skipped)
+_SKIPPED = "browse skipped"
 #: a batch's count when it holds no record
 _EMPTY_BATCH = bytes(4)
 
@@ -29,7 +31,9 @@ def log_poison_notes() -> None:
     notes = jvm.shim().jclass("org.pyjms.shim.Poison").drainNotes()
     if notes is not None:
         for line in str(notes).splitlines():
-            _poison_log.warning("%s", line)
+            # a quarantine is what an operator acts on; a browse's skip is told again when a
+            # receiver quarantines the message
+            _poison_log.log(logging.INFO if line.startswith(_SKIPPED) else logging.WARNING, "%s", line)
 
 
 class Receiver:
@@ -109,6 +113,11 @@ class Browser:
         if raw[:4] == _EMPTY_BATCH:
             log_poison_notes()
         return raw
+
+    def skipped_ids(self) -> list[str]:
+        """The JMSMessageIDs of the poison messages the browse skipped since the last call."""
+        ids = self.java.skippedIds()
+        return [] if ids is None else str(ids).splitlines()
 
     def close(self, what: str = "close browser") -> None:
         try:

@@ -130,9 +130,20 @@ public final class Poison {
         String p = Contract.DEAD_LETTER_HEADER_PREFIX;
         Destination from = m.getJMSDestination();
         String destQ = from == null ? "" : Destinations.key(from);
+        String where = destQ;
+        String destQName = destQ.startsWith("queue://") ? destQ.substring(8) : destQ;
+        String destQMgr = "";
+        // a dead letter already: its header's destination stays, and its reason is told
+        Object earlierQ = property(m, p + "DestQ"), earlierQMgr = property(m, p + "DestQMgr");
+        Object earlierReason = property(m, p + "Reason");
+        if (earlierQ instanceof String q && !q.isEmpty()) {
+            destQName = q;
+            destQMgr = earlierQMgr instanceof String qm ? qm : "";
+            detail += "; dead-lettered before for " + destQName + " with reason " + earlierReason;
+        }
         copy.setIntProperty(p + "Reason", Contract.QUARANTINE_REASON);
-        copy.setStringProperty(p + "DestQ", destQ.startsWith("queue://") ? destQ.substring(8) : destQ);
-        copy.setStringProperty(p + "DestQMgr", "");
+        copy.setStringProperty(p + "DestQ", destQName);
+        copy.setStringProperty(p + "DestQMgr", destQMgr);
         copy.setStringProperty(p + "PutApplName", channel.putApplName());
         copy.setIntProperty(p + "PutApplType", MQAT_JAVA);
         copy.setStringProperty(p + "PutDate", PUT_DATE.format(now));
@@ -142,8 +153,16 @@ public final class Poison {
         long expiration = m.getJMSExpiration();
         long ttl = expiration == 0 ? 0 : Math.max(1, expiration - now.toEpochMilli());
         channel.sendCopy(channel.deadLetterQueue(), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), ttl);
-        note("message " + m.getJMSMessageID() + " on " + (destQ.isEmpty() ? "?" : destQ) + " quarantined to "
+        note("message " + m.getJMSMessageID() + " on " + (where.isEmpty() ? "?" : where) + " quarantined to "
                 + channel.deadLetterQueue() + " (reason " + Contract.QUARANTINE_REASON + " MQRC_FORMAT_ERROR): " + detail);
+    }
+
+    private static Object property(Message m, String name) {
+        try {
+            return m.getObjectProperty(name);
+        } catch (JMSException | RuntimeException e) {
+            return null;
+        }
     }
 
     /** Records that a browser skipped a poison message. */
