@@ -150,6 +150,12 @@ class Channel:
         """Another session on this channel's connection."""
         return Channel(self.call(lambda: self.java.sibling(session_mode), what))
 
+    def queue_names(self, prefix: str, wait_ms: int, what: str) -> list[str] | None:
+        """The names of the broker's queues that start with prefix, or None if the provider
+        cannot list them. May wait up to wait_ms for the broker."""
+        names = self.call(lambda: self.java.queueNames(prefix, wait_ms), what)
+        return None if names is None else [n for n in str(names).split("\n") if n]
+
     def set_dead_letter_queue(self, key: str, put_appl_name: str = "pyjms") -> None:
         """Where this session quarantines poison (org.pyjms.shim.Poison): a destination key, and
         the PutApplName its dead-letter headers carry."""

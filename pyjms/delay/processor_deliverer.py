@@ -29,7 +29,7 @@ from pyjms.bridge.channel import log_poison_notes
 from pyjms.delay import staging
 from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
-from pyjms.delay.processor_slots import SlotBook
+from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
 from pyjms.errors import JMSRuntimeException
 from pyjms.api.expiry import now_ms
 
@@ -39,6 +39,8 @@ _log = logging.getLogger("pyjms.delay")
 #: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
 #: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see Deliverer._drain)
 DRAIN_CHUNK = 1000
+#: how long the deliverer waits at start for the broker's list of slot queues
+QUEUE_LIST_WAIT_MS = 2000
 #: DueMover's entry for a poison message it put on the dead-letter queue instead (DueMover.QUARANTINED)
 QUARANTINED = -(2**31)
 #: the deliverer opens a slot's consumer this many slots before the slot ends
@@ -90,16 +92,25 @@ class Deliverer:
         self._opened: dict[int, tuple[JMSConsumer, float]] = {}  # slot -> its consumer, monotonic time opened
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
 
-    def recover(self, ctx: JMSContext) -> None:
-        """Finds the slots a previous processor filed; each is read again a few times later."""
-        for slot in self._book.recover(ctx):
+    def recover(self, ctx: JMSContext, list_queues: bool = False) -> None:
+        """Finds the slots a previous processor filed; each is read again a few times later.
+        ``list_queues``: also ask the broker for the slot queues (at start), so that a slot
+        whose marker was lost is found too."""
+        names = None
+        if list_queues:
+            try:
+                names = ctx.channel.queue_names(SLOT_PREFIX, QUEUE_LIST_WAIT_MS, "list slot queues")
+            except JMSRuntimeException as e:  # e.g. not allowed to read the broker's advisories
+                _log.warning("delay processor: the broker did not list its slot queues (%s); "
+                             "slots are found by their markers alone", e)
+        for slot in self._book.recover(ctx, names):
             self._rechecks.append((time.monotonic() + 2.0, slot, 3))
 
     def start(self) -> None:
         """Before the thread starts: finds the slots a previous processor filed."""
         self._started = time.monotonic()
         with self._factory.create_context() as ctx:
-            self.recover(ctx)
+            self.recover(ctx, list_queues=True)
 
     def run(self) -> None:
         with self._factory.create_context(SESSION_TRANSACTED) as ctx:
@@ -233,14 +244,24 @@ class Deliverer:
         if not due:
             return
         self._rechecks = [r for r in self._rechecks if r[0] > now]
+        ready = []
         for _, slot, left in due:
             not_over_ms = (slot + 1) * self._slot_ms - now_ms()
             if not_over_ms > 0:  # a slot still to come is read when it has ended, never early
                 self._rechecks.append((now + not_over_ms / 1000, slot, left))
-                continue
-            self._drain(slot, patience_s=0.5)
-            if left > 1:
-                self._rechecks.append((now + 2.0, slot, left - 1))
+            else:
+                ready.append((slot, left))
+        # their consumers open together, so that they share one wait for the broker's dispatch
+        # (read one by one, hundreds of slots found at start-up cost RECOVERED_WAIT_MS each)
+        for start in range(0, len(ready), OPEN_AHEAD_MAX):
+            group = ready[start:start + OPEN_AHEAD_MAX]
+            for slot, _ in group:
+                if slot not in self._opened:
+                    self._opened[slot] = (self._slot_consumer(slot), time.monotonic())
+            for slot, left in group:
+                self._drain(slot, patience_s=0.5)
+                if left > 1:
+                    self._rechecks.append((now + 2.0, slot, left - 1))
 
     def _drain(self, slot: int, patience_s: float = 10) -> bool:
         """Moves every message of a slot to its target, in chunks of one transaction each.

@@ -15,12 +15,17 @@ import threading
 
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.expiry import now_ms
 
 #: slot queues are PYJMS.SLOT.<n>.<staging queue>, so one broker policy covers them all
 SLOT_PREFIX = "PYJMS.SLOT."
 #: how long a time slot is. A message waits at most this long after it is due before its slot
 #: is moved: 20 ms gave a p99 lateness about 35 ms lower than 50 ms (bench/bench_delay.py)
 SLOT_MS = 20
+#: a slot queue found without a marker is taken as one of this processor's slots when its
+#: number, under this processor's slot length, means a time this close to now (ten years):
+#: under another length the same number means a time decades away
+PLAUSIBLE_MS = 10 * 365 * 24 * 3600 * 1000
 #: the slot length of slot markers written without one (pyjms before slots carried their length)
 LEGACY_SLOT_MS = 50
 
@@ -155,14 +160,29 @@ class SlotBook:
 
     # ------------------------------------------------------------------ markers
 
-    def recover(self, ctx: JMSContext) -> list[int]:
+    def recover(self, ctx: JMSContext, queue_names: list[str] | None = None) -> list[int]:
         """Reads the markers (browse, no consume) and makes their slots pending again; returns
-        the slots found that were not pending. Slots of another length are noted as foreign."""
+        the slots found that were not pending. Slots of another length are noted as foreign.
+
+        ``queue_names``: the slot queues the broker has (Channel.queue_names), when the provider
+        can list them. Then a slot queue whose marker was lost is found too (a slot whose number
+        means a time within PLAUSIBLE_MS of now under this slot length is taken as one of ours,
+        any other is filed again as foreign), and a marker whose queue is gone is dropped at the
+        next compaction instead of being drained."""
         found = []
+        existing = None if queue_names is None else {self._slot_of(name) for name in queue_names} - {None}
+        marked: set[int] = set()
         with ctx.create_browser(self.slots_queue) as browser:
             for m in browser:
                 text = m.get_text()
                 slot, length = parse_marker(text)
+                marked.add(slot)
+                if existing is not None and slot not in existing:
+                    with self._lock:  # its slot queue is gone (drained, and collected by the broker)
+                        if slot not in self._known and slot not in self._drained:
+                            self._drained.add(slot)
+                            self._dead_markers += 1
+                    continue
                 if length != self.slot_ms:
                     # its number means another time: never drained as one of ours (that would
                     # deliver early or late); the sorter files its messages again instead (at
@@ -174,7 +194,24 @@ class SlotBook:
                     drained = slot in self._drained
                 if not drained and self.add(slot):
                     found.append(slot)
+        now = now_ms()
+        for slot in sorted((existing or set()) - marked):
+            if abs(slot * self.slot_ms - now) < PLAUSIBLE_MS:
+                with self._lock:
+                    drained = slot in self._drained or slot in self._filed
+                if not drained and self.add(slot):
+                    found.append(slot)
+            else:
+                with self._lock:  # another slot length's: its messages are filed again
+                    self._foreign.setdefault(self.slot_queue(slot).name, "")
         return found
+
+    def _slot_of(self, queue_name: str) -> int | None:
+        """The slot number of one of this staging queue's slot queues, else None."""
+        number, dot, staging = queue_name.removeprefix(SLOT_PREFIX).partition(".")
+        if not dot or staging != self.staging or not number.isdigit():
+            return None
+        return int(number)
 
     def compact_markers(self, ctx: JMSContext, keep: set[int]) -> None:
         """Drops the markers of drained slots: rewrites the live ones (pending, in ``keep``, or
@@ -184,12 +221,17 @@ class SlotBook:
         with self._lock:
             live = self._known | keep
             foreign = set(self._foreign.values())
+        # a slot not ended yet keeps its marker whatever the book says: the sorter records a new
+        # slot in the book only after committing its marker, and a compaction in between must
+        # not drop it
+        ending = now_ms() // self.slot_ms
         seen: set[str] = set()
         while batch := consumer.receive_batch(1000, 50):
             for m in batch:
                 text = m.get_text()
                 slot, length = parse_marker(text)
-                if (text in foreign or (length == self.slot_ms and slot in live)) and text not in seen:
+                ours = length == self.slot_ms and (slot in live or slot >= ending)
+                if (text in foreign or ours) and text not in seen:
                     producer.send(self.slots_queue, text)
                     seen.add(text)
         ctx.commit()

@@ -320,6 +320,13 @@ public final class Channel implements AutoCloseable {
         producer.send(destinations.resolve(key), m, deliveryMode, priority, ttl);
     }
 
+    /** The queues on the broker whose names start with prefix (Provider.queueNames), or null. */
+    public String queueNames(String prefix, long waitMs) throws JMSException {
+        checkOpen();
+        start(); // the broker's answer is a consumer's
+        return provider.queueNames(shared.connection, prefix, waitMs);
+    }
+
     /** Whether the broker is known to run a scheduler the provider can use (false = unknown). */
     public boolean schedulerKnown() { return provider.schedulerKnownOn(shared.connection); }
 
