@@ -156,6 +156,11 @@ class Channel:
         names = self.call(lambda: self.java.queueNames(prefix, wait_ms), what)
         return None if names is None else [n for n in str(names).split("\n") if n]
 
+    def non_empty_queues(self, names: list[str], what: str) -> list[str]:
+        """Those of the queues that hold a message now (a browse of each)."""
+        found = self.call(lambda: self.java.nonEmptyQueues("\n".join(names)), what)
+        return [n for n in str(found).split("\n") if n]
+
     def set_dead_letter_queue(self, key: str, put_appl_name: str = "pyjms") -> None:
         """Where this session quarantines poison (org.pyjms.shim.Poison): a destination key, and
         the PutApplName its dead-letter headers carry."""

@@ -39,7 +39,10 @@ _log = logging.getLogger("pyjms.delay")
 #: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
 #: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see Deliverer._drain)
 DRAIN_CHUNK = 1000
-#: how long the deliverer waits at start for the broker's list of slot queues
+#: seconds after start at which the deliverer lists the broker's slot queues (delivery of what
+#: the markers name has begun by then)
+LIST_QUEUES_AFTER_S = 1.0
+#: how long the deliverer waits for the broker's list of slot queues
 QUEUE_LIST_WAIT_MS = 2000
 #: DueMover's entry for a poison message it put on the dead-letter queue instead (DueMover.QUARANTINED)
 QUARANTINED = -(2**31)
@@ -66,7 +69,7 @@ class Deliverer:
 
     def __init__(self, factory: ConnectionFactory, book: SlotBook, stats: ProcessorStats, plain: PlainTargets,
                  new_mover: Callable[[JMSContext], Mover], stop: threading.Event, suspended: threading.Event,
-                 record_lateness: bool) -> None:
+                 record_lateness: bool, fresh_broker: bool = False) -> None:
         self._factory = factory
         self._book = book
         self._stats = stats
@@ -75,6 +78,11 @@ class Deliverer:
         self._stop = stop
         self._suspended = suspended
         self._record_lateness = record_lateness
+        # the broker started with this processor: no other processor's transaction can hold
+        # staged messages, so the slots found at start are read once, not again and again
+        self._fresh_broker = fresh_broker
+        self._rebrowse_at = [] if fresh_broker else list(REBROWSE_AFTER_S)
+        self._list_at: float | None = None  # when to list the broker's slot queues (start sets it)
         self._slot_ms = book.slot_ms
         # kept across runs (a run ends when its connection fails)
         self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
@@ -83,7 +91,6 @@ class Deliverer:
         # hold some of their messages until the broker notices its connection is gone), or
         # still owed filed messages after their drain
         self._rechecks: list[tuple[float, int, int]] = []  # (monotonic time, slot, checks left)
-        self._rebrowse_at = list(REBROWSE_AFTER_S)
         self._started = time.monotonic()
         # made again on each run's context
         self._ctx: JMSContext | None = None
@@ -103,14 +110,20 @@ class Deliverer:
             except JMSRuntimeException as e:  # e.g. not allowed to read the broker's advisories
                 _log.warning("delay processor: the broker did not list its slot queues (%s); "
                              "slots are found by their markers alone", e)
-        for slot in self._book.recover(ctx, names):
-            self._rechecks.append((time.monotonic() + 2.0, slot, 3))
+        def non_empty(queues: list[str]) -> list[str]:
+            return ctx.channel.non_empty_queues(queues, "find slot queues without a marker")
+
+        for slot in self._book.recover(ctx, names, non_empty):
+            if not self._fresh_broker:
+                self._rechecks.append((time.monotonic() + 2.0, slot, 3))
 
     def start(self) -> None:
         """Before the thread starts: finds the slots a previous processor filed."""
         self._started = time.monotonic()
         with self._factory.create_context() as ctx:
-            self.recover(ctx, list_queues=True)
+            self.recover(ctx)  # by the markers: quick, so delivery resumes at once
+        # then, once, by the broker's list of slot queues: a slot whose marker was lost
+        self._list_at = time.monotonic() + LIST_QUEUES_AFTER_S
 
     def run(self) -> None:
         with self._factory.create_context(SESSION_TRANSACTED) as ctx:
@@ -143,6 +156,9 @@ class Deliverer:
         first = self._book.first()
         if not first:
             self._commit_moves()
+            if self._book.dead_markers():  # idle: the markers of what was drained go now
+                assert self._ctx is not None
+                self._book.compact_markers(self._ctx, {slot for _, slot, _ in self._rechecks})
             self._stop.wait(0.02)
             return
         slot = first[0]
@@ -236,6 +252,10 @@ class Deliverer:
         transaction held comes back only when the broker drops its connection), and ones whose
         filed messages did not arrive 15 times."""
         now = time.monotonic()
+        if self._list_at is not None and now >= self._list_at:
+            self._list_at = None
+            assert self._ctx is not None
+            self.recover(self._ctx, list_queues=True)
         if self._rebrowse_at and now - self._started >= self._rebrowse_at[0]:
             self._rebrowse_at.pop(0)
             assert self._ctx is not None
@@ -298,6 +318,8 @@ class Deliverer:
                     timeout = max(1, int(RECOVERED_WAIT_MS - (time.monotonic() - opened_at) * 1000))
                 elif n >= SMALLEST_PAGE:
                     timeout = RECOVERED_WAIT_MS  # its commit may page in more
+                elif (time.monotonic() - opened_at) * 1000 >= RECOVERED_WAIT_MS:
+                    timeout = 1  # a slot found at start-up, dispatched long since: all of it is here
                 else:
                     timeout = 20  # what was still on its way when the chunk was taken
                 if slot in self._suspect:
@@ -317,8 +339,11 @@ class Deliverer:
                         complete = False
                         break
                     continue
-                if self._book.record_moved(slot, n):
-                    self._commit_moves()  # the rest may wait for this transaction to free the broker's page
+                if self._book.record_moved(slot, n) and (owed is not None or n >= SMALLEST_PAGE):
+                    # the rest may wait for this transaction to free the broker's page (a slot
+                    # found at start-up that came in less than a page is all here: its moves
+                    # share the transaction of the slots after it, as a deliverer behind does)
+                    self._commit_moves()
         finally:
             consumer.close()  # a provider closes it when the transaction ends (JMS)
         self._suspect.discard(slot)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+from typing import Callable
 
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
@@ -158,17 +159,24 @@ class SlotBook:
         with self._lock:
             return len(self._pending)
 
+    def dead_markers(self) -> int:
+        """Markers of drained slots not compacted yet."""
+        with self._lock:
+            return self._dead_markers
+
     # ------------------------------------------------------------------ markers
 
-    def recover(self, ctx: JMSContext, queue_names: list[str] | None = None) -> list[int]:
+    def recover(self, ctx: JMSContext, queue_names: list[str] | None = None,
+                non_empty: Callable[[list[str]], list[str]] | None = None) -> list[int]:
         """Reads the markers (browse, no consume) and makes their slots pending again; returns
         the slots found that were not pending. Slots of another length are noted as foreign.
 
         ``queue_names``: the slot queues the broker has (Channel.queue_names), when the provider
-        can list them. Then a slot queue whose marker was lost is found too (a slot whose number
-        means a time within PLAUSIBLE_MS of now under this slot length is taken as one of ours,
-        any other is filed again as foreign), and a marker whose queue is gone is dropped at the
-        next compaction instead of being drained."""
+        can list them. Then a slot queue whose marker was lost is found too, if it holds a
+        message (``non_empty`` says which do: a broker keeps drained slot queues a while): a slot
+        whose number means a time within PLAUSIBLE_MS of now under this slot length is taken as
+        one of ours, any other is filed again as foreign. A marker whose queue is gone is dropped
+        at the next compaction instead of being drained."""
         found = []
         existing = None if queue_names is None else {self._slot_of(name) for name in queue_names} - {None}
         marked: set[int] = set()
@@ -195,7 +203,11 @@ class SlotBook:
                 if not drained and self.add(slot):
                     found.append(slot)
         now = now_ms()
-        for slot in sorted((existing or set()) - marked):
+        unmarked = sorted((existing or set()) - marked)
+        if unmarked and non_empty is not None:
+            held = set(non_empty([self.slot_queue(slot).name for slot in unmarked]))
+            unmarked = [slot for slot in unmarked if self.slot_queue(slot).name in held]
+        for slot in unmarked:
             if abs(slot * self.slot_ms - now) < PLAUSIBLE_MS:
                 with self._lock:
                     drained = slot in self._drained or slot in self._filed
@@ -215,7 +227,7 @@ class SlotBook:
 
     def compact_markers(self, ctx: JMSContext, keep: set[int]) -> None:
         """Drops the markers of drained slots: rewrites the live ones (pending, in ``keep``, or
-        foreign slots not filed again yet) in one transaction of ctx."""
+        foreign slots not filed again yet), in transactions of ctx."""
         consumer = ctx.create_consumer(self.slots_queue)
         producer = ctx.create_producer()
         with self._lock:
@@ -225,16 +237,29 @@ class SlotBook:
         # slot in the book only after committing its marker, and a compaction in between must
         # not drop it
         ending = now_ms() // self.slot_ms
-        seen: set[str] = set()
-        while batch := consumer.receive_batch(1000, 50):
-            for m in batch:
-                text = m.get_text()
-                slot, length = parse_marker(text)
-                ours = length == self.slot_ms and (slot in live or slot >= ending)
-                if (text in foreign or ours) and text not in seen:
-                    producer.send(self.slots_queue, text)
-                    seen.add(text)
-        ctx.commit()
+        # a transaction gets at most a broker page of a queue (ActiveMQ: maxPageSize, 200), so
+        # the markers are read in rounds, one transaction each, until the first one re-sent in
+        # this compaction comes round again: then every marker was looked at
+        resent: set[str] = set()
+        came_round = False
+        while not came_round:
+            took = 0
+            while batch := consumer.receive_batch(1000, 50):
+                for m in batch:
+                    took += 1
+                    text = m.get_text()
+                    if text in resent:  # judged live already
+                        came_round = True
+                        producer.send(self.slots_queue, text)
+                        continue
+                    slot, length = parse_marker(text)
+                    ours = length == self.slot_ms and (slot in live or slot >= ending)
+                    if text in foreign or ours:
+                        producer.send(self.slots_queue, text)
+                        resent.add(text)
+            ctx.commit()
+            if not took:
+                break
         consumer.close()
         with self._lock:
             self._dead_markers = 0
