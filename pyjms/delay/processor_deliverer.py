@@ -39,8 +39,8 @@ _log = logging.getLogger("pyjms.delay")
 #: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
 #: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see Deliverer._drain)
 DRAIN_CHUNK = 1000
-#: seconds after start at which the deliverer lists the broker's slot queues (delivery of what
-#: the markers name has begun by then)
+#: seconds after start at which the processor lists the broker's slot queues, on a thread of
+#: its own (delivery of what the markers name has begun by then)
 LIST_QUEUES_AFTER_S = 1.0
 #: how long the deliverer waits for the broker's list of slot queues
 QUEUE_LIST_WAIT_MS = 2000
@@ -82,7 +82,6 @@ class Deliverer:
         # staged messages, so the slots found at start are read once, not again and again
         self._fresh_broker = fresh_broker
         self._rebrowse_at = [] if fresh_broker else list(REBROWSE_AFTER_S)
-        self._list_at: float | None = None  # when to list the broker's slot queues (start sets it)
         self._slot_ms = book.slot_ms
         # kept across runs (a run ends when its connection fails)
         self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
@@ -99,21 +98,10 @@ class Deliverer:
         self._opened: dict[int, tuple[JMSConsumer, float]] = {}  # slot -> its consumer, monotonic time opened
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
 
-    def recover(self, ctx: JMSContext, list_queues: bool = False) -> None:
-        """Finds the slots a previous processor filed; each is read again a few times later.
-        ``list_queues``: also ask the broker for the slot queues (at start), so that a slot
-        whose marker was lost is found too."""
-        names = None
-        if list_queues:
-            try:
-                names = ctx.channel.queue_names(SLOT_PREFIX, QUEUE_LIST_WAIT_MS, "list slot queues")
-            except JMSRuntimeException as e:  # e.g. not allowed to read the broker's advisories
-                _log.warning("delay processor: the broker did not list its slot queues (%s); "
-                             "slots are found by their markers alone", e)
-        def non_empty(queues: list[str]) -> list[str]:
-            return ctx.channel.non_empty_queues(queues, "find slot queues without a marker")
-
-        for slot in self._book.recover(ctx, names, non_empty):
+    def recover(self, ctx: JMSContext) -> None:
+        """Finds the slots a previous processor filed, by their markers; each is read again a
+        few times later (unless the broker started with this processor)."""
+        for slot in self._book.recover(ctx):
             if not self._fresh_broker:
                 self._rechecks.append((time.monotonic() + 2.0, slot, 3))
 
@@ -122,8 +110,29 @@ class Deliverer:
         self._started = time.monotonic()
         with self._factory.create_context() as ctx:
             self.recover(ctx)  # by the markers: quick, so delivery resumes at once
-        # then, once, by the broker's list of slot queues: a slot whose marker was lost
-        self._list_at = time.monotonic() + LIST_QUEUES_AFTER_S
+        # then, once, by the broker's list of slot queues (a slot whose marker was lost), on a
+        # thread of its own: a broker keeps drained slot queues a while, and browsing hundreds
+        # of them must not hold up delivery
+        threading.Thread(target=self._list_slot_queues, name="pyjms-delay-slot-list", daemon=True).start()
+
+    def _list_slot_queues(self) -> None:
+        if self._stop.wait(LIST_QUEUES_AFTER_S):
+            return
+        try:
+            with jvm.java_thread(), self._factory.create_context() as ctx:
+                names = ctx.channel.queue_names(SLOT_PREFIX, QUEUE_LIST_WAIT_MS, "list slot queues")
+                if names is None:
+                    return  # the provider cannot list them: the markers are all there is
+                found = self._book.recover(
+                    ctx, names, lambda queues: ctx.channel.non_empty_queues(queues, "find slot queues"))
+        except Exception as e:  # e.g. not allowed to read the broker's advisories; or stopping
+            if not self._stop.is_set() and not jvm.shutting_down():
+                _log.warning("delay processor: the broker did not list its slot queues (%s); "
+                             "slots are found by their markers alone", e)
+            return
+        if found:
+            _log.warning("delay processor: found %d slot queue(s) without a marker: %s", len(found),
+                         ", ".join(str(slot) for slot in found[:10]))
 
     def run(self) -> None:
         with self._factory.create_context(SESSION_TRANSACTED) as ctx:
@@ -252,10 +261,6 @@ class Deliverer:
         transaction held comes back only when the broker drops its connection), and ones whose
         filed messages did not arrive 15 times."""
         now = time.monotonic()
-        if self._list_at is not None and now >= self._list_at:
-            self._list_at = None
-            assert self._ctx is not None
-            self.recover(self._ctx, list_queues=True)
         if self._rebrowse_at and now - self._started >= self._rebrowse_at[0]:
             self._rebrowse_at.pop(0)
             assert self._ctx is not None
