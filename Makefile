@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # the providers the test suite runs against (their jars come from Maven Central, once)
 TEST_PROVIDERS ?= activemq artemis amqp
 
-.PHONY: demo test bench providers clean
+.PHONY: demo test bench soak providers clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	@echo "==> creating $(VENV) and installing pyjms with its test and Spark extras (pip, a few minutes the first time)"
@@ -29,6 +29,12 @@ test: providers
 
 bench: providers
 	$(PY) bench/run_all.py
+
+# the long fault runs, never part of `make test`: broker SIGKILLs under delayed load, a table of
+# sent, received, lost, duplicated, early, stranded per run (`pytest -m soak` asserts the same)
+soak: providers
+	@echo "==> soak: 10 runs of 5,000 delayed messages, one broker SIGKILL each (about 10-15 minutes)"
+	$(PY) bench/soak_delay_recovery.py --runs 10 --messages 5000 --window-s 10
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
