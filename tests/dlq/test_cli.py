@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 import pyjms
-from pyjms.dlq import DeadLetterHeader, DLQHandler
+from pyjms.dlq import DLQHandler
 from pyjms.dlq.cli import main
 from pyjms.rules.reasons import MQRC
 from tests.conftest import ROOT, BrokerProcess
-from tests.dlq.conftest import browse, drain_all
+from tests.dlq.conftest import browse, drain_all, put_dead_letters
 
 
 def handler_process(*args: str, rules: str | None = None) -> subprocess.Popen[str]:
@@ -33,11 +33,10 @@ def handler_process(*args: str, rules: str | None = None) -> subprocess.Popen[st
 
 
 def put_many(url: str, dlq: str, count: int, dest_q: str) -> None:
+    # persistent, with a dead-letter header each: the header's properties are pyjms's own
+    # (JMS_PYJMS_*), so they are written the public way, by dead_letter()
     with pyjms.ConnectionFactory(url).create_context() as ctx:
-        producer = ctx.create_producer()  # persistent, with a dead-letter header each
-        for name, value in DeadLetterHeader.create(MQRC.Q_FULL, dest_q).to_properties().items():
-            producer.set_property(name, value)
-        producer.send_batch(ctx.create_queue(dlq), [f"m{i}" for i in range(count)])
+        put_dead_letters(ctx, dlq, [f"m{i}" for i in range(count)], MQRC.Q_FULL, dest_q)
 
 
 def test_q07_cli_reports_every_table_error_and_does_not_start(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
