@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import pyjms
-from pyjms.dlq import DeadLetterHeader, DLQHandler
+from pyjms.dlq import DeadLetterHeader, DLQHandler, dead_letter
 from pyjms.dlq.cli import main
 from pyjms.rules.reasons import MQRC
 from tests.conftest import ROOT, BrokerProcess
@@ -33,11 +33,11 @@ def handler_process(*args: str, rules: str | None = None) -> subprocess.Popen[st
 
 
 def put_many(url: str, dlq: str, count: int, dest_q: str) -> None:
-    with pyjms.ConnectionFactory(url).create_context() as ctx:
-        producer = ctx.create_producer()  # persistent, with a dead-letter header each
-        for name, value in DeadLetterHeader.create(MQRC.Q_FULL, dest_q).to_properties().items():
-            producer.set_property(name, value)
-        producer.send_batch(ctx.create_queue(dlq), [f"m{i}" for i in range(count)])
+    # persistent, with a dead-letter header each (JMS_PYJMS_* headers go by pyjms's own route)
+    with pyjms.ConnectionFactory(url).create_context(pyjms.SESSION_TRANSACTED) as ctx:
+        for i in range(count):
+            dead_letter(ctx, pyjms.TextMessage(f"m{i}"), dlq, MQRC.Q_FULL, dest_q=dest_q)
+        ctx.commit()
 
 
 def test_q07_cli_reports_every_table_error_and_does_not_start(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
