@@ -102,6 +102,15 @@ def check_property_name(name: Any) -> str:
                                           values={"property_name": name})
 
 
+def check_own_property_name(name: Any) -> str:
+    """A property name on the route pyjms's own components write by (typed pairs for
+    Message.copy/encode, pyjms.dlq's puts): as check_property_name, but ``JMS_PYJMS_*`` may
+    be written, as pyjms writes its dead-letter and staging headers."""
+    if isinstance(name, str) and name.startswith(contract.RESERVED_PREFIX) and is_java_identifier(name):
+        return name
+    return check_property_name(name)
+
+
 def checked_property(name: Any, tag: int, value: Any) -> tuple[int, Any]:
     """A property as a user sets it: the name checked, the value checked for its JMS type,
     and the JMSX properties JMS types (a float JMSXGroupID is refused, not made '5.0')."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.api.forward import forward, remaining_time_to_live
-from pyjms.api.message import Message, check_property_name, tag_for
+from pyjms.api.message import Message, check_own_property_name, tag_for
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 
 def _typed(values: Mapping[str, bool | int | float | str] | None) -> dict[str, tuple[int, object]]:
-    return {check_property_name(name): (tag_for(value, what=f"property {name!r}"), value)
+    # pyjms's own route: the dead-letter and transmission-queue headers are JMS_PYJMS_* names
+    return {check_own_property_name(name): (tag_for(value, what=f"property {name!r}"), value)
             for name, value in (values or {}).items()}
 
 

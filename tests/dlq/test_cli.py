@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 import pyjms
-from pyjms.dlq import DLQHandler
+from pyjms.dlq import DeadLetterHeader, DLQHandler, dead_letter
 from pyjms.dlq.cli import main
 from pyjms.rules.reasons import MQRC
 from tests.conftest import ROOT, BrokerProcess
-from tests.dlq.conftest import browse, drain_all, put_dead_letters
+from tests.dlq.conftest import browse, drain_all
 
 
 def handler_process(*args: str, rules: str | None = None) -> subprocess.Popen[str]:
@@ -33,10 +33,11 @@ def handler_process(*args: str, rules: str | None = None) -> subprocess.Popen[st
 
 
 def put_many(url: str, dlq: str, count: int, dest_q: str) -> None:
-    # persistent, with a dead-letter header each: the header's properties are pyjms's own
-    # (JMS_PYJMS_*), so they are written the public way, by dead_letter()
-    with pyjms.ConnectionFactory(url).create_context() as ctx:
-        put_dead_letters(ctx, dlq, [f"m{i}" for i in range(count)], MQRC.Q_FULL, dest_q)
+    # persistent, with a dead-letter header each (JMS_PYJMS_* headers go by pyjms's own route)
+    with pyjms.ConnectionFactory(url).create_context(pyjms.SESSION_TRANSACTED) as ctx:
+        for i in range(count):
+            dead_letter(ctx, pyjms.TextMessage(f"m{i}"), dlq, MQRC.Q_FULL, dest_q=dest_q)
+        ctx.commit()
 
 
 def test_q07_cli_reports_every_table_error_and_does_not_start(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

@@ -203,11 +203,10 @@ def test_q11_several_handlers_on_one_dlq_process_each_message_once(
     factory: pyjms.ConnectionFactory, url: str, qname: str
 ):
     dlq, target, count = qname + ".DLQ", qname + ".TARGET", 600
-    with factory.create_context() as ctx:
-        producer = ctx.create_producer()
-        for name, value in DeadLetterHeader.create(UNKNOWN_OBJECT, qname).to_properties().items():
-            producer.set_property(name, value)
-        producer.send_batch(ctx.create_queue(dlq), [f"m{i}" for i in range(count)])
+    with factory.create_context(pyjms.SESSION_TRANSACTED) as ctx:  # JMS_PYJMS_* headers: pyjms's route
+        for i in range(count):
+            dead_letter(ctx, pyjms.TextMessage(f"m{i}"), dlq, UNKNOWN_OBJECT, dest_q=qname)
+        ctx.commit()
     handlers = [DLQHandler(url, dlq, f"WAIT(NO)\nACTION(FWD) FWDQ({target})", poll_interval_s=0.2) for _ in range(3)]
     threads = [threading.Thread(target=h.run) for h in handlers]
     for t in threads:

@@ -32,9 +32,8 @@ POISON_CAUSE = (
 def test_header_round_trips_through_properties():
     header = DeadLetterHeader.create(MQRC.Q_FULL, "ORDERS", dest_q_mgr="QM1", put_appl_name="delay processor",
                                      format="MQSTR", at_ms=1_700_000_000_123)
-    message = pyjms.TextMessage("x")
-    for name, value in header.to_properties().items():
-        message.set_property(name, value)
+    # JMS_PYJMS_* properties are pyjms's own: written as typed pairs, as pyjms's components do
+    message = pyjms.TextMessage("x").copy(add_properties=header.typed_properties())
     assert set(header.to_properties()) == HEADER_PROPERTIES - {ACTIVEMQ_CAUSE}
     assert message.get_int_property(REASON) == 2053
     assert DeadLetterHeader.from_message(message) == header
@@ -47,8 +46,7 @@ def test_no_header_is_none_and_a_bad_reason_is_refused():
     assert DeadLetterHeader.from_message(pyjms.TextMessage("plain")) is None
     with pytest.raises(pyjms.InvalidArgumentRuntimeException):
         DeadLetterHeader.create(-1, "Q")
-    malformed = pyjms.TextMessage("x")
-    malformed.set_property(REASON, "not a number")
+    malformed = pyjms.TextMessage("x").copy(add_properties={REASON: (C.T_STRING, "not a number")})
     with pytest.raises(pyjms.MessageFormatRuntimeException, match="malformed dead-letter header"):
         DeadLetterHeader.from_message(malformed)
 
