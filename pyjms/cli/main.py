@@ -14,13 +14,17 @@ from pyjms.api.destination import from_key
 from pyjms.bridge import classpath, jvm
 from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_interval
-from pyjms.cli import conformance
+from pyjms.cli import conformance, messaging
+from pyjms.cli.common import INTERRUPTS, CommandError, add_url_options, broker_url, note
+from pyjms.cli.interrupts import EXIT_INTERRUPTED
 from pyjms.delay import delay_mechanism
 from pyjms.delay.processor import DelayProcessor
 from pyjms.dlq.cli import add_parser as add_dlq_handler
+from pyjms.dlq.cli import run_command as run_dlq_handler
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 from pyjms.providers.activemq import Admin, EmbeddedBroker
 from pyjms.providers.artemis import EmbeddedArtemisBroker
+from pyjms.version import __version__
 
 
 def _cmd_broker(args: argparse.Namespace) -> int:
@@ -85,7 +89,7 @@ def _cmd_mark_service(args: argparse.Namespace) -> int:
 
 
 def _cmd_mark_interval(args: argparse.Namespace) -> int:
-    factory = ConnectionFactory(args.url)
+    factory = ConnectionFactory(broker_url(args), args.user, args.password)
     if args.set is not None:
         value = set_mark_browse_interval(factory, args.set)
     else:
@@ -95,7 +99,7 @@ def _cmd_mark_interval(args: argparse.Namespace) -> int:
 
 
 def _cmd_admin(args: argparse.Namespace) -> int:
-    admin = Admin(ConnectionFactory(args.url))
+    admin = Admin(ConnectionFactory(broker_url(args), args.user, args.password))
     if args.action == "define-queue":
         a = admin.define_queue(args.name, max_depth=args.max_depth, max_msg_length=args.max_msg_length,
                                put_enabled=args.put == "enabled", clustered=args.clustered,
@@ -115,9 +119,16 @@ def _cmd_admin(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_dlq_handler(args: argparse.Namespace) -> int:
+    args.url = broker_url(args)
+    return run_dlq_handler(args)
+
+
 def _cmd_conformance(args: argparse.Namespace) -> int:
+    if args.factory_class is None:
+        args.url = broker_url(args)  # the factory class's own properties may name the broker instead
     connect = {"user": args.user, "password": args.password, "factory_class": args.factory_class,
-               "properties": _name_values(args.property, "--property"), "classpath": args.classpath or ()}
+               "properties": messaging.name_values(args.property, "--property"), "classpath": args.classpath or ()}
     failed = 0
     for mode in args.mode:
         rows = conformance.run(args.url, mode, staging_queue=args.staging_queue, connect=connect, queue=args.queue)
@@ -127,45 +138,6 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
         print(conformance.render(rows, mode, mechanism, provider), flush=True)
         failed += sum(r.failed for r in rows)
     return 1 if failed else 0
-
-
-def _name_values(pairs: Sequence[str] | None, option: str) -> dict[str, str]:
-    out = {}
-    for pair in pairs or ():
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise InvalidArgumentRuntimeException(f"{option} {pair!r} is not NAME=VALUE")
-        out[name] = value
-    return out
-
-
-def _cmd_send(args: argparse.Namespace) -> int:
-    properties = _name_values(args.property, "--property")
-    with ConnectionFactory(args.url).create_context() as ctx:
-        dest = ctx.create_topic(args.topic) if args.topic else ctx.create_queue(args.queue)
-        producer = ctx.create_producer().set_priority(args.priority).set_time_to_live(args.ttl)
-        if args.delay:
-            producer.set_delivery_delay(args.delay)
-        for name, value in properties.items():
-            producer.set_property(name, value)
-        bodies = args.body or [line.rstrip("\n") for line in sys.stdin]
-        for body in bodies:
-            producer.send(dest, body)
-        print(f"sent {len(bodies)} message(s) to {dest}")
-    return 0
-
-
-def _cmd_receive(args: argparse.Namespace) -> int:
-    with ConnectionFactory(args.url).create_context() as ctx:
-        consumer = ctx.create_consumer(ctx.create_queue(args.queue), args.selector)
-        n = 0
-        for m in consumer.messages(idle_timeout_ms=args.timeout):
-            print(f"{m.get_jms_message_id()}\t{m.get_body()!r}")
-            n += 1
-            if args.max and n >= args.max:
-                break
-        print(f"received {n} message(s) from queue://{args.queue}", file=sys.stderr)
-    return 0
 
 
 def _cmd_providers(args: argparse.Namespace) -> int:
@@ -181,11 +153,20 @@ def _cmd_providers(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pyjms", description="JMS 2.0 from Python, with IBM MQ semantics.")
-    sub = p.add_subparsers(dest="command", required=True)
+def _subcommand(sub: argparse._SubParsersAction, name: str, helptext: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help starts with what it does."""
+    return sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
 
-    b = sub.add_parser("broker", help="run an ActiveMQ (or Artemis) broker on 127.0.0.1 until SIGINT/SIGTERM")
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pyjms", description="JMS 2.0 from Python, with IBM MQ semantics.",
+        epilog="Commands that talk to a broker need its URL: --url, or PYJMS_URL. "
+               "`pyjms broker` runs one on 127.0.0.1:61616.")
+    p.add_argument("--version", action="version", version=f"pyjms {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    b = _subcommand(sub, "broker", "run an ActiveMQ (or Artemis) broker on 127.0.0.1 until Ctrl-C or SIGTERM")
     b.add_argument("--provider", choices=["activemq", "artemis"], default="activemq",
                    help="ActiveMQ Classic (default) or Apache Artemis (CORE and AMQP on --port)")
     b.add_argument("--port", type=int, default=61616, help="OpenWire (Artemis: CORE and AMQP) port (0 picks a free one)")
@@ -193,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--amqp-port", type=int, default=0,
                    help="AMQP 1.0 port (ActiveMQ; default 0: a free one, shown on the ready line; AMQP's usual "
                         "is 5672). Artemis speaks AMQP on --port")
-    b.add_argument("--data", default=None, help="KahaDB (Artemis: journal) directory (default: non-persistent)")
+    b.add_argument("--data", default=None, metavar="DIR",
+                   help="keep messages in this directory (ActiveMQ: KahaDB; Artemis: journal), so the broker is "
+                        "persistent; default: none, messages live only as long as the broker")
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
     b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")
     b.add_argument("--mark-browse-interval", type=int, default=5000,
@@ -202,80 +185,64 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ms after which a silent browse handle's marks are released")
     b.set_defaults(run=_cmd_broker)
 
-    m = sub.add_parser("mark-service", help="serve cooperative browse marks for a broker that is not a pyjms broker")
-    m.add_argument("--url", required=True)
-    m.add_argument("--user", default=None)
-    m.add_argument("--password", default=None)
+    messaging.add_parsers(sub)
+
+    m = _subcommand(sub, "mark-service", "serve cooperative browse marks for a broker that is not a pyjms broker")
+    add_url_options(m)
     m.add_argument("--mark-browse-interval", type=int, default=5000, help="MsgMarkBrowseInterval in ms (-1: never)")
     m.add_argument("--mark-lease", type=int, default=10_000, help="ms after which a silent handle's marks go")
     m.set_defaults(run=_cmd_mark_service)
 
-    mi = sub.add_parser("mark-interval", help="show (or --set) a broker's MsgMarkBrowseInterval")
-    mi.add_argument("--url", default=None)
+    mi = _subcommand(sub, "mark-interval", "show (or --set) a broker's MsgMarkBrowseInterval")
+    add_url_options(mi)
     mi.add_argument("--set", type=int, default=None, metavar="MS", help="new interval in ms (-1: never)")
     mi.set_defaults(run=_cmd_mark_interval)
 
-    d = sub.add_parser("delay-processor", help="run the staging-queue delay processor against a broker")
-    d.add_argument("--url", required=True)
-    d.add_argument("--user", default=None)
-    d.add_argument("--password", default=None)
-    d.add_argument("--staging-queue", default=STAGING_QUEUE)
-    d.add_argument("--dead-letter-queue", default="SYSTEM.DEAD.LETTER.QUEUE")
-    d.add_argument("--report-every", type=float, default=10.0, help="seconds between progress lines")
+    d = _subcommand(sub, "delay-processor", "run the staging-queue delay processor against a broker")
+    add_url_options(d)
+    d.add_argument("--staging-queue", default=STAGING_QUEUE, help=f"the staging queue (default {STAGING_QUEUE})")
+    d.add_argument("--dead-letter-queue", default="SYSTEM.DEAD.LETTER.QUEUE",
+                   help="where messages whose target refuses them go (default SYSTEM.DEAD.LETTER.QUEUE)")
+    d.add_argument("--report-every", type=float, default=10.0, metavar="SECONDS",
+                   help="seconds between progress lines (default 10)")
     d.set_defaults(run=_cmd_delay_processor)
 
-    a = sub.add_parser("admin", help="define or show IBM MQ-style destination attributes on a pyjms broker")
-    a.add_argument("--url", default=None)
-    a.add_argument("action", choices=["define-queue", "define-topic", "describe", "delete"])
-    a.add_argument("name", help="queue or topic name (describe/delete: queue://NAME or topic://NAME)")
+    a = _subcommand(sub, "admin", "define or show IBM MQ-style destination attributes on a pyjms broker")
+    add_url_options(a)
+    a.add_argument("action", choices=["define-queue", "define-topic", "describe", "delete"],
+                   help="define-queue/define-topic set attributes; describe shows them; delete removes them")
+    a.add_argument("name", help="queue or topic name (describe/delete: NAME, queue://NAME or topic://NAME)")
     a.add_argument("--max-depth", type=int, default=-1, help="MAXDEPTH (-1: no limit)")
     a.add_argument("--max-msg-length", type=int, default=-1, help="MAXMSGL in bytes (-1: no limit)")
-    a.add_argument("--put", choices=["enabled", "disabled"], default="enabled")
-    a.add_argument("--clustered", action="store_true")
-    a.add_argument("--default-bind", choices=["OPEN", "NOTFIXED", "GROUP"], default="OPEN")
-    a.add_argument("--pmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLDUR")
-    a.add_argument("--npmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLAVAIL")
+    a.add_argument("--put", choices=["enabled", "disabled"], default="enabled", help="PUT(ENABLED) or PUT(DISABLED)")
+    a.add_argument("--clustered", action="store_true", help="CLUSTER: the queue is a cluster queue")
+    a.add_argument("--default-bind", choices=["OPEN", "NOTFIXED", "GROUP"], default="OPEN", help="DEFBIND")
+    a.add_argument("--pmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLDUR",
+                   help="PMSGDLV: persistent delivery to subscribers (topics)")
+    a.add_argument("--npmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLAVAIL",
+                   help="NPMSGDLV: non-persistent delivery to subscribers (topics)")
     a.set_defaults(run=_cmd_admin)
 
-    c = sub.add_parser("conformance", help="run IBM MQ's delay/expiry restrictions against a provider")
-    c.add_argument("--url", default=None, help="provider URL (ActiveMQ's tcp://, Artemis's artemis+tcp://, amqp://, or the factory's brokerURL property)")
-    c.add_argument("--user", default=None)
-    c.add_argument("--password", default=None)
+    c = _subcommand(sub, "conformance", "run IBM MQ's delay/expiry restrictions against a provider")
+    c.add_argument("--url", default=None, help="provider URL (ActiveMQ's tcp://, Artemis's artemis+tcp://, amqp://; "
+                                               "default PYJMS_URL), or the factory's brokerURL --property")
+    c.add_argument("--user", default=None, help="user name for the broker")
+    c.add_argument("--password", default=None, help="password for the broker")
     c.add_argument("--factory-class", default=None,
                    help="another provider's ConnectionFactory class, e.g. com.ibm.mq.jakarta.jms.MQConnectionFactory")
     c.add_argument("--property", action="append", metavar="NAME=VALUE", help="factory bean property (repeatable)")
     c.add_argument("--classpath", action="append", metavar="JAR", help="the provider's client jars (repeatable)")
     c.add_argument("--mode", action="append", choices=["auto", "native", "scheduler", "staging", "none"],
                    help="delay mechanism(s) to test (repeatable; default: auto)")
-    c.add_argument("--staging-queue", default=STAGING_QUEUE)
+    c.add_argument("--staging-queue", default=STAGING_QUEUE, help=f"the staging queue (default {STAGING_QUEUE})")
     c.add_argument("--queue", default=None,
                    help="an existing queue to use, where queues are not created on demand (IBM MQ: DEV.QUEUE.1)")
     c.set_defaults(run=_cmd_conformance)
 
-    add_dlq_handler(sub)
+    add_dlq_handler(sub).set_defaults(run=_cmd_dlq_handler)
 
-    s = sub.add_parser("send", help="send text messages (arguments, else one per stdin line)")
-    s.add_argument("--url", default=None, help="broker URL (default: PYJMS_URL or an embedded broker)")
-    target = s.add_mutually_exclusive_group(required=True)
-    target.add_argument("-q", "--queue")
-    target.add_argument("-t", "--topic")
-    s.add_argument("--priority", type=int, default=4)
-    s.add_argument("--ttl", type=int, default=0, help="time-to-live in ms (0 = unlimited)")
-    s.add_argument("--delay", type=int, default=0, help="delivery delay in ms")
-    s.add_argument("-p", "--property", action="append", help="NAME=VALUE string property")
-    s.add_argument("body", nargs="*")
-    s.set_defaults(run=_cmd_send)
-
-    r = sub.add_parser("receive", help="receive and print messages from a queue")
-    r.add_argument("--url", default=None)
-    r.add_argument("-q", "--queue", required=True)
-    r.add_argument("--selector", default=None)
-    r.add_argument("--timeout", type=int, default=1000, help="stop after this many idle ms")
-    r.add_argument("--max", type=int, default=0)
-    r.set_defaults(run=_cmd_receive)
-
-    pv = sub.add_parser("providers", help="resolve providers' jars from Maven Central ahead of use, or list them")
-    pv.add_argument("action", choices=["fetch", "list"])
+    pv = _subcommand(sub, "providers", "resolve providers' jars from Maven Central ahead of use, or list them")
+    pv.add_argument("action", choices=["fetch", "list"], help="fetch: resolve now; list: show what is resolved")
     pv.add_argument("names", nargs="*", metavar="NAME", help="activemq, artemis, amqp, ibmmq (default: activemq)")
     pv.set_defaults(run=_cmd_providers)
     return p
@@ -285,11 +252,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "conformance" and not args.mode:
         args.mode = ["auto"]
+    INTERRUPTS.install()  # pyjms starts its JVM with -Xrs: Ctrl-C stays Python's
     try:
         return int(args.run(args))
-    except JMSRuntimeException as e:
-        print(f"pyjms: error: {e}", file=sys.stderr)
+    except KeyboardInterrupt:
+        note(f"pyjms {args.command}: interrupted")
+        return EXIT_INTERRUPTED
+    except (JMSRuntimeException, CommandError) as e:
+        print(f"pyjms {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout's reader went away (| head): what was not written was not acknowledged
+        sys.stderr.close()
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
