@@ -17,49 +17,76 @@ from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_inte
 from pyjms.cli import conformance, messaging
 from pyjms.cli.common import INTERRUPTS, CommandError, add_url_options, broker_url, note
 from pyjms.cli.interrupts import EXIT_INTERRUPTED
+from pyjms.cli.startup import check_data_dir, interruptible, reach, refuse_a_second_processor
 from pyjms.delay import delay_mechanism
 from pyjms.delay.processor import DelayProcessor
 from pyjms.dlq.cli import add_parser as add_dlq_handler
 from pyjms.dlq.cli import run_command as run_dlq_handler
-from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
+from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import Admin, EmbeddedBroker
 from pyjms.providers.artemis import EmbeddedArtemisBroker
 from pyjms.version import __version__
 
 
+def stop_on_signals(stop: threading.Event) -> list[int]:
+    """A service stops cleanly on SIGINT or SIGTERM; the list gets the signal that stopped it."""
+    stopped_by: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        stopped_by.append(signum)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started (it runs with -Xrs: they stay ours)
+        signal.signal(sig, on_signal)
+    return stopped_by
+
+
+def exit_status(stopped_by: list[int]) -> int:
+    """130 after Ctrl-C, as for every command; 0 after SIGTERM, a supervisor's stop."""
+    return EXIT_INTERRUPTED if stopped_by and stopped_by[0] == signal.SIGINT else 0
+
+
 def _cmd_broker(args: argparse.Namespace) -> int:
-    jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS, providers=(args.provider,))
+    if args.provider == "artemis" and args.stomp_port is not None:
+        raise CommandError("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
+    data_dir = check_data_dir(args.data, args.provider) if args.data is not None else None
     stop = threading.Event()
-    options = dict(port=args.port, data_dir=args.data, name=args.name, delay_processor=not args.no_delay_processor,
+    options = dict(port=args.port, data_dir=data_dir, name=args.name, delay_processor=not args.no_delay_processor,
                    mark_browse_interval=args.mark_browse_interval, mark_lease_ms=args.mark_lease)
-    broker: EmbeddedBroker | EmbeddedArtemisBroker
-    if args.provider == "artemis":
-        if args.stomp_port is not None:
-            raise InvalidArgumentRuntimeException("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
-        broker = EmbeddedArtemisBroker(**options)
-    else:
-        broker = EmbeddedBroker(stomp_port=args.stomp_port, amqp_port=args.amqp_port, **options)
-    for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started, so they stay ours
-        signal.signal(sig, lambda *_: stop.set())
+
+    jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS, providers=(args.provider,))
+
+    def start() -> EmbeddedBroker | EmbeddedArtemisBroker:
+        if args.provider == "artemis":
+            return EmbeddedArtemisBroker(**options)
+        return EmbeddedBroker(stomp_port=args.stomp_port, amqp_port=args.amqp_port, **options)
+
+    broker = interruptible(start, "starting the broker")
+    stopped_by = stop_on_signals(stop)
+    persistence = (f"persistent (data in {data_dir})" if data_dir is not None else
+                   "non-persistent (messages last as long as this process; --data DIR keeps them)")
     try:
-        # one line a supervisor (or a test) can wait for
-        print(f"pyjms broker {broker.name} ready: {' '.join(broker.connect_uris)}", flush=True)
+        # one line a supervisor (or a test) can wait for: the URLs follow "ready:"
+        print(f"pyjms broker {broker.name} {persistence} ready: {' '.join(broker.connect_uris)}", flush=True)
         while not stop.wait(0.5):
             pass
     finally:
         broker.stop()
     print(f"pyjms broker {broker.name} stopped", flush=True)
-    return 0
+    return exit_status(stopped_by)
 
 
 def _cmd_delay_processor(args: argparse.Namespace) -> int:
     stop = threading.Event()
-    factory = ConnectionFactory(args.url, args.user, args.password, staging_queue=args.staging_queue)
+    factory = ConnectionFactory(broker_url(args), args.user, args.password, staging_queue=args.staging_queue)
     jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
-    processor = DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    print(f"pyjms delay processor on {factory.url} queue {processor.staging}: running", flush=True)
+    reach(factory)
+    refuse_a_second_processor(factory, args.staging_queue)
+    processor = interruptible(lambda: DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start(),
+                              "starting the delay processor")
+    stopped_by = stop_on_signals(stop)
+    print(f"pyjms delay processor on {factory.url} queue {processor.staging}: running; a progress line every "
+          f"{args.report_every:g} s, Ctrl-C stops it", flush=True)
     try:
         while not stop.wait(args.report_every):
             st = processor.stats
@@ -69,23 +96,25 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
         processor.stop()
     st = processor.stats
     print(f"stopped: staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed}", flush=True)
-    return 0
+    return exit_status(stopped_by)
 
 
 def _cmd_mark_service(args: argparse.Namespace) -> int:
     stop = threading.Event()
-    factory = ConnectionFactory(args.url, args.user, args.password)
-    service = MarkService(factory, args.mark_browse_interval, args.mark_lease).start()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    factory = ConnectionFactory(broker_url(args), args.user, args.password)
+    jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
+    reach(factory)  # an unreachable broker: one line now, not a thread's traceback and a 30 s wait
+    service = interruptible(lambda: MarkService(factory, args.mark_browse_interval, args.mark_lease).start(),
+                            "starting the mark service")
+    stopped_by = stop_on_signals(stop)
     print(f"pyjms mark service on {factory.url}: MsgMarkBrowseInterval {service.table.interval_ms} ms, "
-          f"handle lease {service.table.lease_ms} ms", flush=True)
+          f"handle lease {service.table.lease_ms} ms; Ctrl-C stops it", flush=True)
     try:
         while not stop.wait(1.0):
             pass
     finally:
         service.stop()
-    return 0
+    return exit_status(stopped_by)
 
 
 def _cmd_mark_interval(args: argparse.Namespace) -> int:
