@@ -31,6 +31,7 @@ from pyjms.cli.common import (
     note,
     refuse_wildcards,
 )
+from pyjms.providers.activemq import Admin
 
 #: a receive waits in slices this long, so that a Ctrl-C is seen between them
 _RECEIVE_SLICE_MS = 200
@@ -101,7 +102,8 @@ def cmd_send(args: argparse.Namespace) -> int:
     refuse_wildcards(destination, args.allow_wildcards)
     properties = name_values(args.property, "--property")
     bodies = argument_bodies(args)
-    factory = ConnectionFactory(broker_url(args), args.user, args.password, delivery_delay=args.delivery_delay)
+    factory = ConnectionFactory(broker_url(args), args.user, args.password, delivery_delay=args.delivery_delay,
+                                create_destinations=not args.no_create)
     separator = b"\0" if args.null else (None if args.binary else b"\n")
     frames = StdinFrames(sys.stdin.buffer, separator)
     sent = 0
@@ -240,7 +242,7 @@ def _consumer_of(ctx: JMSContext, destination: Destination, args: argparse.Names
 
 def cmd_receive(args: argparse.Namespace) -> int:
     destination = destination_from(args)
-    factory = ConnectionFactory(broker_url(args), args.user, args.password)
+    factory = ConnectionFactory(broker_url(args), args.user, args.password, create_destinations=not args.no_create)
     written = 0
     with factory.create_context(CLIENT_ACKNOWLEDGE) as ctx:
         consumer = _consumer_of(ctx, destination, args)
@@ -271,7 +273,7 @@ def cmd_receive(args: argparse.Namespace) -> int:
 
 def cmd_browse(args: argparse.Namespace) -> int:
     destination = destination_from(args)
-    factory = ConnectionFactory(broker_url(args), args.user, args.password)
+    factory = ConnectionFactory(broker_url(args), args.user, args.password, create_destinations=not args.no_create)
     shown = 0
     with factory.create_context() as ctx:
         browser = ctx.create_browser(destination, args.selector)
@@ -285,6 +287,23 @@ def cmd_browse(args: argparse.Namespace) -> int:
             note(f"interrupted: browsed {shown} message(s) on {destination}; browsing takes nothing")
             raise
     note(f"browsed {shown} message(s) on {destination} (left on the queue)")
+    return 0
+
+
+def cmd_queues(args: argparse.Namespace) -> int:
+    """The broker's queues and topics with depth and consumers (pyjms brokers: their admin service)."""
+    rows = Admin(ConnectionFactory(broker_url(args), args.user, args.password)).destinations()
+    if not args.all:
+        rows = [r for r in rows if not r["destination"].partition("://")[2].startswith(("PYJMS.", "SYSTEM."))]
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+        return 0
+    width = max([len(r["destination"]) for r in rows] + [len("DESTINATION")])
+    print(f"{'DESTINATION':{width}}  {'DEPTH':>8}  {'CONSUMERS':>9}  {'ENQUEUED':>9}  {'DEQUEUED':>9}")
+    for r in rows:
+        depth = r["depth"] if r["destination"].startswith("queue://") else "-"
+        print(f"{r['destination']:{width}}  {depth:>8}  {r['consumers']:>9}  {r['enqueued']:>9}  {r['dequeued']:>9}")
     return 0
 
 
@@ -314,6 +333,9 @@ def add_parsers(sub: Any) -> None:
                         "or each argument's bytes")
     s.add_argument("--allow-wildcards", action="store_true",
                    help="let * > # , in a name reach every destination they match (refused by default)")
+    s.add_argument("--no-create", action="store_true",
+                   help="refuse a queue or topic the broker does not have, as IBM MQ does "
+                        "(MQRC_UNKNOWN_OBJECT_NAME 2085; on pyjms brokers, which can tell), instead of creating it")
     s.add_argument("body", nargs="*", help="message bodies (none: read standard input)")
     s.set_defaults(run=cmd_send)
 
@@ -335,5 +357,16 @@ def add_parsers(sub: Any) -> None:
             r.add_argument("-q", "--queue", required=True, help="queue name (NAME or queue://NAME)")
         r.add_argument("--selector", default=None, help="JMS message selector, e.g. \"region = 'eu'\"")
         r.add_argument("--max", type=int, default=0, help=f"{verb} at most this many messages (default 0: no limit)")
+        r.add_argument("--no-create", action="store_true",
+                       help="refuse a queue or topic the broker does not have, as IBM MQ does "
+                        "(MQRC_UNKNOWN_OBJECT_NAME 2085; on pyjms brokers, which can tell), instead of creating it")
         add_output_options(r)
         r.set_defaults(run=cmd_receive if name == "receive" else cmd_browse)
+
+    helptext = ("list the broker's queues and topics with their depth (messages waiting) and consumers; "
+                "a pyjms broker can tell, through its admin service")
+    qs = sub.add_parser("queues", help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
+    add_url_options(qs)
+    qs.add_argument("--all", action="store_true", help="include pyjms's own PYJMS.* and SYSTEM.* queues")
+    qs.add_argument("--json", action="store_true", help="one JSON object per destination")
+    qs.set_defaults(run=cmd_queues)

@@ -43,8 +43,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", default=None, help="the broker's URL, e.g. tcp://127.0.0.1:61616 (default: PYJMS_URL)")
-    parser.add_argument("--user", default=None)
-    parser.add_argument("--password", default=None)
+    parser.add_argument("--user", default=None, help="user name for the broker")
+    parser.add_argument("--password", default=None, help="password for the broker")
     parser.add_argument("-q", "--queue", default=None,
                         help="the dead-letter queue (default: INPUTQ of the table, else the provider's: ActiveMQ.DLQ)")
     parser.add_argument("-m", "--queue-manager", default=None,
