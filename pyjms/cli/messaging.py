@@ -22,6 +22,7 @@ from pyjms.api.constants import CLIENT_ACKNOWLEDGE, DELIVERY_DELAY_CHOICES, NON_
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Topic
 from pyjms.api.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.cli.common import (
     INTERRUPTS,
     CommandError,
@@ -103,7 +104,7 @@ def cmd_send(args: argparse.Namespace) -> int:
     properties = name_values(args.property, "--property")
     bodies = argument_bodies(args)
     factory = ConnectionFactory(broker_url(args), args.user, args.password, delivery_delay=args.delivery_delay,
-                                create_destinations=not args.no_create)
+                                staging_queue=args.staging_queue, create_destinations=not args.no_create)
     separator = b"\0" if args.null else (None if args.binary else b"\n")
     frames = StdinFrames(sys.stdin.buffer, separator)
     sent = 0
@@ -324,6 +325,8 @@ def add_parsers(sub: Any) -> None:
                    help="how a delayed message is held: auto (the provider's own mechanism if it has one, "
                         "default), native, scheduler, staging (pyjms's staging queue and delay processor), none "
                         f"({', '.join(DELIVERY_DELAY_CHOICES)})")
+    s.add_argument("--staging-queue", default=STAGING_QUEUE,
+                   help=f"the staging queue of --delivery-delay staging (default {STAGING_QUEUE})")
     s.add_argument("--non-persistent", action="store_true",
                    help="send NON_PERSISTENT (default: PERSISTENT, as JMS does)")
     s.add_argument("-p", "--property", action="append", metavar="NAME=VALUE", help="a string property (repeatable)")

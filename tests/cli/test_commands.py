@@ -137,3 +137,17 @@ def test_finding_21_the_dispatch_example_prints_its_backouts(tcp_broker, qname):
     assert done.returncode == 0, done.stderr
     assert "backed out" in done.stdout and "backout(s), every one dispatched again" in done.stdout
     assert "12 of 12 messages handled, each once" in done.stdout
+
+
+def test_finding_18_staging_put_disabled_refuses_a_staged_send_with_2051(tcp_broker, qname):
+    url, staging = tcp_broker.tcp_url, qname + ".STAGING"
+    assert run_cli("admin", "--url", url, "define-queue", staging, "--put", "disabled").returncode == 0
+    refused = run_cli("send", "--url", url, "-q", qname, "--delay", "1000", "--delivery-delay", "staging",
+                      "--staging-queue", staging, "later")
+    assert refused.returncode == 2 and "2051" in refused.stderr, refused.stderr
+    # auto on a pyjms broker: the broker's scheduler, which the staging queue does not stop
+    auto = run_cli("send", "--url", url, "-q", qname, "--delay", "100", "--staging-queue", staging, "later")
+    assert auto.returncode == 0, auto.stderr
+    with pyjms.ConnectionFactory(url).create_context() as ctx:
+        m = ctx.create_consumer(ctx.create_queue(qname)).receive(30_000)
+        assert m is not None and m.get_text() == "later"
