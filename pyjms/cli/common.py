@@ -52,7 +52,8 @@ def parse_destination(name: str, kind: type[Queue] | type[Topic], option: str) -
             raise CommandError(f"{option} {name!r}: a destination is NAME, queue://NAME or topic://NAME")
         if wanted is not kind:
             other = "-t" if wanted is Topic else "-q"
-            raise CommandError(f"{option} {name!r} names a {scheme}: use {other} {name}")
+            hint = f": use {other} {name}" if option in ("-q", "-t") else f", not a {kind.scheme}"
+            raise CommandError(f"{option} {name!r} names a {scheme}{hint}")
         name = rest
     if not name.strip():
         raise CommandError(f"{option} {name!r}: the destination name is empty")

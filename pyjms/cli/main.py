@@ -10,12 +10,12 @@ from dataclasses import asdict
 from typing import Sequence
 
 from pyjms.api.context import ConnectionFactory
-from pyjms.api.destination import from_key
+from pyjms.api.destination import Queue, Topic
 from pyjms.bridge import classpath, jvm
 from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_interval
 from pyjms.cli import conformance, messaging
-from pyjms.cli.common import INTERRUPTS, CommandError, add_url_options, broker_url, note
+from pyjms.cli.common import INTERRUPTS, CommandError, add_url_options, broker_url, note, parse_destination
 from pyjms.cli.interrupts import EXIT_INTERRUPTED
 from pyjms.cli.startup import check_data_dir, interruptible, reach, refuse_a_second_processor
 from pyjms.delay import delay_mechanism
@@ -129,21 +129,22 @@ def _cmd_mark_interval(args: argparse.Namespace) -> int:
 
 def _cmd_admin(args: argparse.Namespace) -> int:
     admin = Admin(ConnectionFactory(broker_url(args), args.user, args.password))
+    describing = args.action in ("describe", "delete")
+    kind = Topic if args.action == "define-topic" or (describing and args.name.startswith("topic://")) else Queue
+    dest = parse_destination(args.name, kind, "name")
     if args.action == "define-queue":
-        a = admin.define_queue(args.name, max_depth=args.max_depth, max_msg_length=args.max_msg_length,
+        a = admin.define_queue(dest.name, max_depth=args.max_depth, max_msg_length=args.max_msg_length,
                                put_enabled=args.put == "enabled", clustered=args.clustered,
                                default_bind=args.default_bind)
     elif args.action == "define-topic":
-        a = admin.define_topic(args.name, persistent_delivery=args.pmsgdlv, nonpersistent_delivery=args.npmsgdlv)
+        a = admin.define_topic(dest.name, persistent_delivery=args.pmsgdlv, nonpersistent_delivery=args.npmsgdlv)
     else:
-        key = args.name if "://" in args.name else f"queue://{args.name}"
-        dest = from_key(key)
         if args.action == "delete":
             admin.delete(dest)
-            print(f"{key}: attributes removed")
+            print(f"{dest}: attributes removed")
             return 0
         a = admin.describe(dest)
-    print(f"{args.name}: " + ("no attributes (no limits)" if a is None else
+    print(f"{dest.name}: " + ("no attributes (no limits)" if a is None else
                               " ".join(f"{k}={v}" for k, v in asdict(a).items())))
     return 0
 

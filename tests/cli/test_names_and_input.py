@@ -38,3 +38,14 @@ def test_finding_7_a_rules_table_that_is_not_utf8_is_one_line_naming_the_file(tc
     binary.write_bytes(b"ACTION(DISCARD)\n\0\0")
     done = run_cli("dlq-handler", "--url", tcp_broker.tcp_url, "-q", "DLQ", "-r", str(binary))
     assert done.returncode == 2 and f"the rules table {binary} is not text" in done.stderr
+
+
+def test_admin_understands_queue_and_topic_urls(tcp_broker, qname):
+    url = tcp_broker.tcp_url
+    defined = run_cli("admin", "--url", url, "define-queue", f"queue://{qname}", "--max-depth", "3")
+    assert defined.returncode == 0, defined.stderr
+    described = run_cli("admin", "--url", url, "describe", qname)
+    assert described.returncode == 0 and "max_depth=3" in described.stdout
+    wrong = run_cli("admin", "--url", url, "define-queue", f"topic://{qname}")
+    assert wrong.returncode == 2 and "names a topic, not a queue" in wrong.stderr
+    assert run_cli("admin", "--url", url, "delete", f"queue://{qname}").returncode == 0

@@ -54,11 +54,14 @@ def test_finding_2_ctrl_c_during_receive_loses_nothing_and_exits_130(tcp_broker,
         assert line, proc.stderr.read() if proc.stderr else ""
         written.append(json.loads(line)["body"])
     proc.send_signal(signal.SIGINT)
-    rest, err = proc.communicate(timeout=60)
+    # through the same buffered reader: what it already holds is output too (communicate() would skip it)
+    rest = proc.stdout.read()
+    proc.wait(timeout=60)
+    err = proc.stderr.read() if proc.stderr else b""
     written += [json.loads(line)["body"] for line in rest.decode().splitlines() if line.strip()]
     left = drain_texts(tcp_broker.tcp_url, qname)
-    print(f"Ctrl-C during receive: sent {len(bodies)}, written before the interrupt {len(written)}, "
-          f"left on the queue {len(left)}")
+    print(f"Ctrl-C during receive: sent {len(bodies)}, written by receive {len(written)}, left on the queue "
+          f"{len(left)}, lost {len(set(bodies) - set(written) - set(left))}")
     assert proc.returncode == 130, err
     assert b"Traceback" not in err and b"interrupted" in err
     assert sorted(set(written) | set(left)) == bodies  # every message written or still queued
