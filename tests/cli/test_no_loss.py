@@ -126,3 +126,41 @@ def test_finding_8_an_argument_that_is_not_utf8_is_refused_before_anything_is_se
     sent = run_cli("send", "--url", url, "-q", qname, "--binary", "caf\udce9")
     assert sent.returncode == 0, sent.stderr
     assert drain_texts(url, qname) == [b"caf\xe9"]
+
+
+def test_ctrl_c_mid_stream_send_says_exactly_what_was_sent(tcp_broker, qname):
+    import re
+    import threading
+
+    url = tcp_broker.tcp_url
+    proc = start_cli("send", "--url", url, "-q", qname, stdin=subprocess.PIPE)
+    assert proc.stdin is not None
+    stop = threading.Event()
+
+    def feed() -> None:  # lines keep coming until the sender is interrupted
+        i = 0
+        try:
+            while not stop.is_set():
+                proc.stdin.write(f"line {i:06d}\n".encode())
+                proc.stdin.flush()
+                i += 1
+        except (BrokenPipeError, ValueError):
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    with pyjms.ConnectionFactory(url).create_context() as ctx:
+        consumer = ctx.create_consumer(ctx.create_queue(qname))
+        seen = [consumer.receive(60_000) for _ in range(20)]  # mid-stream
+        assert all(m is not None for m in seen)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        stop.set()
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        got = [m.get_text() for m in seen]
+        while (m := consumer.receive(1000)) is not None:
+            got.append(m.get_text())
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    sent = int(re.search(r"interrupted: sent (\d+) message\(s\)", err).group(1))
+    print(f"Ctrl-C during send: reported sent {sent}, received {len(got)}")
+    assert got == [f"line {i:06d}" for i in range(sent)]  # what it says it sent arrived, in order, once
