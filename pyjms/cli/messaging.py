@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from typing import IO, Any
 
 from pyjms.api.constants import CLIENT_ACKNOWLEDGE, DELIVERY_DELAY_CHOICES, NON_PERSISTENT, PERSISTENT
-from pyjms.api.context import ConnectionFactory, JMSContext
-from pyjms.api.destination import Destination, Topic
+from pyjms.api.context import ConnectionFactory
+from pyjms.api.destination import Topic
 from pyjms.api.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.cli.common import (
@@ -237,16 +237,12 @@ def _write(m: Message, args: argparse.Namespace) -> None:
     sys.stdout.flush()
 
 
-def _consumer_of(ctx: JMSContext, destination: Destination, args: argparse.Namespace) -> Any:
-    return ctx.create_consumer(destination, args.selector)
-
-
 def cmd_receive(args: argparse.Namespace) -> int:
     destination = destination_from(args)
     factory = ConnectionFactory(broker_url(args), args.user, args.password, create_destinations=not args.no_create)
     written = 0
     with factory.create_context(CLIENT_ACKNOWLEDGE) as ctx:
-        consumer = _consumer_of(ctx, destination, args)
+        consumer = ctx.create_consumer(destination, args.selector)
         if args.timeout == 0:
             note(f"waiting for messages on {destination} until Ctrl-C (--timeout 0)")
         elif isinstance(destination, Topic):

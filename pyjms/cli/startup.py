@@ -8,7 +8,9 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import sys
+import select
+import signal
+import socket
 import tempfile
 import threading
 from collections.abc import Callable
@@ -61,31 +63,36 @@ def check_data_dir(path: str, provider: str) -> Path:
 
 
 def interruptible(start: Callable[[], T], what: str) -> T:
-    """start() in a thread, so that Ctrl-C ends the wait even while the JVM is busy in it. After
-    an interrupt the half-started JVM cannot be stopped cleanly, so the process ends at once.
-    The JVM must be running (jvm.start(), in the main thread)."""
-    result: list[T] = []
-    failure: list[BaseException] = []
+    """start() in this (the main) thread, ended at once by Ctrl-C even while it waits in the JVM.
 
-    def run() -> None:
-        try:
-            with jvm.java_thread():  # attached as a daemon and detached, so the JVM can exit after
-                result.append(start())
-        except BaseException as e:  # handed to the waiting thread, which raises it
-            failure.append(e)
+    Python runs its SIGINT handler only between bytecodes, so a call blocked in Java would hold
+    it back. Python's C-level handler also writes the signal number to the wakeup fd, though: a
+    watcher thread reads it there and ends the process, as a half-started JVM cannot be stopped
+    cleanly. (start() stays in the main thread: threads the JVM makes inherit its creator's
+    context class loader, which Artemis's services need to be JPype's.)"""
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    done = threading.Event()
 
-    worker = threading.Thread(target=run, name=f"pyjms {what}", daemon=True)
-    worker.start()
+    def watch() -> None:
+        while not done.is_set():
+            if not select.select([reader], [], [], 0.2)[0]:
+                continue
+            if signal.SIGINT in reader.recv(64) and not done.is_set():
+                note(f"interrupted while {what}")
+                os._exit(EXIT_INTERRUPTED)
+
+    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    watcher = threading.Thread(target=watch, name=f"pyjms interrupt watch: {what}", daemon=True)
+    watcher.start()
     try:
-        while worker.is_alive():
-            worker.join(0.2)
-    except KeyboardInterrupt:
-        note(f"interrupted while {what}")
-        sys.stdout.flush()
-        os._exit(EXIT_INTERRUPTED)
-    if failure:
-        raise failure[0]
-    return result[0]
+        return start()
+    finally:
+        done.set()
+        signal.set_wakeup_fd(previous)
+        watcher.join(1)
+        reader.close()
+        writer.close()
 
 
 def reach(factory: ConnectionFactory) -> None:

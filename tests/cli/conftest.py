@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import pyjms
 from tests.conftest import ROOT
@@ -42,11 +41,3 @@ def drain_texts(url: str, queue: str, wait_ms: int = 1000) -> list[str]:
         while (m := consumer.receive(wait_ms)) is not None:
             out.append(m.get_body())
     return out
-
-
-def wait_until(predicate, timeout_s: float = 60, what: str = "") -> None:
-    end = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 import pyjms
-from tests.cli.conftest import drain_texts, run_cli, start_cli, wait_until
+from tests.cli.conftest import drain_texts, run_cli, start_cli
 
 
 @pytest.mark.parametrize("argv", [
