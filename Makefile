@@ -38,7 +38,7 @@ test: providers
 	$(PY) -m pytest -q
 
 bench: providers
-	$(PY) bench/bench_throughput.py
+	$(PY) bench/run_all.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -29,7 +29,7 @@ import pyjms  # noqa: E402
 from pyjms.bridge import classpath  # noqa: E402
 from pyjms.browse import BROWSE_CO_OP, BROWSE_HANDLE  # noqa: E402
 
-from bench_throughput import start_broker  # noqa: E402  (the same standalone broker)
+from bench_throughput import PROVIDERS, start_broker  # noqa: E402  (the same standalone broker)
 
 EXAMPLE = ROOT / "examples" / "cooperative_dispatch.py"
 
@@ -98,7 +98,7 @@ def main() -> None:
     ap.add_argument("--mark-messages", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    broker, url = start_broker()
+    broker, url = start_broker(PROVIDERS["activemq"])
     try:
         print(f"pyjms {pyjms.__version__} browse with mark, standalone broker over {url}\n")
         java = raw_drain(url, "BENCH.DRAIN", args.messages, args.batch)

@@ -8,7 +8,9 @@ in interleaved rounds, N non-persistent 100-byte messages sent and received back
     thread receives while the producer sends);
   * pyjms with a send()/receive() per message, sequential;
   * pyjms with send_batch()/receive_batch(), sequential;
-  * pyjms pipelined: a consumer thread receives while the main thread sends.
+  * pyjms pipelined: a consumer thread receives while the main thread sends;
+  * pyjms.aio (asyncio) per message and batched, sequential, each an `await` on one context
+    whose calls run on its worker thread, printed beside the synchronous rows they match.
 Both sides first run --warmup untimed rounds of every case (same volume, same JVM options
 as a library user gets). Prints medians and ratios (pyjms sequential against raw Java
 sequential, pyjms pipelined against raw Java pipelined), then the cold start of a new
@@ -16,12 +18,13 @@ process to its first message on the embedded broker. Numbers are messages per se
 send plus receive.
 
     python bench/bench_throughput.py [--providers activemq,artemis,amqp,amqp-artemis] [--messages 50000]
-                                     [--rounds 5] [--warmup 2]
+                                     [--rounds 5] [--warmup 2] [--cold-starts 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import statistics
 import subprocess
@@ -36,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import pyjms  # noqa: E402
+import pyjms.aio  # noqa: E402
 from pyjms.bridge import classpath  # noqa: E402
 
 BODY = "x" * 100
@@ -172,10 +176,51 @@ def pyjms_pipelined(factory: pyjms.ConnectionFactory, queue: str, n: int) -> flo
         return n / elapsed
 
 
-CASES = ("raw Java, sequential", "raw Java, pipelined", "pyjms per message", "pyjms send_batch/receive_batch",
-         "pyjms per message, pipelined")
+async def aio_per_message(factory: pyjms.aio.ConnectionFactory, queue: str, n: int) -> float:
+    """pyjms.aio: an await per send and per receive, on one context (its worker thread)."""
+    async with factory.create_context() as ctx:
+        q = ctx.create_queue(queue)
+        p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+        c = await ctx.create_consumer(q)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            await p.send(q, BODY)
+        chars = 0
+        for _ in range(n):
+            m = await c.receive(10_000)
+            chars += len(m.get_text()) if m is not None else 0
+        elapsed = time.perf_counter() - t0
+        assert chars == n * len(BODY), "lost messages"
+        return n / elapsed
+
+
+async def aio_batched(factory: pyjms.aio.ConnectionFactory, queue: str, n: int) -> float:
+    async with factory.create_context() as ctx:
+        q = ctx.create_queue(queue)
+        p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+        c = await ctx.create_consumer(q)
+        bodies = [BODY] * BATCH
+        t0 = time.perf_counter()
+        for _ in range(n // BATCH):
+            await p.send_batch(q, bodies)
+        got = chars = 0
+        while got < n:
+            batch = await c.receive_batch(BATCH, 10_000)
+            assert batch, "lost messages"
+            got += len(batch)
+            chars += sum(len(m.get_text()) for m in batch)
+        elapsed = time.perf_counter() - t0
+        assert chars == n * len(BODY)
+        return n / elapsed
+
+
+CASES = ("raw Java, sequential", "raw Java, pipelined", "pyjms per message", "pyjms.aio per message",
+         "pyjms send_batch/receive_batch", "pyjms.aio send_batch/receive_batch", "pyjms per message, pipelined")
 BASELINE = {"pyjms per message": "raw Java, sequential", "pyjms send_batch/receive_batch": "raw Java, sequential",
-            "pyjms per message, pipelined": "raw Java, pipelined"}
+            "pyjms per message, pipelined": "raw Java, pipelined",
+            # the asyncio rows beside the synchronous ones they wrap
+            "pyjms.aio per message": "pyjms per message",
+            "pyjms.aio send_batch/receive_batch": "pyjms send_batch/receive_batch"}
 TARGETS = {"pyjms per message": 0.5, "pyjms send_batch/receive_batch": 1.0, "pyjms per message, pipelined": 0.5}
 
 
@@ -185,6 +230,7 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, l
     try:
         raw = RawJava(p, url)
         factory = pyjms.ConnectionFactory(url, **dict(p.pyjms_options))
+        afactory = pyjms.aio.ConnectionFactory.of(factory)
         with factory.create_context() as ctx:
             run: dict[str, Callable[[str], float]] = {
                 "raw Java, sequential": lambda q: raw.run("sequential", q, n),
@@ -192,6 +238,8 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, l
                 "pyjms per message": lambda q: pyjms_per_message(ctx, q, n),
                 "pyjms send_batch/receive_batch": lambda q: pyjms_batched(ctx, q, n),
                 "pyjms per message, pipelined": lambda q: pyjms_pipelined(factory, q, n),
+                "pyjms.aio per message": lambda q: asyncio.run(aio_per_message(afactory, q, n)),
+                "pyjms.aio send_batch/receive_batch": lambda q: asyncio.run(aio_batched(afactory, q, n)),
             }
             results: dict[str, list[float]] = {case: [] for case in CASES}
             for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
@@ -210,17 +258,19 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, l
 def report(p: Provider, n: int, rounds: int, warmup: int, results: dict[str, list[float]]) -> None:
     print(f"\n== {p.name}: {n:,} non-persistent {len(BODY)}-byte messages sent and received, standalone "
           f"broker over {p.scheme}127.0.0.1; {warmup} untimed warm-up rounds, {rounds} interleaved rounds, medians")
-    print(f"{'client':34} {'msg/s (median)':>15} {'ratio':>7}  {'vs':22} rounds")
+    print(f"{'client':34} {'msg/s (median)':>15} {'ratio':>7}  {'vs':30} rounds")
     for case in CASES:
         med = statistics.median(results[case])
         line = f"{case:34} {med:15,.0f}"
         if case in BASELINE:
             ratio = med / statistics.median(results[BASELINE[case]])
-            verdict = "met" if ratio >= TARGETS[case] else "MISSED"
-            line += f" {ratio:6.2f}x  {BASELINE[case]:22} "
-            tail = f"  (target >= {TARGETS[case]}x: {verdict})"
+            line += f" {ratio:6.2f}x  {BASELINE[case]:30} "
+            tail = ""
+            if case in TARGETS:
+                verdict = "met" if ratio >= TARGETS[case] else "MISSED"
+                tail = f"  (target >= {TARGETS[case]}x: {verdict})"
         else:
-            line += f" {'':7}  {'':22} "
+            line += f" {'':7}  {'':30} "
             tail = ""
         print(line + ", ".join(f"{v:,.0f}" for v in results[case]) + tail, flush=True)
 
@@ -250,6 +300,7 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=50_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=2, help="untimed rounds of every case before timing")
+    ap.add_argument("--cold-starts", type=int, default=3, help="new processes timed to their first message (0: none)")
     args = ap.parse_args()
     n = max(BATCH, args.messages - args.messages % BATCH)
     print(f"pyjms {pyjms.__version__} throughput, {os.cpu_count()} CPUs")
@@ -261,7 +312,9 @@ def main() -> None:
             print(f"\n== {name}: not measured: {e}", flush=True)
             continue
         report(p, n, args.rounds, args.warmup, results)
-    colds = [cold_start() for _ in range(3)]
+    if args.cold_starts < 1:
+        return
+    colds = [cold_start() for _ in range(args.cold_starts)]
     cold = statistics.median(colds)
     print(f"\ncold start, new process to first message received on the embedded broker: "
           f"median {cold:.2f} s of {', '.join(f'{c:.2f}' for c in colds)}")

@@ -73,7 +73,13 @@ class TransactionInProgressRuntimeException(JMSRuntimeException):
 
 
 class TransactionRolledBackRuntimeException(JMSRuntimeException):
-    """A commit failed and the transaction was rolled back."""
+    """A commit failed and the transaction was rolled back: nothing of it happened."""
+
+
+class TransactionInDoubtRuntimeException(JMSRuntimeException):
+    """A commit whose outcome is unknown: the connection failed during it, so the transaction
+    may have been committed or rolled back (IBM MQ's MQRC_CALL_INTERRUPTED, 2549). Resending
+    its messages can duplicate them unless they carry a duplicate-detection id."""
 
 
 class InvalidArgumentRuntimeException(JMSRuntimeException, ValueError):
@@ -107,6 +113,7 @@ __all__ = [
     "ResourceAllocationRuntimeException",
     "TransactionInProgressRuntimeException",
     "TransactionRolledBackRuntimeException",
+    "TransactionInDoubtRuntimeException",
     "InvalidArgumentRuntimeException",
     "NotSupportedRuntimeException",
     "SetupError",

@@ -15,6 +15,7 @@ class MQRC(IntEnum):
     """Reason codes, named as IBM MQ names them without the ``MQRC_`` prefix."""
 
     NONE = 0
+    CONNECTION_BROKEN = 2009
     EXPIRY_ERROR = 2013
     MSG_TOO_BIG_FOR_Q = 2030
     NO_MSG_AVAILABLE = 2033
@@ -25,10 +26,12 @@ class MQRC(IntEnum):
     PUT_INHIBITED = 2051
     Q_FULL = 2053
     NOT_AUTHORIZED = 2035
+    Q_MGR_NOT_AVAILABLE = 2059
     UNKNOWN_OBJECT_NAME = 2085
     FUNCTION_NOT_SUPPORTED = 2298
     PROPERTY_NAME_ERROR = 2442
     PUBLICATION_FAILURE = 2502
+    CALL_INTERRUPTED = 2549
 
     @property
     def mq_name(self) -> str:

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -29,9 +30,9 @@ class BrokerProcess:
     def __init__(self, *extra: str, provider: str = "activemq") -> None:
         listeners = ["--stomp-port", "0"] if provider == "activemq" else []  # Artemis has no STOMP here
         self.args = [sys.executable, "-m", "pyjms", "broker", "--provider", provider, "--port", "0", *listeners, *extra]
-        self.proc = subprocess.Popen(
-            self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
-        )
+        # its log goes to a file: a pipe nobody reads fills up, and then the broker blocks
+        self.log = tempfile.NamedTemporaryFile("w+", prefix=f"pyjms-broker-{provider}-", suffix=".log", delete=False)
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=ROOT)
         deadline = time.monotonic() + 60
         line = ""
         while time.monotonic() < deadline:
@@ -40,7 +41,7 @@ class BrokerProcess:
                 break
         if "ready:" not in line:
             self.proc.kill()
-            raise RuntimeError(f"standalone broker did not start: {line!r} {self.proc.stderr.read()}")
+            raise RuntimeError(f"standalone broker did not start: {line!r} {Path(self.log.name).read_text()[-4000:]}")
         self.ready_line = line
         self.uris = line.split("ready:", 1)[1].split()
         # the broker's own protocol: tcp:// (ActiveMQ's OpenWire) or artemis+tcp:// (Artemis's core)

@@ -16,35 +16,72 @@ from pyjms.reasons import MQRC
 
 PRIORITY_RANGE = range(0, 10)
 DELIVERY_MODES = {1: "NON_PERSISTENT", 2: "PERSISTENT"}
+#: Java's long (JMS times and durations are longs of milliseconds)
+JAVA_LONG_MAX = 2**63 - 1
+#: the end of year 9999 UTC in epoch ms: a TTL or delay up to JAVA_LONG_MAX minus this keeps
+#: now + value inside a Java long, whenever it is sent
+_LATEST_SEND_MS = 253402300800000
+#: the largest time-to-live or delivery delay: its expiration or delivery time fits a long
+MAX_DURATION_MS = JAVA_LONG_MAX - _LATEST_SEND_MS
+
+
+def is_int(value: Any) -> bool:
+    """An int as JMS means it: bool and float are not ints (nor is 2.0 or Decimal('2'))."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def to_ms(value: Any, what: str) -> int:
     """Milliseconds from an int or a timedelta (wherever JMS takes milliseconds)."""
     if isinstance(value, timedelta):
-        return int(value.total_seconds() * 1000)
-    if isinstance(value, bool) or not isinstance(value, int):
+        return value // timedelta(milliseconds=1)
+    if not is_int(value):
         raise InvalidArgumentRuntimeException(
             f"{what} must be an int of milliseconds or a timedelta, got {value!r}", values={what: value}
         )
-    return value
+    return int(value)
 
 
 def check_priority(priority: Any) -> int:
-    if isinstance(priority, bool) or not isinstance(priority, int) or priority not in PRIORITY_RANGE:
+    if not is_int(priority) or priority not in PRIORITY_RANGE:
         raise InvalidArgumentRuntimeException(
             f"priority {priority!r} is outside the JMS range 0..9", reason=MQRC.PRIORITY_ERROR,
             values={"priority": priority},
         )
-    return priority
+    return int(priority)
 
 
 def check_delivery_mode(mode: Any) -> int:
-    if mode not in DELIVERY_MODES or isinstance(mode, bool):
+    if not is_int(mode) or mode not in DELIVERY_MODES:
         raise InvalidArgumentRuntimeException(
             f"delivery mode {mode!r} is not PERSISTENT (2) or NON_PERSISTENT (1)",
             reason=MQRC.PERSISTENCE_ERROR, values={"delivery_mode": mode},
         )
-    return mode
+    return int(mode)
+
+
+def check_bool(value: Any, what: str) -> bool:
+    """A JMS boolean: True or False only (1, 'yes' and None are not)."""
+    if not isinstance(value, bool):
+        raise InvalidArgumentRuntimeException(f"{what} must be True or False, got {value!r}", values={what: value})
+    return value
+
+
+def check_epoch_ms(value: Any, what: str) -> int:
+    """A JMS time header (JMSTimestamp, JMSExpiration, JMSDeliveryTime): an int in a Java long."""
+    if not is_int(value) or not -JAVA_LONG_MAX - 1 <= value <= JAVA_LONG_MAX:
+        raise InvalidArgumentRuntimeException(
+            f"{what} {value!r} must be an int of epoch milliseconds within a Java long", values={what: value}
+        )
+    return int(value)
+
+
+def _check_duration(ms: int, what: str, name: str) -> None:
+    if ms > MAX_DURATION_MS:
+        raise mq_error(
+            InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
+            f"{what} {ms} ms is too large: now + {what} would overflow a Java long "
+            f"(the largest is {MAX_DURATION_MS} ms)", **{name: ms},
+        )
 
 
 def check_time_to_live(ttl: Any) -> int:
@@ -55,6 +92,7 @@ def check_time_to_live(ttl: Any) -> int:
             InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
             f"time-to-live {ms} ms is negative: use 0 for unlimited", time_to_live=ms,
         )
+    _check_duration(ms, "time-to-live", "time_to_live")
     return ms
 
 
@@ -65,4 +103,5 @@ def check_delivery_delay(delay: Any) -> int:
             InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
             f"delivery delay {ms} ms is negative", delivery_delay=ms,
         )
+    _check_duration(ms, "delivery delay", "delivery_delay")
     return ms

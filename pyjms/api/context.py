@@ -44,8 +44,11 @@ from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
     InvalidDestinationRuntimeException,
+    JMSRuntimeException,
+    TransactionInDoubtRuntimeException,
     TransactionRolledBackRuntimeException,
 )
+from pyjms.reasons import MQRC
 
 _log = logging.getLogger("pyjms")
 #: the queues pyjms's own services (admin, marks, control) answer on: never checked in strict mode
@@ -271,6 +274,10 @@ class JMSContext:
             self._dispatcher.join(timeout=5)
         try:
             self._channel.close()
+        except JMSRuntimeException as e:
+            # the connection already failed: the broker has let go of the session and rolled
+            # back what was uncommitted, so there is nothing left to close
+            _log.debug("closing %r after its connection failed: %s", self, e)
         finally:
             jvm.forget(self)
             synchronizations, self._synchronizations = self._synchronizations, []
@@ -565,9 +572,17 @@ class JMSContext:
         self._drain_async()
         try:
             self._channel.commit()
-        except TransactionRolledBackRuntimeException:
+        except TransactionRolledBackRuntimeException as e:
             self._synchronize("after_rollback")
+            if self.provider.commit_in_doubt(e):
+                raise _in_doubt(e) from None
             raise
+        except IllegalStateRuntimeException:
+            raise  # nothing was tried: e.g. the context was closed
+        except JMSRuntimeException as e:
+            # the commit was sent and no answer came back: committed or not, nobody can say here
+            self._synchronize("after_rollback")
+            raise _in_doubt(e) from None
         self._synchronize("after_commit")
 
     def rollback(self) -> None:
@@ -703,3 +718,9 @@ class _AsyncSender:
                     job()
                 finally:
                     self._q.task_done()
+
+
+def _in_doubt(error: JMSRuntimeException) -> TransactionInDoubtRuntimeException:
+    return TransactionInDoubtRuntimeException(
+        f"the commit's outcome is unknown (it may or may not have been committed): {error}",
+        reason=MQRC.CALL_INTERRUPTED)

@@ -8,10 +8,13 @@ table. ObjectMessage bodies are never deserialized.
 
 from __future__ import annotations
 
+import math
 import re
+import unicodedata
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
+from pyjms.api import checks
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.destination import Destination, from_key
 from pyjms.api.expiry import remaining_expiry
@@ -59,25 +62,57 @@ _READABLE_AS = {
     C.T_CHAR: {C.T_CHAR},
     C.T_BYTES: {C.T_BYTES},
 }
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: the largest finite Java float (Float.MAX_VALUE)
+_FLOAT_MAX = 3.4028234663852886e38
 #: "keep the message's own value" for Message.encode and Message.copy
 KEEP: Any = object()
 _RESERVED = {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE"}
-_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+# Java's Character.isJavaIdentifierStart/Part by Unicode category: letters, letter numbers,
+# currency symbols and connector punctuation start one; digits, marks and format characters
+# may follow (Java also ignores a few control characters inside identifiers)
+_JAVA_START = {"Lu", "Ll", "Lt", "Lm", "Lo", "Nl", "Sc", "Pc"}
+_JAVA_PART = _JAVA_START | {"Nd", "Mn", "Mc", "Cf"}
+_JAVA_IGNORABLE = {*range(0x00, 0x09), *range(0x0E, 0x1C), *range(0x7F, 0xA0)}
+#: JMSX properties a sender may set, with the one JMS type each must have (JMS 2.0 3.5.9)
+_JMSX_TYPES = {"JMSXGroupID": C.T_STRING, "JMSXGroupSeq": C.T_INT}
+
+
+def is_java_identifier(name: str) -> bool:
+    """Whether ``name`` is a Java identifier, the JMS rule for property names (`région` is)."""
+    if not name or unicodedata.category(name[0]) not in _JAVA_START:
+        return False
+    return all(unicodedata.category(c) in _JAVA_PART or ord(c) in _JAVA_IGNORABLE for c in name[1:])
 
 
 def check_property_name(name: Any) -> str:
-    """JMS property names are selector identifiers, not reserved words, not JMS headers
-    (IBM MQ: MQRC_PROPERTY_NAME_ERROR, 2442)."""
-    if not isinstance(name, str) or not _IDENTIFIER.match(name):
-        why = "is not a valid identifier (letters, digits, _ or $, not starting with a digit)"
+    """JMS property names are Java identifiers, not selector words, not JMS headers, and not
+    pyjms's own ``JMS_PYJMS_*`` (IBM MQ: MQRC_PROPERTY_NAME_ERROR, 2442)."""
+    if not isinstance(name, str) or not is_java_identifier(name):
+        why = "is not a valid Java identifier (a letter, _ or $, then letters, digits, _ or $)"
     elif name.upper() in _RESERVED:
         why = "is a reserved selector word"
+    elif name.startswith(contract.RESERVED_PREFIX):
+        why = f"is reserved: {contract.RESERVED_PREFIX}* properties are pyjms's own"
     elif name.startswith("JMS") and not name.startswith(("JMSX", "JMS_")):
         why = "is reserved: only JMSX* and JMS_<vendor>_* may start with JMS"
     else:
         return name
     raise InvalidArgumentRuntimeException(f"property name {name!r} {why}", reason=MQRC.PROPERTY_NAME_ERROR,
                                           values={"property_name": name})
+
+
+def checked_property(name: Any, tag: int, value: Any) -> tuple[int, Any]:
+    """A property as a user sets it: the name checked, the value checked for its JMS type,
+    and the JMSX properties JMS types (a float JMSXGroupID is refused, not made '5.0')."""
+    check_property_name(name)
+    want = _JMSX_TYPES.get(name)
+    if want is not None and tag != want and not (want == C.T_INT and tag in (C.T_BYTE, C.T_SHORT)):
+        raise MessageFormatRuntimeException(
+            f"property {name!r} must be a JMS {_TYPE_NAMES[want]}, got {value!r}",
+            values={name: value},
+        )
+    return tag, checked_value(tag, value, f"property {name!r}")
 
 
 def tag_for(value: Any, *, allow_bytes: bool = False, what: str = "value") -> int:
@@ -116,7 +151,17 @@ def checked_value(tag: int, value: Any, what: str) -> Any:
     if tag in (C.T_FLOAT, C.T_DOUBLE):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise MessageFormatRuntimeException(f"{what} must be a float, got {value!r}")
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if math.isinf(number) and not (isinstance(value, float) and math.isinf(value)):
+            raise InvalidArgumentRuntimeException(
+                f"{what} {value} does not fit a JMS {_TYPE_NAMES[tag]}", values={"value": value})
+        if tag == C.T_FLOAT and math.isfinite(number) and abs(number) > _FLOAT_MAX:
+            raise InvalidArgumentRuntimeException(
+                f"{what} {value!r} is outside the JMS float range (±{_FLOAT_MAX:.8g})", values={"value": value})
+        return number
     if tag == C.T_BOOL:
         if not isinstance(value, bool):
             raise MessageFormatRuntimeException(f"{what} must be a bool, got {value!r}")
@@ -124,9 +169,25 @@ def checked_value(tag: int, value: Any, what: str) -> Any:
     if tag == C.T_STRING:
         if not isinstance(value, str):
             raise MessageFormatRuntimeException(f"{what} must be a str, got {value!r}")
-        return value
+        return check_text(value)
     if tag == C.T_BYTES:
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise MessageFormatRuntimeException(f"{what} must be bytes, got {value!r}")
         return bytes(value)
+    if tag == C.T_CHAR:
+        if not isinstance(value, str) or len(value) != 1 or ord(value) > 0xFFFF:
+            raise MessageFormatRuntimeException(f"{what} must be one UTF-16 char, got {value!r}")
+        return value
+    return value
+
+
+def check_text(value: str) -> str:
+    """A str that is Unicode text (no lone surrogate), as UTF-8 carries it: refused at once
+    rather than replaced on the wire."""
+    if not value.isascii():
+        found = _SURROGATE.search(value)
+        if found is not None:
+            raise C.lone_surrogate(value, found.start())
     return value
 
 
@@ -262,6 +323,8 @@ class Message:
         return str(token)
 
     def set_jms_message_id(self, value: str | None) -> None:
+        if value is not None and not isinstance(value, str):
+            raise MessageFormatRuntimeException(f"a message id must be a str, got {value!r}")
         self._headers()["message_id"] = value
 
     def get_jms_timestamp(self) -> int:
@@ -272,7 +335,7 @@ class Message:
         return self._headers().get("timestamp") or 0
 
     def set_jms_timestamp(self, value: int) -> None:
-        self._headers()["timestamp"] = int(value)
+        self._headers()["timestamp"] = checks.check_epoch_ms(value, "JMSTimestamp")
 
     def get_jms_correlation_id(self) -> str | None:
         return self._headers().get("correlation_id")
@@ -280,7 +343,7 @@ class Message:
     def set_jms_correlation_id(self, value: str | None) -> None:
         if value is not None and not isinstance(value, str):
             raise MessageFormatRuntimeException(f"a correlation id must be a str, got {value!r}")
-        self._headers()["correlation_id"] = value
+        self._headers()["correlation_id"] = value if value is None else check_text(value)
 
     def get_jms_reply_to(self) -> Destination | None:
         v = self._headers().get("reply_to")
@@ -296,19 +359,21 @@ class Message:
         return from_key(v) if isinstance(v, str) else v
 
     def set_jms_destination(self, value: Destination | None) -> None:
+        if value is not None and not isinstance(value, Destination):
+            raise MessageFormatRuntimeException(f"a destination must be a Queue or Topic, got {value!r}")
         self._headers()["destination"] = value
 
     def get_jms_delivery_mode(self) -> int:
         return self._headers().get("delivery_mode") or PERSISTENT
 
     def set_jms_delivery_mode(self, value: int) -> None:
-        self._headers()["delivery_mode"] = value
+        self._headers()["delivery_mode"] = checks.check_delivery_mode(value)
 
     def get_jms_redelivered(self) -> bool:
         return bool(self._headers().get("redelivered"))
 
     def set_jms_redelivered(self, value: bool) -> None:
-        self._headers()["redelivered"] = bool(value)
+        self._headers()["redelivered"] = checks.check_bool(value, "JMSRedelivered")
 
     def get_jms_type(self) -> str | None:
         return self._headers().get("type")
@@ -316,7 +381,7 @@ class Message:
     def set_jms_type(self, value: str | None) -> None:
         if value is not None and not isinstance(value, str):
             raise MessageFormatRuntimeException(f"a JMS type must be a str, got {value!r}")
-        self._headers()["type"] = value
+        self._headers()["type"] = value if value is None else check_text(value)
 
     def get_jms_expiration(self) -> int:
         """Send time + time-to-live, or 0 for never (exact even when a scheduler delayed it)."""
@@ -326,7 +391,7 @@ class Message:
         return self._headers().get("expiration") or 0
 
     def set_jms_expiration(self, value: int) -> None:
-        self._headers()["expiration"] = int(value)
+        self._headers()["expiration"] = checks.check_epoch_ms(value, "JMSExpiration")
 
     def get_jms_delivery_time(self) -> int:
         """Send time plus delivery delay; carried as a property where the wire drops it."""
@@ -337,14 +402,14 @@ class Message:
         return h.get("delivery_time") or h.get("timestamp") or 0
 
     def set_jms_delivery_time(self, value: int) -> None:
-        self._headers()["delivery_time"] = int(value)
+        self._headers()["delivery_time"] = checks.check_epoch_ms(value, "JMSDeliveryTime")
 
     def get_jms_priority(self) -> int:
         p = self._headers().get("priority")
         return DEFAULT_PRIORITY if p is None else p
 
     def set_jms_priority(self, value: int) -> None:
-        self._headers()["priority"] = value
+        self._headers()["priority"] = checks.check_priority(value)
 
     def get_delivery_count(self) -> int:
         """JMSXDeliveryCount: 1 on first delivery."""
@@ -366,8 +431,7 @@ class Message:
             raise MessageNotWriteableRuntimeException(
                 f"cannot set property {name!r}: a received message's properties are read-only until clear_properties()"
             )
-        check_property_name(name)
-        self._properties()[name] = (tag, checked_value(tag, value, f"property {name!r}"))
+        self._properties()[name] = checked_property(name, tag, value)
 
     def property_exists(self, name: str) -> bool:
         return self._get(name) is not None
@@ -432,6 +496,7 @@ class Message:
         self._set(name, C.T_STRING, value)
 
     def set_object_property(self, name: str, value: bool | int | float | str) -> None:
+        check_property_name(name)
         self._set(name, tag_for(value, what=f"property {name!r}"), value)
 
     #: Pythonic alias: the JMS type follows the Python type
@@ -563,7 +628,7 @@ class TextMessage(Message):
         self._check_body_writable()
         if text is not None and not isinstance(text, str):
             raise MessageFormatRuntimeException(f"a TextMessage body must be a str, got {type(text).__name__}")
-        self._body = text
+        self._body = text if text is None else check_text(text)
 
     def is_body_assignable_to(self, as_type: type) -> bool:
         return self._decoded_body() is None or as_type in (str, object)
@@ -632,6 +697,7 @@ class MapMessage(Message):
         self._check_body_writable()
         if not isinstance(name, str) or not name:
             raise InvalidArgumentRuntimeException(f"a map entry name must be a non-empty str, got {name!r}")
+        check_text(name)
         self._map()[name] = (tag, checked_value(tag, value, f"map entry {name!r}"))
 
     def set_object(self, name: str, value: Any) -> None:

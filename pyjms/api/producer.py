@@ -20,7 +20,8 @@ from pyjms.api.message import (
     Message,
     TextMessage,
     check_property_name,
-    checked_value,
+    check_text,
+    checked_property,
     convert,
     message_for_body,
     tag_for,
@@ -125,14 +126,14 @@ class JMSProducer:
         return self._delay
 
     def set_disable_message_id(self, value: bool) -> JMSProducer:
-        self._disable_id = bool(value)
+        self._disable_id = checks.check_bool(value, "disable_message_id")
         return self
 
     def get_disable_message_id(self) -> bool:
         return self._disable_id
 
     def set_disable_message_timestamp(self, value: bool) -> JMSProducer:
-        self._disable_ts = bool(value)
+        self._disable_ts = checks.check_bool(value, "disable_message_timestamp")
         return self
 
     def get_disable_message_timestamp(self) -> bool:
@@ -141,7 +142,7 @@ class JMSProducer:
     def set_jms_correlation_id(self, correlation_id: str | None) -> JMSProducer:
         if correlation_id is not None and not isinstance(correlation_id, str):
             raise MessageFormatRuntimeException(f"a correlation id must be a str, got {correlation_id!r}")
-        self._correlation_id = correlation_id
+        self._correlation_id = correlation_id if correlation_id is None else check_text(correlation_id)
         self._blocks = None
         return self
 
@@ -151,7 +152,7 @@ class JMSProducer:
     def set_jms_type(self, jms_type: str | None) -> JMSProducer:
         if jms_type is not None and not isinstance(jms_type, str):
             raise MessageFormatRuntimeException(f"a JMS type must be a str, got {jms_type!r}")
-        self._type = jms_type
+        self._type = jms_type if jms_type is None else check_text(jms_type)
         self._blocks = None
         return self
 
@@ -171,22 +172,29 @@ class JMSProducer:
     def set_property(self, name: str, value: bool | int | float | str) -> JMSProducer:
         """Sets a property on every message this producer sends (JMS type from the Python type)."""
         check_property_name(name)
-        tag = tag_for(value, what=f"property {name!r}")
-        self._props[name] = (tag, checked_value(tag, value, f"property {name!r}"))
+        self._props[name] = checked_property(name, tag_for(value, what=f"property {name!r}"), value)
         self._blocks = None
         return self
 
     def _set_typed(self, name: str, tag: int, value: Any) -> JMSProducer:
-        check_property_name(name)
-        self._props[name] = (tag, checked_value(tag, value, f"property {name!r}"))
+        self._props[name] = checked_property(name, tag, value)
         self._blocks = None
         return self
 
     def set_boolean_property(self, name: str, value: bool) -> JMSProducer:
         return self._set_typed(name, C.T_BOOL, value)
 
+    def set_byte_property(self, name: str, value: int) -> JMSProducer:
+        return self._set_typed(name, C.T_BYTE, value)
+
+    def set_short_property(self, name: str, value: int) -> JMSProducer:
+        return self._set_typed(name, C.T_SHORT, value)
+
     def set_int_property(self, name: str, value: int) -> JMSProducer:
         return self._set_typed(name, C.T_INT, value)
+
+    def set_float_property(self, name: str, value: float) -> JMSProducer:
+        return self._set_typed(name, C.T_FLOAT, value)
 
     def set_long_property(self, name: str, value: int) -> JMSProducer:
         return self._set_typed(name, C.T_LONG, value)
@@ -196,6 +204,9 @@ class JMSProducer:
 
     def set_string_property(self, name: str, value: str) -> JMSProducer:
         return self._set_typed(name, C.T_STRING, value)
+
+    #: jakarta.jms.JMSProducer.setProperty(String, Object): the JMS type follows the Python type
+    set_object_property = set_property
 
     def clear_properties(self) -> JMSProducer:
         self._props.clear()

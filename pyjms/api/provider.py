@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, Mapping
 
-from pyjms.errors import SetupError
+from pyjms.errors import JMSRuntimeException, SetupError
 
 if TYPE_CHECKING:
     from pyjms.api.context import ConnectionFactory, JMSContext
@@ -80,6 +80,11 @@ class ProviderPlugin:
         per subscriber (IBM MQ, D16); None to stage one copy matched at delivery. May ask
         the broker."""
         return None
+
+    def commit_in_doubt(self, error: JMSRuntimeException) -> bool:
+        """Whether a commit the provider reported as rolled back may in fact have been committed
+        (ActiveMQ's failover transport says "in doubt ... Forcing rollback" after a reconnect)."""
+        return False
 
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         """A factory like ``factory`` whose rolled-back gets never make the provider treat a

@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
+from pyjms.errors import JMSRuntimeException
+from pyjms.reasons import MQRC
 
 
 class Receiver:
@@ -99,6 +101,7 @@ class Channel:
     __slots__ = ("java", "_shim", "_jexc")
 
     def __init__(self, java: Any) -> None:
+        jvm.detach_when_thread_ends()
         self.java = java
         self._shim = jvm.shim()
         self._jexc: type[BaseException] = self._shim.JException
@@ -108,6 +111,7 @@ class Channel:
              session_mode: int, what: str) -> Channel:
         """A new connection with one session, through a provider's Java connection factory."""
         s = jvm.shim()
+        jvm.detach_when_thread_ends()
         try:
             return cls(s.Channel.open(provider, factory, user, password, client_id, session_mode))
         except s.JException as e:
@@ -117,12 +121,31 @@ class Channel:
         """Another session on this channel's connection."""
         return Channel(self.call(lambda: self.java.sibling(session_mode), what))
 
+    def translated(self, jexc: Any, what: str) -> JMSRuntimeException:
+        """The pyjms error for a Java exception of this channel's calls: when the connection
+        broke before (the client told its exception listener), the error says so and carries
+        MQRC_CONNECTION_BROKEN or MQRC_Q_MGR_NOT_AVAILABLE, whatever the call itself reported
+        ("the producer is closed")."""
+        error = translate(jexc, what)
+        if error.reason is not None:
+            return error
+        try:
+            failure = self.java.connectionFailure()
+        except self._jexc:
+            failure = None
+        if failure is None:
+            return error
+        cause = translate(failure)
+        return type(error)(f"{error.message} (the connection broke: {cause.message})", error_code=error.error_code,
+                           reason=cause.reason or MQRC.CONNECTION_BROKEN, values=error.values)
+
     def call(self, fn: Callable[[], Any], what: str) -> Any:
         """Runs fn (Java calls), translating a Java exception into a pyjms error."""
+        jvm.detach_when_thread_ends()
         try:
             return fn()
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self.translated(e, what) from None
 
     def java_string(self, text: str) -> Any:
         """A Java String, for keys passed on every send (made once, not per call)."""
@@ -189,33 +212,37 @@ class Channel:
 
     def send(self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
              what: str) -> None:
+        jvm.detach_when_thread_ends()
         try:
             self.java.send(key, record, mode, priority, ttl, delay, flags)
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self.translated(e, what) from None
 
     def send_described(self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
                        what: str) -> bytes:
         """Sends one record; returns the header block the provider assigned (codec.read_headers)."""
+        jvm.detach_when_thread_ends()
         try:
             return bytes(self.java.sendDescribed(key, record, mode, priority, ttl, delay, flags))
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self.translated(e, what) from None
 
     def send_batch(self, key: Any, batch: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
                    what: str) -> int:
         """Sends a batch (codec.pack_batch) to one destination with one set of options."""
+        jvm.detach_when_thread_ends()
         try:
             return int(self.java.sendBatch(key, batch, mode, priority, ttl, delay, flags))
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self.translated(e, what) from None
 
     def send_routed(self, batch: bytes, flags: int, what: str) -> int:
         """Sends a batch of routed entries (codec.pack_routed), each with its own destination."""
+        jvm.detach_when_thread_ends()
         try:
             return int(self.java.sendRouted(batch, flags))
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self.translated(e, what) from None
 
     # ------------------------------------------------------------------ consuming
 

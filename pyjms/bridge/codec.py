@@ -18,6 +18,8 @@ from __future__ import annotations
 import struct
 from typing import Any, Iterable, Iterator
 
+from pyjms.errors import InvalidArgumentRuntimeException
+
 # the kinds, flags and value tags are the contract's (pyjms.bridge.contract); named here too
 from pyjms.bridge.contract import (  # noqa: F401 - part of this module's API
     FLAG_HEADERS,
@@ -60,8 +62,21 @@ _VALUE_FORMATS = {
 def pack_string(s: str | None) -> bytes:
     if s is None:
         return _NONE
-    b = s.encode("utf-8", "surrogatepass")
+    try:
+        b = s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise lone_surrogate(s, e.start) from None
     return _I32.pack(len(b)) + b
+
+
+def lone_surrogate(s: str, index: int) -> InvalidArgumentRuntimeException:
+    """The error for a str that is not Unicode text: a surrogate without its pair, which
+    UTF-8 (and so every JMS provider) cannot carry; nothing is silently replaced."""
+    shown = s if len(s) <= 40 else s[:40] + "..."
+    return InvalidArgumentRuntimeException(
+        f"the string {shown!r} has a lone surrogate {s[index]!r} at index {index}: it is not Unicode text, "
+        "and JMS strings travel as UTF-8", values={"index": index},
+    )
 
 
 def pack_value(tag: int, value: Any) -> bytes:

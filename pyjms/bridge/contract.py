@@ -34,6 +34,10 @@ SEND_DELAY_FLAGS = SEND_DELAY_NATIVE | SEND_DELAY_SCHEDULER
 
 # ---------------------------------------------------------------------------- message properties
 
+#: the prefix of every property pyjms writes; the public setters refuse it (2442), and pyjms
+#: writes these only as typed (tag, value) pairs through Message.encode/copy's add_properties
+RESERVED_PREFIX = "JMS_PYJMS_"
+
 #: the delivery time (send time + delay), where the wire drops JMSDeliveryTime (the shim sets it)
 DELIVERY_TIME = "JMS_PYJMS_DeliveryTime"
 #: the original send time, where a broker scheduler or a forward restamps JMSTimestamp

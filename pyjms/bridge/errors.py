@@ -6,6 +6,8 @@ import re
 from typing import Any
 
 from pyjms import errors as E
+from pyjms.bridge import jvm
+from pyjms.bridge.urls import without_internal_options
 from pyjms.reasons import MQRC
 
 # simple class name (either the checked JMS exception or its runtime twin) -> pyjms class
@@ -50,12 +52,52 @@ def _describe(jexc: Any) -> str:
     return ": ".join(parts)
 
 
-# a pyjms broker names IBM MQ's reason in the refusal: "... [MQRC_Q_FULL(2053)]"
-_REASON_IN_TEXT = re.compile(r"\[MQRC_[A-Z_]+\((\d+)\)\]")
+# a pyjms broker's refusal carries IBM MQ's reason; the shim reads it (org.pyjms.shim.Contract)
 _CLASS_FOR_REASON: dict[int, type[E.JMSRuntimeException]] = {
     MQRC.Q_FULL: E.ResourceAllocationRuntimeException,
     MQRC.NOT_AUTHORIZED: E.JMSSecurityRuntimeException,
 }
+
+
+def _contract(jexc: Any) -> Any:
+    """The shim's Contract class (the JVM is running: a Java exception exists)."""
+    return jvm.shim().jclass("org.pyjms.shim.Contract")
+
+
+# IBM MQ's reasons for a connection, from the Java causes (class names, then messages):
+# the broker cannot be reached (MQRC_Q_MGR_NOT_AVAILABLE) or the connection broke under use
+# (MQRC_CONNECTION_BROKEN); checked in this order, so a refused reconnect is "not available"
+_UNREACHABLE_CLASSES = {"ConnectException", "UnknownHostException", "NoRouteToHostException",
+                        "PortUnreachableException", "ActiveMQConnectionTimedOutException"}
+_UNREACHABLE_TEXT = re.compile(r"Connection refused|Failed to create session factory|AMQ219007|AMQ219013|"
+                               r"Cannot connect to server", re.IGNORECASE)
+_BROKEN_CLASSES = {"EOFException", "ConnectionFailedException", "ActiveMQNotConnectedException",
+                   "ActiveMQDisconnectedException", "ConnectionClosedException", "TransportDisposedIOException"}
+_BROKEN_TEXT = re.compile(r"Connection reset|Broken pipe|Transport disposed|connection (?:was |has been )?(?:closed|lost|dropped)|"
+                          r"Channel disconnected|AMQ219016|remote peer closed", re.IGNORECASE)
+
+
+def _causes(jexc: Any) -> list[tuple[list[str], str]]:
+    """The exception and its causes (at most 8): each one's class names and message."""
+    out: list[tuple[list[str], str]] = []
+    e = jexc
+    while e is not None and len(out) < 8:
+        msg = e.getMessage()
+        out.append((_class_names(e), str(msg) if msg is not None else ""))
+        e = e.getCause()
+    return out
+
+
+def connection_reason(jexc: Any) -> int | None:
+    """MQRC_Q_MGR_NOT_AVAILABLE or MQRC_CONNECTION_BROKEN when the Java exception says so."""
+    causes = _causes(jexc)
+    for names, text in causes:
+        if _UNREACHABLE_CLASSES.intersection(names) or _UNREACHABLE_TEXT.search(text):
+            return MQRC.Q_MGR_NOT_AVAILABLE
+    for names, text in causes:
+        if _BROKEN_CLASSES.intersection(names) or _BROKEN_TEXT.search(text):
+            return MQRC.CONNECTION_BROKEN
+    return None
 
 
 def translate(jexc: Any, context: str = "") -> E.JMSRuntimeException:
@@ -75,9 +117,13 @@ def translate(jexc: Any, context: str = "") -> E.JMSRuntimeException:
     if context:
         message = f"{context}: {message}"
     reason: int | None = MQRC.FUNCTION_NOT_SUPPORTED if cls is E.NotSupportedRuntimeException else None
-    found = _REASON_IN_TEXT.search(message)
-    if found:
-        reason = int(found.group(1))
+    refused = int(_contract(jexc).reasonOf(jexc))
+    if refused:
+        reason = refused
         cls = _CLASS_FOR_REASON.get(reason, cls)
-        message = _REASON_IN_TEXT.sub("", message).strip()
-    return cls(message, error_code=error_code, reason=reason)
+        message = str(_contract(jexc).withoutReason(message)).strip()
+    if reason is None and cls is E.JMSSecurityRuntimeException:
+        reason = MQRC.NOT_AUTHORIZED  # IBM MQ: authentication and authorisation alike
+    if reason is None and cls in (E.JMSRuntimeException, E.IllegalStateRuntimeException):
+        reason = connection_reason(jexc)
+    return cls(without_internal_options(message), error_code=error_code, reason=reason)

@@ -142,6 +142,35 @@ def _shutdown() -> None:
         closers.clear()
 
 
+class _DetachAtExit:
+    """Kept in a thread's thread-local storage: CPython drops it in that thread as the thread
+    ends, and then it detaches the thread from the JVM. JPype attaches every Python thread
+    that calls Java and never detaches it, so each ended thread that had used pyjms stayed a
+    JVM thread (issue 15 finding 8: 7 -> 383 threads after 600 contexts)."""
+
+    __slots__ = ("ident", "detach")
+
+    def __init__(self, detach: Callable[[], None]) -> None:
+        self.ident = threading.get_ident()
+        self.detach = detach
+
+    def __del__(self) -> None:
+        if threading.get_ident() == self.ident and not _shutting_down:
+            with contextlib.suppress(Exception):
+                self.detach()
+
+
+_thread_exit = threading.local()
+
+
+def detach_when_thread_ends() -> None:
+    """Called where a user's thread enters the JVM through pyjms (a new context, a send, any
+    channel call): that thread detaches from the JVM when it ends. Cheap after the first call
+    in a thread; the main thread stays attached (the JVM stops with it)."""
+    if getattr(_thread_exit, "detacher", None) is None and threading.current_thread() is not threading.main_thread():
+        _thread_exit.detacher = _DetachAtExit(shim().Thread.detach)
+
+
 @contextlib.contextmanager
 def java_thread() -> Iterator[None]:
     """For pyjms-owned Python threads that call Java: attach as daemon, always detach."""

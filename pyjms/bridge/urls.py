@@ -64,3 +64,21 @@ def choose(url: str, provider: str | None = None) -> tuple[str, str]:
         "or name the provider's factory class (factory_class=)",
         values={"url": url},
     )
+
+
+#: URL options pyjms adds for its own components (e.g. the DLQ handler's redelivery limit):
+#: never shown in messages, which name the URL the user gave
+_INTERNAL_OPTIONS: set[str] = set()
+
+
+def add_internal_option(option: str) -> None:
+    """Registers a ``name=value`` URL option pyjms adds itself, to keep it out of messages."""
+    _INTERNAL_OPTIONS.add(option)
+
+
+def without_internal_options(text: str) -> str:
+    """``text`` with pyjms's own URL options taken out of every URL in it."""
+    for option in _INTERNAL_OPTIONS:
+        if option in text:
+            text = text.replace("&" + option, "").replace("?" + option + "&", "?").replace("?" + option, "")
+    return text

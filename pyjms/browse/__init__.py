@@ -31,7 +31,6 @@ from pyjms.browse.options import (
 )
 from pyjms.browse.service import MARK_QUEUE, MarkService
 from pyjms.browse.tokens import receive_by_token, receive_by_tokens
-from pyjms.errors import InvalidArgumentRuntimeException
 
 __all__ = [
     "MarkingBrowser", "NoMessageAvailable", "NoMessageUnderCursor", "MarkService", "MARK_QUEUE",
@@ -61,14 +60,8 @@ def set_mark_browse_interval(factory: ConnectionFactory, interval_ms: int) -> in
 
 def _config(factory: ConnectionFactory, **fields: Any) -> dict[str, Any]:
     with factory.create_context() as ctx:
-        client = MarkClient(ctx)
-        try:
-            answer = client.call("config", **fields)
-        finally:
-            client.close()
-    if not answer.get("ok"):
-        raise InvalidArgumentRuntimeException(answer.get("error", "mark service refused the request"))
-    return answer
+        with MarkClient(ctx) as client:
+            return client.call("config", **fields)
 
 
 # the client's methods this feature carries out (pyjms.api.extension)

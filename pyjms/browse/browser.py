@@ -317,14 +317,13 @@ class MarkingBrowser:
     def _claim(self, ids: list[str], limit: int | None = None) -> tuple[list[str], int]:
         """Claims for the set up to ``limit`` of ids; (granted, how many ids were looked at)."""
         client = self._mark_service()
-        answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
-        if answer.get("lost"):
+        try:
+            answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
+        except IllegalStateRuntimeException:
             # the lease ran out (the process stalled): every mark we thought we held is gone
             self._reserved.clear()
             client.call("open", handle=self._handle)
             answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
-        if not answer.get("ok"):
-            raise JMSRuntimeException(f"mark service refused a claim on {self._queue}: {answer.get('error')}")
         self._interval_ms = int(answer.get("interval_ms", self._interval_ms))  # it may have been changed
         return list(answer["granted"]), int(answer.get("checked", len(ids)))
 

@@ -9,24 +9,20 @@ carry a reply-to queue.
 
 from __future__ import annotations
 
-import json
-import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from pyjms.api.destination import Queue
+from pyjms.api.requests import serve
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import MARK_QUEUE
-from pyjms.browse.marks import LostHandle, MarkTable
+from pyjms.browse.marks import MarkTable
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
-from pyjms.errors import JMSRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 
 if TYPE_CHECKING:
     from pyjms.api.context import ConnectionFactory
-
-_log = logging.getLogger("pyjms.browse")
-
 
 class MarkService:
     """Serves a MarkTable on PYJMS.MARKS from one thread, which owns the table."""
@@ -50,19 +46,17 @@ class MarkService:
 
     # ------------------------------------------------------------------ requests
 
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One request; the answer (sent only if the request has a reply-to)."""
+    def handle(self, request: dict[str, Any], sender: str | None = None) -> dict[str, Any]:
+        """One request; the answer (sent only if the request has a reply-to). A claim by a handle
+        whose lease ran out raises LostHandle, which reaches the asker as an IllegalStateRuntimeException."""
         t = self.table
         op = request.get("op")
         handle = request.get("handle")
         queue = request.get("queue", "")
         ids = request.get("ids", [])
         if op == "claim":
-            try:
-                granted, checked = t.claim_some(handle, queue, ids, request.get("limit"))
-                return {"ok": True, "granted": granted, "checked": checked, "interval_ms": t.interval_ms}
-            except LostHandle as e:
-                return {"ok": False, "lost": True, "error": str(e)}
+            granted, checked = t.claim_some(handle, queue, ids, request.get("limit"))
+            return {"ok": True, "granted": granted, "checked": checked, "interval_ms": t.interval_ms}
         if op == "marked":
             return {"ok": True, "marked": t.marked(queue, ids)}
         if op == "unmark":
@@ -81,7 +75,7 @@ class MarkService:
             if request.get("interval_ms") is not None:
                 t.interval_ms = check_interval(request["interval_ms"])
             return {"ok": True, **self.config()}
-        return {"ok": False, "error": f"unknown mark service operation {op!r}"}
+        raise InvalidArgumentRuntimeException(f"unknown mark service operation {op!r}")
 
     def config(self) -> dict[str, Any]:
         t = self.table
@@ -98,35 +92,18 @@ class MarkService:
         return self
 
     def _serve(self) -> None:
-        with jvm.java_thread(), self.factory.create_context() as ctx:
-            consumer = ctx.create_consumer(Queue(MARK_QUEUE))
-            producer = ctx.create_producer().set_delivery_mode(1).set_time_to_live(30_000)
-            self._ready.set()
-            swept = time.monotonic()
-            while not self._stop.is_set():
-                try:
-                    batch = consumer.receive_batch(256, 100)
-                except JMSRuntimeException:
-                    if self._stop.is_set() or jvm.shutting_down():
-                        return
-                    raise
-                for m in batch:
-                    self.requests += 1
-                    try:
-                        answer = self.handle(json.loads(m.get_text() or "{}"))
-                    except (JMSRuntimeException, KeyError, ValueError, TypeError, AttributeError) as e:
-                        answer = {"ok": False, "error": str(e), "reason": getattr(e, "reason", None)}
-                    reply_to = m.get_jms_reply_to()
-                    if reply_to is not None:
-                        try:
-                            correlation = m.get_jms_correlation_id() or m.get_jms_message_id()
-                            producer.set_jms_correlation_id(correlation).send(reply_to, json.dumps(answer))
-                        except JMSRuntimeException as e:  # the asker went away: nothing to answer
-                            _log.debug("mark service reply to %s failed: %s", reply_to, e)
-                now = time.monotonic()
-                if now - swept >= self.SWEEP_EVERY_S:
-                    self.table.sweep()
-                    swept = now
+        swept = time.monotonic()
+
+        def sweep() -> None:
+            nonlocal swept
+            now = time.monotonic()
+            if now - swept >= self.SWEEP_EVERY_S:
+                self.table.sweep()
+                swept = now
+
+        with jvm.java_thread():
+            serve(self.factory, Queue(MARK_QUEUE), self.handle, self._stop, ready=self._ready, batch=256,
+                  each_round=sweep)
 
     def stop(self) -> None:
         self._stop.set()

@@ -21,6 +21,7 @@ from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.delay import delay_mechanism
 from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import Admin
+from pyjms.providers.activemq.admin import AttributeCache
 from pyjms.reasons import MQRC
 
 OK = "ok"
@@ -108,7 +109,9 @@ def run(url: str | None, mode: str = "auto", *, staging_queue: str = STAGING_QUE
                             _reason(lambda: plain.create_producer().set_delivery_delay(1000))))
 
         # rules on the target's attributes: a pyjms broker's admin service defines them
-        admin = Admin(factory, timeout_ms=2000)
+        # as long as a delayed send's own check waits (AttributeCache.TIMEOUT_MS): a first
+        # request over AMQP on a loaded machine took more than the 2 s this once was
+        admin = Admin(factory, timeout_ms=AttributeCache.TIMEOUT_MS)
         try:
             admin.describe(q)
             have_admin = True

@@ -7,14 +7,16 @@ import threading
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.requests import ServiceClient, ServiceUnavailable, serve
+from pyjms.bridge.contract import CONTROL_PREFIX
 
 
 def control_queue(staging_queue: str) -> Queue:
-    return Queue(f"PYJMS.CONTROL.{staging_queue}")
+    return Queue(CONTROL_PREFIX + staging_queue)
 
 
 class PingResponder:
-    """The ping thread: answers each ping on the control queue, to its reply-to queue."""
+    """The ping thread: answers each ping on the control queue (pyjms.api.requests)."""
 
     def __init__(self, factory: ConnectionFactory, staging: str, stop: threading.Event) -> None:
         self._factory = factory
@@ -22,21 +24,16 @@ class PingResponder:
         self._stop = stop
 
     def run(self) -> None:
-        with self._factory.create_context() as ctx:
-            consumer = ctx.create_consumer(self._queue)
-            producer = ctx.create_producer().set_delivery_mode(1).set_time_to_live(10_000)
-            while not self._stop.is_set():
-                m = consumer.receive(200)
-                if m is not None and m.get_jms_reply_to() is not None:
-                    producer.set_jms_correlation_id(m.get_jms_message_id()).send(m.get_jms_reply_to(), "pyjms delay processor")
+        serve(self._factory, self._queue, lambda request, sender: {"ok": True, "serves": self._queue.name},
+              self._stop, answer_ttl_ms=10_000)
 
 
 def processor_answers(ctx: JMSContext, timeout_ms: int = 1000) -> bool:
     """Whether a delay processor serves this factory's staging queue (it answers a ping)."""
-    with ctx.create_context() as probe:
-        reply = probe.create_temporary_queue()
-        consumer = probe.create_consumer(reply)
-        probe.create_producer().set_jms_reply_to(reply).set_time_to_live(timeout_ms).set_delivery_mode(1).send(
-            control_queue(ctx._factory.staging_queue), "ping"
-        )
-        return consumer.receive(timeout_ms) is not None
+    with ServiceClient(ctx, control_queue(ctx.factory.staging_queue), timeout_ms=timeout_ms,
+                       serves="a delay processor") as processor:
+        try:
+            processor.call("ping")
+            return True
+        except ServiceUnavailable:
+            return False

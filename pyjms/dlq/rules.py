@@ -228,9 +228,22 @@ class RulesTable:
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> RulesTable:
-        """Parse the table in a UTF-8 file."""
-        with open(path, encoding="utf-8") as file:
-            return cls.parse(file.read())
+        """Parse the table in a UTF-8 file; a file that cannot be read or is not UTF-8 text is
+        one error naming the file (and the byte offset of the first bad byte)."""
+        try:
+            with open(path, "rb") as file:
+                data = file.read()
+        except OSError as e:
+            raise InvalidArgumentRuntimeException(f"cannot read the rules table {os.fspath(path)!r}: {e.strerror or e}",
+                                                  values={"path": os.fspath(path)}) from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InvalidArgumentRuntimeException(
+                f"the rules table {os.fspath(path)!r} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})",
+                values={"path": os.fspath(path), "offset": e.start},
+            ) from None
+        return cls.parse(text)
 
     def matching(self, fields: Mapping[str, object]) -> list[Rule]:
         """Every rule the message matches, in table order (the order they are tried, Q01/Q03)."""
@@ -275,7 +288,7 @@ def _number(name: str, value: object) -> int:
     if isinstance(value, int):
         return int(value)
     text = str(value).strip()
-    if _DIGITS.fullmatch(text):
+    if _DIGITS.fullmatch(text) and len(text) <= 4000:  # int() refuses more than 4,300 digits
         return int(text)
     symbol = numeric_symbol(text, NUMERIC_PATTERNS[name])
     if symbol is None:
@@ -507,8 +520,12 @@ def _numeric_pattern(prefixes: tuple[str, ...], keyword: str, value: str, quoted
 
 def _count(low: int, keyword: str, value: str, quoted: bool, wanted: str = "") -> int:
     number = value.strip(" ")
-    if not _DIGITS.fullmatch(number) or not low <= int(number) <= MAX_NUMBER:
-        raise _Bad(f"{keyword}({value}) must be {wanted or f'a number {low}..{MAX_NUMBER}'}")
+    # a number longer than MAX_NUMBER is out of range before int() (Python refuses to
+    # convert more than 4,300 digits), and the message shows only its start
+    fits = _DIGITS.fullmatch(number) and len(number.lstrip("0")) <= len(str(MAX_NUMBER))
+    if not fits or not low <= int(number) <= MAX_NUMBER:
+        shown = value if len(value) <= 40 else f"{value[:20]}... ({len(value)} characters)"
+        raise _Bad(f"{keyword}({shown}) must be {wanted or f'a number {low}..{MAX_NUMBER}'}")
     return int(number)
 
 

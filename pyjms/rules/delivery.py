@@ -10,7 +10,7 @@ the values that broke the rule and IBM MQ's reason code.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from pyjms.api.checks import (  # noqa: F401 - the client's checks, named here too
     DELIVERY_MODES,
@@ -21,6 +21,9 @@ from pyjms.api.checks import (  # noqa: F401 - the client's checks, named here t
     check_time_to_live,
     to_ms,
 )
+from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
+from pyjms.bridge import codec as C
+from pyjms.bridge.contract import RESERVED_PREFIX
 from pyjms.errors import (
     IllegalStateRuntimeException,
     JMSRuntimeException,
@@ -104,6 +107,44 @@ def check_delayed_target(
     check_target_accepts(destination_key, a, size=size)
 
 
+_VALUE_BYTES = {C.T_BOOL: 1, C.T_BYTE: 1, C.T_SHORT: 2, C.T_CHAR: 2, C.T_INT: 4, C.T_FLOAT: 4, C.T_LONG: 8,
+                C.T_DOUBLE: 8}
+
+
+def _value_length(tag: int, value: Any) -> int:
+    if value is None:
+        return 0
+    if tag in _VALUE_BYTES:
+        return _VALUE_BYTES[tag]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return len(value)
+    return len(str(value).encode("utf-8"))
+
+
+def _property_counts(name: str) -> bool:
+    """As org.pyjms.shim.MessageLength.counts: JMS headers, JMSX*, pyjms's and the provider's
+    own properties do not count."""
+    if name.startswith("JMS"):
+        return name.startswith("JMS_") and not name.startswith(RESERVED_PREFIX)
+    return not name.startswith(("_AMQ", "__AMQ", "AMQ_", "_HQ"))
+
+
+def message_length(message: Message, extra_properties: Mapping[str, tuple[int, Any]] | None = None) -> int:
+    """A message's length as IBM MQ counts it against MAXMSGL: the body's bytes (text as
+    UTF-8, a map's names and values) plus each application property's name and value, not
+    pyjms's or the provider's encoding. The brokers count the same (org.pyjms.shim.MessageLength)."""
+    body = message.get_body() if isinstance(message, (TextMessage, BytesMessage)) else None
+    if isinstance(message, MapMessage):
+        length = sum(len(k.encode("utf-8")) + _value_length(t, v) for k, (t, v) in message.typed_map().items())
+    elif body is None:
+        length = 0
+    else:
+        length = len(body.encode("utf-8")) if isinstance(body, str) else len(body)
+    properties = {**message.typed_properties(), **(extra_properties or {})}
+    return length + sum(len(name.encode("utf-8")) + _value_length(tag, value)
+                        for name, (tag, value) in properties.items() if _property_counts(name))
+
+
 def check_target_accepts(destination_key: str, attributes: Any, *, size: int = 0) -> None:
     """D22: a queue that is put-inhibited, full, or shorter than the message refuses it.
 
@@ -117,7 +158,7 @@ def check_target_accepts(destination_key: str, attributes: Any, *, size: int = 0
     if 0 <= a.max_msg_length < size:
         raise mq_error(
             JMSRuntimeException, MQRC.MSG_TOO_BIG_FOR_Q,
-            f"a message of {size} bytes exceeds MAXMSGL {a.max_msg_length} of {destination_key}",
+            f"a message of {size} bytes (body and properties) exceeds MAXMSGL {a.max_msg_length} of {destination_key}",
             size=size, MAXMSGL=a.max_msg_length,
         )
     if 0 <= a.max_depth <= a.depth:

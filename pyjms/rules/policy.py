@@ -36,7 +36,7 @@ class DelayedMessageRules(SendPolicy):
         attributes = ctx.provider.target_attributes(ctx, send.destination)
         if attributes is None:
             return
-        size = max((len(r) for r in send.records()), default=0)
+        size = max((rules.message_length(m, send.properties) for m in send.messages), default=0)
         rules.check_delayed_target(send.destination.key, attributes, persistent=send.delivery_mode == PERSISTENT,
                                    size=size, delay_ms=delay)
 

@@ -58,7 +58,7 @@ def delivery_mode_value(value: Any) -> int:
     """1, 2, "1", "2", "PERSISTENT" or "NON_PERSISTENT" (any case) as a checked JMS delivery mode."""
     if isinstance(value, str):
         name = value.strip().upper()
-        value = DELIVERY_MODE_NAMES.get(name, int(name) if name.isdigit() else value)
+        value = DELIVERY_MODE_NAMES.get(name, int(name) if name.isascii() and name.isdigit() and len(name) < 20 else value)
     return rules.check_delivery_mode(value)
 
 

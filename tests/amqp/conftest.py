@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -37,8 +37,18 @@ class AmqpPeer:
     #: whether it resends a delayed message with a new JMSTimestamp and the TTL counted again
     #: (ActiveMQ Classic's scheduler); pyjms compensates for its own sends, plain clients do not
     restamps_delayed: bool = False
+    #: whether it converts AMQP messages for its own protocol's receivers (Artemis does: a core
+    #: receiver sees a new JMSMessageID, and the AMQP sender's in the NATIVE_MESSAGE_ID property)
+    converts_for_native: bool = False
     #: whether a pyjms delay processor serves it (the staging mechanism can be chosen)
     staging: bool = True
+    #: whether staging stages a delayed publication once per subscriber of the send (D16): pyjms
+    #: learns the subscribers from its ActiveMQ brokers' admin service, not yet from Artemis
+    stages_per_subscriber: bool = True
+
+    def sent_id_as_native_sees_it(self, got: Any) -> str | None:
+        """The AMQP sender's JMSMessageID, as a receiver through the native protocol reads it."""
+        return got.get_string_property("NATIVE_MESSAGE_ID") if self.converts_for_native else got.get_jms_message_id()
 
 
 def _activemq_version() -> str:
@@ -84,7 +94,7 @@ def artemis_process(artemis_tcp_broker: BrokerProcess) -> AmqpPeer:
     SHARED-SUBS, and keeps a delayed message's timestamp."""
     assert artemis_tcp_broker.amqp_url is not None
     return AmqpPeer(artemis_tcp_broker.amqp_url, artemis_tcp_broker.tcp_url, _artemis_version(),
-                    shared_subscriptions=True)
+                    shared_subscriptions=True, converts_for_native=True, stages_per_subscriber=False)
 
 
 #: the fixtures that give AMQP peers; each test taking ``amqp_peer`` runs against every one

@@ -59,6 +59,8 @@ def test_delayed_publication_reaches_each_subscriber_of_the_send_once(
     _skip_in_process_peer(request)
     if mechanism == "staging" and not amqp_peer.staging:
         pytest.skip(f"no pyjms delay processor serves {amqp_peer.product}")
+    if mechanism == "staging" and not amqp_peer.stages_per_subscriber:
+        pytest.skip(f"D16 through staging on {amqp_peer.product}: pyjms cannot yet read its subscribers at the send")
     factory = pyjms.ConnectionFactory(amqp_peer.url, delivery_delay=mechanism, client_id=f"c{uuid.uuid4().hex[:8]}")
     with factory.create_context() as ctx:
         topic = ctx.create_topic(f"AMQP.D16.{uuid.uuid4().hex[:8]}")
@@ -71,7 +73,8 @@ def test_delayed_publication_reaches_each_subscriber_of_the_send_once(
         for c in (plain, durable, other):
             got = c.receive(10_000)
             assert got is not None and got.get_text() == "later"
-            assert got.get_jms_message_id() == sent.get_jms_message_id()
+            got_id = amqp_peer.sent_id_as_native_sees_it(got) if c is other else got.get_jms_message_id()
+            assert got_id == sent.get_jms_message_id()
             assert int(time.time() * 1000) >= sent.get_jms_delivery_time()
             assert drain(c, 300) == []  # once
         if mechanism == "staging":

@@ -43,9 +43,17 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
-@pytest.fixture(scope="session")
-def jms_url(tcp_broker) -> str:
-    return tcp_broker.tcp_url
+#: the brokers the Spark tests run against, as a Spark job reaches them: ActiveMQ Classic over
+#: OpenWire, Apache Artemis over its core protocol, and Artemis over AMQP 1.0 (Qpid JMS)
+SPARK_PROVIDERS = ["activemq", "artemis", "amqp-artemis"]
+
+
+@pytest.fixture(scope="session", params=SPARK_PROVIDERS)
+def jms_url(request: pytest.FixtureRequest) -> str:
+    if request.param == "activemq":
+        return request.getfixturevalue("tcp_broker").tcp_url
+    artemis = request.getfixturevalue("artemis_tcp_broker")
+    return artemis.tcp_url if request.param == "artemis" else artemis.amqp_url
 
 
 @pytest.fixture

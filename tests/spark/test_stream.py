@@ -15,6 +15,14 @@ import pyjms  # noqa: E402
 from tests.conftest import drain  # noqa: E402
 
 
+@pytest.fixture(scope="session")
+def jms_url(tcp_broker) -> str:
+    """Streaming runs on ActiveMQ Classic only (batch reads and writes run on every provider in
+    SPARK_PROVIDERS): the stream's commit path is the batch consume path, which those prove,
+    and three more streaming jobs would cost the suite minutes."""
+    return tcp_broker.tcp_url
+
+
 def _fill(ctx, queue: str, n: int) -> None:
     with ctx.create_context(pyjms.SESSION_TRANSACTED) as tx:
         tx.create_producer().send_batch(tx.create_queue(queue), [f"m{i}" for i in range(n)])

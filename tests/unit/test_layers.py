@@ -8,7 +8,11 @@ Layers, bottom up; a module may import only from its own layer or below:
    extension points features and providers plug into);
 4. features: ``pyjms.rules``, ``pyjms.delay``, ``pyjms.browse``, ``pyjms.dlq``;
 5. providers: ``pyjms.providers`` (and ``pyjms.broker``, its public re-export);
-6. entry points: ``pyjms.spark``, ``pyjms.cli``.
+6. asyncio: ``pyjms.aio``, the asyncio API, built only on the public synchronous API (the
+   client and browse with mark) as nats.py builds JetStream on its public client; besides
+   those it takes only the JVM thread attachment (``pyjms.bridge.jvm``) and the errors
+   (test_aio_is_built_on_the_public_api), and only the entry points may import it;
+7. entry points: ``pyjms.spark``, ``pyjms.cli``.
 
 The package root ``pyjms`` is the public facade and may import from any layer; no layer may
 import the facade. Besides the direction of imports, the test refuses an import cycle between
@@ -38,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("client", ("pyjms.api",)),
     ("features", ("pyjms.rules", "pyjms.delay", "pyjms.browse", "pyjms.dlq")),
     ("providers", ("pyjms.providers", "pyjms.broker")),
+    ("asyncio", ("pyjms.aio",)),
     ("entry points", ("pyjms.spark", "pyjms.cli", "pyjms.__main__")),
 )
 FACADE = "pyjms"
@@ -348,6 +353,34 @@ def test_no_private_reads_across_packages(pyjms_tree: Tree) -> None:
     assert private_reads(pyjms_tree) == []
 
 
+#: what pyjms.aio may import besides itself: the public synchronous API it is built on, the
+#: errors, and the JVM attachment of its worker threads
+AIO_MAY_IMPORT = ("pyjms.api", "pyjms.browse", "pyjms.errors", "pyjms.reasons", "pyjms.bridge.jvm")
+
+
+def aio_imports_beyond_the_public_api(tree: Tree) -> list[str]:
+    bad = []
+    for imp in imports(tree):
+        if not imp.module.startswith("pyjms.aio") or imp.target.split(".")[0] != tree.root_package:
+            continue
+        if imp.target.startswith("pyjms.aio") or any(imp.target == p or imp.target.startswith(p + ".")
+                                                      for p in AIO_MAY_IMPORT):
+            continue
+        bad.append(f"{imp.module}:{imp.line} imports {imp.target}")
+    return bad
+
+
+def test_aio_is_built_on_the_public_api(pyjms_tree: Tree) -> None:
+    assert aio_imports_beyond_the_public_api(pyjms_tree) == []
+    assert any(m.startswith("pyjms.aio.") for m in pyjms_tree.modules)  # the check saw the package
+
+
+def test_aio_reaching_below_the_public_api_fails() -> None:
+    tree = _tree(pyjms__aio__init="", pyjms__aio__context="from pyjms.bridge.channel import Channel\n",
+                 pyjms__bridge__init="", pyjms__bridge__channel="class Channel: pass\n")
+    assert aio_imports_beyond_the_public_api(tree) == ["pyjms.aio.context:1 imports pyjms.bridge.channel"]
+
+
 # ---------------------------------------------------------------------------- the checks can fail
 
 _SYNTHETIC = {
@@ -405,6 +438,15 @@ def test_a_type_only_upward_import_fails_too() -> None:
     assert [b.split(" imports ")[1] for b in upward_imports(tree)] == [
         "pyjms.delay.mechanism (layer 'features')", "pyjms.delay (layer 'features')"]
     assert cycles(tree) == []  # type-only imports run nothing
+
+
+def test_importing_the_asyncio_api_from_a_provider_fails() -> None:
+    tree = _tree(pyjms__aio__init="", pyjms__aio__context="class JMSContext: pass\n",
+                 pyjms__providers__init="", pyjms__providers__artemis="from pyjms.aio.context import JMSContext\n")
+    assert upward_imports(tree) == [
+        "pyjms.providers.artemis:1 (layer 'providers') imports pyjms.aio.context (layer 'asyncio')",
+        "pyjms.providers.artemis:1 (layer 'providers') imports pyjms.aio (layer 'asyncio')",
+    ]
 
 
 def test_importing_the_facade_from_a_layer_fails() -> None:

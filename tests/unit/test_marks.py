@@ -152,12 +152,13 @@ def test_mark_service_requests_answer_as_the_table_says(clock: Clock) -> None:
     assert service.handle({"op": "marked", "queue": "Q", "ids": ["m1", "m2"]})["marked"] == ["m1"]
     clock.advance(600)
     service.table.sweep()
-    lost = service.handle({"op": "claim", "handle": "a", "queue": "Q", "ids": ["m2"]})
-    assert lost["ok"] is False and lost["lost"] is True, "a handle whose lease ran out is told so"
+    with pytest.raises(LostHandle):  # a handle whose lease ran out is told so
+        service.handle({"op": "claim", "handle": "a", "queue": "Q", "ids": ["m2"]})
     assert service.handle({"op": "config", "interval_ms": -1})["interval_ms"] == -1
     with pytest.raises(InvalidArgumentRuntimeException):
         service.handle({"op": "config", "interval_ms": -5})
-    assert service.handle({"op": "nonsense"})["ok"] is False
+    with pytest.raises(InvalidArgumentRuntimeException, match="nonsense"):
+        service.handle({"op": "nonsense"})
     with pytest.raises(InvalidArgumentRuntimeException, match="lease"):
         MarkService(factory=None, lease_ms=10)  # type: ignore[arg-type]
 

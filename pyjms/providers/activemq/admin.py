@@ -12,7 +12,6 @@ standalone broker too. A destination with no attributes has no limits.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import asdict
@@ -20,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Queue, Topic, from_key
+from pyjms.api.requests import ServiceClient, ServiceUnavailable, serve
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import ADMIN_QUEUE
-from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, JMSSecurityRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException, JMSSecurityRuntimeException
 from pyjms.reasons import MQRC
 from pyjms.rules.attributes import Attributes, QueueAttributes, TopicAttributes, from_values
 
@@ -89,26 +89,11 @@ class AdminService:
         return {"ok": True, "attributes": None if a is None else asdict(a)}
 
     def start(self, factory: ConnectionFactory) -> AdminService:
-        def serve() -> None:
-            with jvm.java_thread(), factory.create_context() as ctx:
-                consumer = ctx.create_consumer(Queue(ADMIN_QUEUE))
-                producer = ctx.create_producer().set_delivery_mode(1)
-                while not self._stop.is_set():
-                    try:
-                        m = consumer.receive(200)
-                    except JMSRuntimeException:
-                        if self._stop.is_set() or jvm.shutting_down():
-                            return
-                        raise
-                    if m is None or m.get_jms_reply_to() is None:
-                        continue
-                    try:
-                        answer = self.handle(json.loads(m.get_text() or "{}"), m.get_string_property("JMSXUserID"))
-                    except (JMSRuntimeException, KeyError, ValueError, TypeError) as e:
-                        answer = {"ok": False, "error": str(e), "reason": getattr(e, "reason", None)}
-                    producer.set_jms_correlation_id(m.get_jms_message_id()).send(m.get_jms_reply_to(), json.dumps(answer))
+        def run() -> None:
+            with jvm.java_thread():
+                serve(factory, Queue(ADMIN_QUEUE), self.handle, self._stop)
 
-        self._thread = threading.Thread(target=serve, name="pyjms-admin", daemon=True)
+        self._thread = threading.Thread(target=run, name="pyjms-admin", daemon=True)
         self._thread.start()
         return self
 
@@ -177,26 +162,9 @@ def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, t
 
 
 def _ask(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any) -> dict[str, Any]:
-    with ctx.create_context() as c:
-        reply = c.create_temporary_queue()
-        consumer = c.create_consumer(reply)
-        body = json.dumps({"op": op, "destination": destination.key, **extra})
-        c.create_producer().set_jms_reply_to(reply).set_delivery_mode(1).set_time_to_live(timeout_ms).send(
-            Queue(ADMIN_QUEUE), body
-        )
-        answer = consumer.receive(timeout_ms)
-        if answer is None:
-            raise JMSRuntimeException(
-                f"no pyjms admin service answered on {ADMIN_QUEUE} within {timeout_ms} ms: "
-                "destination attributes need a pyjms broker"
-            )
-        data: dict[str, Any] = json.loads(answer.get_text() or "{}")
-        if not data.get("ok"):
-            error = data.get("error", "admin request failed")
-            if data.get("reason") == MQRC.NOT_AUTHORIZED:
-                raise JMSSecurityRuntimeException(error, reason=MQRC.NOT_AUTHORIZED)
-            raise InvalidArgumentRuntimeException(error, reason=data.get("reason"))
-        return data
+    with ServiceClient(ctx, Queue(ADMIN_QUEUE), timeout_ms=timeout_ms,
+                       serves="a pyjms broker's admin service (destination attributes need a pyjms broker)") as admin:
+        return admin.call(op, destination=destination.key, **extra)
 
 
 class AttributeCache:
@@ -223,7 +191,7 @@ class AttributeCache:
             return hit[1]
         try:
             a = request(ctx, "describe", destination, self.TIMEOUT_MS)
-        except JMSRuntimeException:
+        except ServiceUnavailable:
             if service_known:
                 raise  # rules that cannot be checked are not skipped
             self._unavailable = True  # not a pyjms broker: no attributes, no such checks

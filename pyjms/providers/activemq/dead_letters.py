@@ -22,11 +22,14 @@ from __future__ import annotations
 from typing import Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.bridge.urls import add_internal_option
 from pyjms.dlq.header import ACTIVEMQ_CAUSE, REASON, DeadLetterDetails
 
 #: URL schemes the shim hands to ActiveMQ (org.pyjms.shim.Providers.forUrl)
 SCHEMES = ("vm", "tcp", "nio", "ssl", "failover", "discovery", "static", "auto", "peer")
 _HANDLER_OPTIONS = ("jms.redeliveryPolicy.maximumRedeliveries=-1",)
+for _option in _HANDLER_OPTIONS:
+    add_internal_option(_option)
 #: at most this many entries are read per call; ActiveMQ browses no more than 400 by default
 _MAX_ENTRIES = 1000
 

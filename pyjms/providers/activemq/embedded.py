@@ -87,22 +87,7 @@ class EmbeddedBroker:
         if users is not None:
             # pyjms's own services (delay processor, admin) sign in as a system user
             self._system_user = (SYSTEM_USER, secrets.token_hex(16))
-            user_rows = [[u, pw, ",".join(groups)] for u, (pw, groups) in users.items()]
-            user_rows.append([*self._system_user, SYSTEM_GROUP])
-            everyone = ",".join(sorted({g for _, gs in users.values() for g in gs} | {SYSTEM_GROUP}))
-            rule_rows = [[r.kind, r.pattern, ",".join(r.read), ",".join(r.write), ",".join(r.admin)] for r in access]
-            rule_rows += [
-                ["queue", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
-                ["topic", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
-                # D13: anyone may stage a delayed message; only the processor reads the staging queue
-                ["queue", "SYSTEM.DDELAY.>", SYSTEM_GROUP, everyone, everyone],
-                ["queue", CONTROL_PREFIX + ">", SYSTEM_GROUP, everyone, everyone],
-                # pyjms's services: every user's client asks them (a delayed send's rules read
-                # the target's attributes; browse with mark claims marks). Only the services
-                # read them, and the admin service lets only the system user define or delete
-                ["queue", ADMIN_QUEUE, SYSTEM_GROUP, everyone, everyone],
-                ["queue", MARK_QUEUE, SYSTEM_GROUP, everyone, everyone],
-            ]
+            user_rows, rule_rows = security_rows(users, access, self._system_user)
         try:
             self._broker = Broker.start(self.name, self.data_dir, connectors, user_rows, rule_rows)
         except s.JException as e:
@@ -228,6 +213,29 @@ class EmbeddedBroker:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+def security_rows(
+    users: Mapping[str, tuple[str, Sequence[str]]], access: Sequence[AccessRule], system_user: tuple[str, str]
+) -> tuple[list[list[str]], list[list[str]]]:
+    """The Java rows for users and access rules (either broker), with pyjms's own services'
+    system user, who may do everything. Every signed-in user may stage a delayed message (D13:
+    only the processor reads the staging queue), ping the processor, and ask the admin and mark
+    services (a delayed send reads its target's attributes; browse with mark claims marks); only
+    the services read their queues, and only the system user may define or delete attributes."""
+    user_rows = [[u, pw, ",".join(groups)] for u, (pw, groups) in users.items()]
+    user_rows.append([*system_user, SYSTEM_GROUP])
+    everyone = ",".join(sorted({g for _, gs in users.values() for g in gs} | {SYSTEM_GROUP}))
+    rule_rows = [[r.kind, r.pattern, ",".join(r.read), ",".join(r.write), ",".join(r.admin)] for r in access]
+    rule_rows += [
+        ["queue", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
+        ["topic", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
+        ["queue", "SYSTEM.DDELAY.>", SYSTEM_GROUP, everyone, everyone],
+        ["queue", CONTROL_PREFIX + ">", SYSTEM_GROUP, everyone, everyone],
+        ["queue", ADMIN_QUEUE, SYSTEM_GROUP, everyone, everyone],
+        ["queue", MARK_QUEUE, SYSTEM_GROUP, everyone, everyone],
+    ]
+    return user_rows, rule_rows
 
 
 def queue_limits(attributes: Attributes | None) -> Any:

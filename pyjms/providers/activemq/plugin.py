@@ -24,6 +24,7 @@ from typing import Any, Mapping
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Topic
 from pyjms.api.provider import ProviderPlugin
+from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import admin, dead_letters, subscriptions
 from pyjms.providers.activemq.admin import AttributeCache
 from pyjms.providers.activemq.embedded import default_broker
@@ -98,6 +99,11 @@ class ActiveMQPlugin(ProviderPlugin):
         if not self.on_pyjms_broker(ctx):
             return None
         return subscriptions.subscribers_at_send(ctx, topic)
+
+    def commit_in_doubt(self, error: JMSRuntimeException) -> bool:
+        # after a reconnect the failover transport cannot tell whether the broker committed, and
+        # reports a rollback anyway: "Transaction ... in doubt due to failover. Forcing rollback"
+        return "in doubt" in str(error)
 
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         return dead_letters.without_redelivery_limit(factory)

@@ -19,7 +19,6 @@ from typing import Any, Mapping, Sequence
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
-from pyjms.bridge.contract import CONTROL_PREFIX
 from pyjms.bridge.errors import translate
 from pyjms.bridge.urls import ARTEMIS
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
@@ -27,7 +26,7 @@ from pyjms.browse.service import MarkService
 from pyjms.delay.processor import DelayProcessor
 from pyjms.errors import InvalidArgumentRuntimeException, NotSupportedRuntimeException
 from pyjms.providers.activemq.admin import AdminService
-from pyjms.providers.activemq.embedded import SYSTEM_GROUP, SYSTEM_USER, AccessRule
+from pyjms.providers.activemq.embedded import SYSTEM_USER, AccessRule, security_rows
 from pyjms.rules.attributes import Attributes
 
 _counter = itertools.count(1)
@@ -96,7 +95,7 @@ class EmbeddedArtemisBroker:
     def _start_services(self, delay_processor: bool, mark_browse_interval: int, mark_lease_ms: int) -> None:
         """The admin service, the mark service and the delay processor, as a pyjms ActiveMQ
         broker runs them, each in the background so that they do not slow the start."""
-        self.admin = AdminService(self)
+        self.admin = AdminService(self, administrator=SYSTEM_USER if self._system_user else None)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
         self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
         threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
@@ -166,20 +165,3 @@ class EmbeddedArtemisBroker:
         self.stop()
 
 
-def security_rows(
-    users: Mapping[str, tuple[str, Sequence[str]]], access: Sequence[AccessRule], system_user: tuple[str, str]
-) -> tuple[list[list[str]], list[list[str]]]:
-    """The Java rows for users and access rules, with pyjms's own services' system user, who
-    may do everything, as on the ActiveMQ broker (D13: anyone may stage a delayed message; only
-    the processor reads the staging queue)."""
-    user_rows = [[u, pw, ",".join(groups)] for u, (pw, groups) in users.items()]
-    user_rows.append([*system_user, SYSTEM_GROUP])
-    everyone = ",".join(sorted({g for _, gs in users.values() for g in gs} | {SYSTEM_GROUP}))
-    rule_rows = [[r.kind, r.pattern, ",".join(r.read), ",".join(r.write), ",".join(r.admin)] for r in access]
-    rule_rows += [
-        ["queue", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
-        ["topic", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
-        ["queue", "SYSTEM.DDELAY.>", SYSTEM_GROUP, everyone, everyone],
-        ["queue", CONTROL_PREFIX + ">", SYSTEM_GROUP, everyone, everyone],
-    ]
-    return user_rows, rule_rows

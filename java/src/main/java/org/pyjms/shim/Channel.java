@@ -38,6 +38,8 @@ public final class Channel implements AutoCloseable {
         final Connection connection;
         final AtomicInteger users = new AtomicInteger(1);
         volatile boolean started;
+        /** Why the connection broke, as the client told its exception listener; null while it holds. */
+        volatile Throwable failure;
         Shared(Connection c) { connection = c; }
     }
 
@@ -75,7 +77,10 @@ public final class Channel implements AutoCloseable {
         Connection c = user == null ? factory.createConnection() : factory.createConnection(user, password);
         try {
             if (clientId != null) c.setClientID(clientId);
-            return new Channel(provider, new Shared(c), sessionMode);
+            Shared shared = new Shared(c);
+            // remembered so that a later call failing on the dead connection can say why (2009)
+            c.setExceptionListener(e -> shared.failure = e);
+            return new Channel(provider, shared, sessionMode);
         } catch (JMSException | RuntimeException e) {
             c.close();
             throw e;
@@ -95,6 +100,9 @@ public final class Channel implements AutoCloseable {
     }
 
     public String providerName() { return provider.name(); }
+
+    /** Why the connection broke (the client's exception listener heard it), or null. */
+    public Throwable connectionFailure() { return shared.failure; }
 
     public Provider provider() { return provider; }
 

@@ -56,12 +56,10 @@ public final class Codec {
             case KIND_TEXT -> m = session.createTextMessage(readString(in));
             case KIND_BYTES -> {
                 BytesMessage b = session.createBytesMessage();
-                int n = in.getInt();
-                if (n > 0) {
-                    byte[] body = new byte[n];
-                    in.get(body);
-                    b.writeBytes(body);
-                }
+                byte[] body = new byte[in.getInt()];
+                in.get(body);
+                // even when empty: an Artemis BytesMessage never written to arrives with 4 bytes
+                b.writeBytes(body);
                 m = b;
             }
             case KIND_MAP -> {
@@ -160,7 +158,7 @@ public final class Codec {
         c.setJMSReplyTo(m.getJMSReplyTo());
         for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
             String name = (String) e.nextElement();
-            if (name.startsWith("JMSX")) continue; // set by the provider
+            if (name.startsWith("JMSX") || !isPropertyName(name)) continue; // the provider's own
             Object v = m.getObjectProperty(name);
             if (v != null) c.setObjectProperty(name, v);
         }
@@ -191,9 +189,18 @@ public final class Codec {
             }
             case KIND_MAP -> {
                 MapMessage mm = (MapMessage) m;
+                ExactValues exact = exactFor(m);
+                java.util.Map<String, Object> entries = exact != null ? exact.entries(mm) : null;
                 int countAt = out.reserveInt();
                 int count = 0;
-                for (Enumeration<?> e = mm.getMapNames(); e.hasMoreElements(); count++) {
+                if (entries != null) {
+                    for (java.util.Map.Entry<String, Object> e : entries.entrySet()) {
+                        out.putString(e.getKey());
+                        putValue(out, e.getValue());
+                        count++;
+                    }
+                }
+                for (Enumeration<?> e = mm.getMapNames(); entries == null && e.hasMoreElements(); count++) {
                     String name = (String) e.nextElement();
                     out.putString(name);
                     putValue(out, mm.getObject(name));
@@ -267,16 +274,105 @@ public final class Codec {
         out.putInt(deliveryCount);
     }
 
+    /**
+     * Whether a name can be a JMS property: a Java identifier. Providers list annotations of
+     * their own among the properties (Artemis: "JMS_AMQP_MA_x-opt-jms-msg-type" on a message that
+     * came over AMQP) that no JMS client may set; they are neither shown nor forwarded, so a
+     * forwarded message (the delay processor, the DLQ handler) is never refused for them.
+     */
+    static boolean isPropertyName(String name) {
+        if (name.isEmpty() || !Character.isJavaIdentifierStart(name.codePointAt(0))) return false;
+        for (int i = Character.charCount(name.codePointAt(0)); i < name.length(); ) {
+            int c = name.codePointAt(i);
+            if (!Character.isJavaIdentifierPart(c)) return false;
+            i += Character.charCount(c);
+        }
+        return true;
+    }
+
     private static long carried(Message m, String property, long otherwise) throws JMSException {
         return m.propertyExists(property) ? m.getLongProperty(property) : otherwise;
     }
 
+    /**
+     * Reads a provider's properties and map entries exactly where its own getters lose
+     * characters: ActiveMQ Classic's client keeps a received string as its wire's modified
+     * UTF-8 and decodes it as plain UTF-8, so a character outside the BMP came back as two
+     * U+FFFD (issue 15 finding 7). A provider registers one when it is loaded.
+     */
+    public interface ExactValues {
+        /** Whether this reader knows the message's class. */
+        boolean reads(Message m);
+
+        /** Every property by name, or null to read them through the JMS getters. */
+        java.util.Map<String, Object> properties(Message m) throws JMSException;
+
+        /** Every map entry by name, or null to read them through the JMS getters. */
+        java.util.Map<String, Object> entries(MapMessage m) throws JMSException;
+    }
+
+    private static final java.util.List<ExactValues> EXACT = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Registers a provider's exact reader (once per class). */
+    public static void register(ExactValues reader) {
+        for (ExactValues r : EXACT) if (r.getClass() == reader.getClass()) return;
+        EXACT.add(reader);
+    }
+
+    private static ExactValues exactFor(Message m) {
+        for (ExactValues r : EXACT) if (r.reads(m)) return r;
+        return null;
+    }
+
+    /**
+     * Java's modified UTF-8 (a character outside the BMP as two 3-byte surrogates; 4-byte
+     * UTF-8 sequences are read too), as a String; null if the bytes are not well formed.
+     */
+    public static String modifiedUtf8(byte[] data, int offset, int length) {
+        char[] chars = new char[length];
+        int n = 0;
+        int i = offset;
+        int end = offset + length;
+        while (i < end) {
+            int b = data[i] & 0xFF;
+            if (b < 0x80) { chars[n++] = (char) b; i++; continue; }
+            int need = b >= 0xF0 && b < 0xF8 ? 3 : b >= 0xE0 ? 2 : b >= 0xC0 ? 1 : -1;
+            if (need < 0 || i + need >= end) return null;
+            int cp = need == 3 ? b & 0x07 : need == 2 ? b & 0x0F : b & 0x1F;
+            for (int k = 1; k <= need; k++) {
+                int c = data[i + k] & 0xFF;
+                if ((c & 0xC0) != 0x80) return null;
+                cp = (cp << 6) | (c & 0x3F);
+            }
+            i += need + 1;
+            if (cp > 0xFFFF) {
+                if (cp > 0x10FFFF) return null;
+                chars[n++] = Character.highSurrogate(cp);
+                chars[n++] = Character.lowSurrogate(cp);
+            } else {
+                chars[n++] = (char) cp;
+            }
+        }
+        return new String(chars, 0, n);
+    }
+
     private static void encodeProperties(Message m, Out out) throws JMSException {
+        ExactValues exact = exactFor(m);
+        java.util.Map<String, Object> exactProperties = exact != null ? exact.properties(m) : null;
         int countAt = out.reserveInt();
         int count = 0;
-        for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
+        if (exactProperties != null) {
+            for (java.util.Map.Entry<String, Object> e : exactProperties.entrySet()) {
+                if ("JMSXDeliveryCount".equals(e.getKey()) || e.getValue() == null) continue;
+                out.putString(e.getKey());
+                putValue(out, e.getValue());
+                count++;
+            }
+        }
+        for (Enumeration<?> e = m.getPropertyNames(); exactProperties == null && e.hasMoreElements(); ) {
             String name = (String) e.nextElement();
             if ("JMSXDeliveryCount".equals(name)) continue; // carried in the header block
+            if (!isPropertyName(name)) continue; // the provider's own annotation (see isPropertyName)
             Object v = m.getObjectProperty(name);
             if (v == null) continue;
             out.putString(name);

@@ -22,6 +22,8 @@ public final class Contract {
             SEND_DELAY_SCHEDULER = 8;
 
     // message properties
+    /** The prefix of every property pyjms writes (users cannot set them). */
+    public static final String RESERVED_PREFIX = "JMS_PYJMS_";
     public static final String DELIVERY_TIME = "JMS_PYJMS_DeliveryTime";
     public static final String SEND_TIME = "JMS_PYJMS_Timestamp";
     public static final String EXPIRATION = "JMS_PYJMS_Expiration";
@@ -33,4 +35,29 @@ public final class Contract {
     // queues
     public static final String STAGING_QUEUE = "SYSTEM.DDELAY.LOCAL.QUEUE";
     public static final String SLOT_PREFIX = "PYJMS.SLOT.";
+
+    // a broker's refusal with IBM MQ's reason. OpenWire and Artemis's core protocol carry only an
+    // exception's text to the client, so the reason rides in the text in one format, written and
+    // read here only: the client-side shim hands Python the reason as an int (reasonOf)
+    private static final java.util.regex.Pattern REASON_IN_TEXT =
+            java.util.regex.Pattern.compile(" ?\\[MQRC_[A-Z_]+\\((\\d+)\\)\\]");
+
+    /** The text of a refusal: "why [MQRC_NAME(reason)]". */
+    public static String refusal(int reason, String name, String why) {
+        return why + " [" + name + "(" + reason + ")]";
+    }
+
+    /** The IBM MQ reason a refusal anywhere in this exception's causes carries, or 0. */
+    public static int reasonOf(Throwable t) {
+        for (int depth = 0; t != null && depth < 8; t = t.getCause(), depth++) {
+            java.util.regex.Matcher m = REASON_IN_TEXT.matcher(String.valueOf(t.getMessage()));
+            if (m.find()) return Integer.parseInt(m.group(1));
+        }
+        return 0;
+    }
+
+    /** A refusal's text without the reason's tag (the reason travels apart, as a number). */
+    public static String withoutReason(String text) {
+        return text == null ? null : REASON_IN_TEXT.matcher(text).replaceAll("");
+    }
 }

@@ -75,7 +75,16 @@ public final class Providers {
             @Override public String name() { return className; }
 
             @Override public ConnectionFactory factory(String url, Map<String, String> props) throws Exception {
-                Object f = Class.forName(className).getDeclaredConstructor().newInstance();
+                Object f;
+                try {
+                    f = Class.forName(className).getDeclaredConstructor().newInstance();
+                } catch (ClassNotFoundException | NoClassDefFoundError missing) {
+                    String fetch = className.startsWith("com.ibm.") ? "ibmmq" : "NAME";
+                    throw new IllegalStateException("the factory class " + className + " is not on the classpath: "
+                            + "add its client's jars with ConnectionFactory(classpath=[...]) (the CLI's --classpath), "
+                            + "or for a provider pyjms knows run 'pyjms providers fetch " + fetch
+                            + "' (activemq, artemis, amqp, ibmmq)");
+                }
                 if (url != null && !url.isEmpty()) setProperty(f, "brokerURL", url);
                 for (Map.Entry<String, String> e : props.entrySet()) setProperty(f, e.getKey(), e.getValue());
                 return (ConnectionFactory) f;

@@ -16,19 +16,30 @@ import org.pyjms.shim.Provider;
 
 /** ActiveMQ Classic: URL schemes, temporary destinations, virtual-topic shared subscriptions. */
 public final class ActiveMQProvider implements Provider {
+    /** How long a new connection may wait for the broker's answer. */
+    static final int CONNECT_TIMEOUT_MS = 30_000;
+
+    static {
+        // received strings as they were sent (see ExactStrings)
+        org.pyjms.shim.Codec.register(new ExactStrings());
+    }
+
     @Override
     public String name() { return "ActiveMQ Classic " + ActiveMQConnection.class.getPackage().getImplementationVersion(); }
 
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
         // no URL: the properties name it (brokerURL), as for any factory class
-        ActiveMQConnectionFactory f = url == null ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(url);
+        ActiveMQConnectionFactory f = url == null || url.isEmpty() ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(url);
         // No ObjectMessage body is ever deserialized by pyjms; trust no package either.
         f.setTrustAllPackages(false);
         f.setTrustedPackages(java.util.List.of());
         // the broker dispatches by priority (pyjms brokers); re-sorting the client's prefetch
         // buffer as well made transacted consumers ~10x slower (measured)
         f.setMessagePrioritySupported(false);
+        // ActiveMQ waits for ever by default for a broker's answer to a new connection: a broker
+        // that accepts and never answers must give an error, not a hung program
+        if (url == null || !url.contains("connectResponseTimeout")) f.setConnectResponseTimeout(CONNECT_TIMEOUT_MS);
         for (Map.Entry<String, String> e : properties.entrySet()) {
             org.apache.activemq.util.IntrospectionSupport.setProperty(f, e.getKey(), e.getValue());
         }

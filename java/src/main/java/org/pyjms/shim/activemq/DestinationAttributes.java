@@ -63,9 +63,12 @@ public final class DestinationAttributes implements BrokerPlugin {
     private static void check(Destination region, ActiveMQDestination d, Limits l, Message m) throws Exception {
         String q = d.getPhysicalName();
         if (!l.putEnabled) throw refused(2051, "MQRC_PUT_INHIBITED", "queue " + q + " is put-inhibited");
-        if (l.maxMessageLength >= 0 && m.getSize() > l.maxMessageLength) {
-            throw refused(2030, "MQRC_MSG_TOO_BIG_FOR_Q", "message of " + m.getSize() + " bytes exceeds MAXMSGL "
-                    + l.maxMessageLength + " of queue " + q);
+        if (l.maxMessageLength >= 0) {
+            long length = length(m);
+            if (length > l.maxMessageLength) {
+                throw refused(2030, "MQRC_MSG_TOO_BIG_FOR_Q", "message of " + length + " bytes (body and properties) "
+                        + "exceeds MAXMSGL " + l.maxMessageLength + " of queue " + q);
+            }
         }
         if (l.maxDepth >= 0) {
             long depth = region == null ? 0 : region.getDestinationStatistics().getMessages().getCount();
@@ -73,6 +76,19 @@ public final class DestinationAttributes implements BrokerPlugin {
                 throw refused(2053, "MQRC_Q_FULL", "queue " + q + " holds " + depth + " messages, MAXDEPTH " + l.maxDepth);
             }
         }
+    }
+
+    /** The message's length as IBM MQ counts it (org.pyjms.shim.MessageLength). */
+    private static long length(Message m) throws Exception {
+        long body;
+        if (m instanceof org.apache.activemq.command.ActiveMQTextMessage t) {
+            body = org.pyjms.shim.MessageLength.utf8(t.getText());
+        } else if (m instanceof org.apache.activemq.command.ActiveMQMapMessage map) {
+            body = org.pyjms.shim.MessageLength.entries(map.getContentMap());
+        } else {
+            body = m.getContent() == null ? 0 : m.getContent().getLength();
+        }
+        return body + org.pyjms.shim.MessageLength.properties(m.getProperties());
     }
 
     /** D11: authorisation is checked against the original target at send time, not at delivery. */
@@ -87,14 +103,13 @@ public final class DestinationAttributes implements BrokerPlugin {
                 : new org.apache.activemq.command.ActiveMQQueue(key.substring(key.indexOf("://") + 3));
         java.util.Set<?> allowed = authorization.getWriteACLs(d);
         if (allowed == null || !sc.isInOneOf(allowed)) {
-            throw new SecurityException("User " + sc.getUserName() + " is not authorized to write to: " + key
-                    + " [MQRC_NOT_AUTHORIZED(2035)]");
+            throw new SecurityException(org.pyjms.shim.Contract.refusal(2035, "MQRC_NOT_AUTHORIZED",
+                    "User " + sc.getUserName() + " is not authorized to write to: " + key));
         }
     }
 
-    /** The client sees this text; pyjms maps "[MQRC_...(n)]" back to the reason code. */
+    /** The client sees this text; the shim there reads the reason back (Contract.reasonOf). */
     static jakarta.jms.JMSException refused(int reason, String name, String why) {
-        jakarta.jms.JMSException e = new jakarta.jms.JMSException(why + " [" + name + "(" + reason + ")]", name);
-        return e;
+        return new jakarta.jms.JMSException(org.pyjms.shim.Contract.refusal(reason, name, why), name);
     }
 }

@@ -30,7 +30,7 @@ public final class AmqpProvider implements Provider {
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
         // no URL: the properties name it (remoteURI), as for any factory class
-        JmsConnectionFactory f = url == null ? new JmsConnectionFactory() : new JmsConnectionFactory(url);
+        JmsConnectionFactory f = url == null || url.isEmpty() ? new JmsConnectionFactory() : new JmsConnectionFactory(url);
         // pyjms never deserializes an ObjectMessage body; nor may anything else in this JVM
         JmsDefaultDeserializationPolicy noObjects = new JmsDefaultDeserializationPolicy();
         noObjects.setDenyList(JmsDefaultDeserializationPolicy.CATCH_ALL_WILDCARD);

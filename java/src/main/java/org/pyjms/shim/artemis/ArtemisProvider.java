@@ -27,7 +27,7 @@ public final class ArtemisProvider implements Provider {
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
         // no URL: the properties name it (brokerURL), as for any factory class
-        ActiveMQConnectionFactory f = url == null ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(url);
+        ActiveMQConnectionFactory f = url == null || url.isEmpty() ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(url);
         // pyjms never deserializes an ObjectMessage body; the client may not either
         f.setDeserializationDenyList("*");
         // an async send completes when the broker confirms it, so a refused put reaches the

@@ -101,6 +101,8 @@ public final class EmbeddedArtemis {
         EmbeddedActiveMQ embedded = new EmbeddedActiveMQ();
         cfg.setSecurityEnabled(users != null);
         if (users != null) {
+            // each message carries who sent it (JMSXUserID): pyjms's admin service reads it
+            cfg.setPopulateValidatedUser(true);
             for (Map.Entry<String, Set<Role>> e : ArtemisSecurity.settings(rules).entrySet()) {
                 cfg.putSecurityRoles(e.getKey(), e.getValue());
             }

@@ -51,10 +51,12 @@ public final class QueueLimits implements ActiveMQServerMessagePlugin {
 
     private void check(String q, Limits l, Message m) throws ActiveMQException {
         if (!l.putEnabled) throw refused(2051, "MQRC_PUT_INHIBITED", "queue " + q + " is put-inhibited", null);
-        long size = m.getWholeMessageSize();
-        if (l.maxMessageLength >= 0 && size > l.maxMessageLength) {
-            throw refused(2030, "MQRC_MSG_TOO_BIG_FOR_Q", "message of " + size + " bytes exceeds MAXMSGL "
-                    + l.maxMessageLength + " of queue " + q, null);
+        if (l.maxMessageLength >= 0) {
+            long size = length(m);
+            if (size > l.maxMessageLength) {
+                throw refused(2030, "MQRC_MSG_TOO_BIG_FOR_Q", "message of " + size + " bytes (body and properties) "
+                        + "exceeds MAXMSGL " + l.maxMessageLength + " of queue " + q, null);
+            }
         }
         if (l.maxDepth >= 0) {
             long depth = depth(q);
@@ -63,6 +65,39 @@ public final class QueueLimits implements ActiveMQServerMessagePlugin {
                         + l.maxDepth, ActiveMQExceptionType.ADDRESS_FULL);
             }
         }
+    }
+
+    /** The message's length as IBM MQ counts it (org.pyjms.shim.MessageLength). */
+    private static long length(Message m) {
+        long body;
+        try {
+            org.apache.activemq.artemis.api.core.ICoreMessage core = m.toCore();
+            org.apache.activemq.artemis.api.core.ActiveMQBuffer buffer = core.getReadOnlyBodyBuffer();
+            if (core.getType() == Message.TEXT_TYPE) {
+                SimpleString text = buffer.readNullableSimpleString();
+                body = text == null ? 0 : org.pyjms.shim.MessageLength.utf8(text.toString());
+            } else if (core.getType() == Message.MAP_TYPE) {
+                org.apache.activemq.artemis.utils.collections.TypedProperties map =
+                        org.apache.activemq.artemis.reader.MapMessageUtil.readBodyMap(buffer);
+                body = org.pyjms.shim.MessageLength.entries(plain(map.getPropertyNames(), map::getProperty));
+            } else {
+                body = buffer.readableBytes();
+            }
+        } catch (RuntimeException unreadable) {
+            body = m.getWholeMessageSize();
+        }
+        return body + org.pyjms.shim.MessageLength.properties(plain(m.getPropertyNames(), m::getObjectProperty));
+    }
+
+    /** Names and values as Java strings (Artemis keeps SimpleStrings). */
+    private static java.util.Map<String, Object> plain(java.util.Set<SimpleString> names,
+                                                       java.util.function.Function<SimpleString, Object> value) {
+        java.util.Map<String, Object> out = new java.util.HashMap<>();
+        for (SimpleString name : names) {
+            Object v = value.apply(name);
+            out.put(name.toString(), v instanceof SimpleString s ? s.toString() : v);
+        }
+        return out;
     }
 
     /**
@@ -90,13 +125,13 @@ public final class QueueLimits implements ActiveMQServerMessagePlugin {
         try {
             server.getSecurityStore().check(SimpleString.of(address), CheckType.SEND, session);
         } catch (Exception denied) {
-            throw new ActiveMQException(ActiveMQExceptionType.SECURITY_EXCEPTION, "User " + session.getUsername()
-                    + " is not authorized to send to " + key + " [MQRC_NOT_AUTHORIZED(2035)]");
+            throw refused(2035, "MQRC_NOT_AUTHORIZED", "User " + session.getUsername()
+                    + " is not authorized to send to " + key, ActiveMQExceptionType.SECURITY_EXCEPTION);
         }
     }
 
     private static ActiveMQException refused(int reason, String name, String why, ActiveMQExceptionType type) {
-        String text = why + " [" + name + "(" + reason + ")]";
+        String text = org.pyjms.shim.Contract.refusal(reason, name, why);
         return type == null ? new ActiveMQException(text) : new ActiveMQException(type, text);
     }
 }

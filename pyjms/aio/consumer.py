@@ -1,0 +1,308 @@
+"""JMSConsumer and QueueBrowser for asyncio: the synchronous ones (pyjms.api.consumer), driven on
+their context's worker (pyjms.aio.worker).
+
+Cancellation. A receive whose caller is cancelled before the worker starts it never runs, so
+it takes nothing. A receive already waiting stops at the end of its current slice. If that
+slice took a message, the message is not lost: the consumer keeps it and hands it to the next
+``receive``, ``receive_batch`` or ``async for`` step, or to one already waiting, before that
+one's next slice (tests/aio/test_cancellation.py forces both cases). A kept message is dropped when the context's ``rollback`` or ``recover`` hands it back
+to the provider, which redelivers it. Closing a consumer that still keeps one logs a warning:
+in a transacted or CLIENT_ACKNOWLEDGE context the message returns to the queue with the
+session's rollback or recovery; in AUTO/DUPS_OK it was acknowledged when the worker took it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections import deque
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
+
+from pyjms.api.checks import to_ms
+from pyjms.api.constants import AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
+from pyjms.api.consumer import JMSConsumer as SyncConsumer
+from pyjms.api.consumer import QueueBrowser as SyncBrowser
+from pyjms.api.destination import Destination
+from pyjms.api.message import Message
+from pyjms.aio.worker import AGAIN
+from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException
+
+if TYPE_CHECKING:
+    from pyjms.aio.context import JMSContext
+
+_log = logging.getLogger("pyjms")
+
+#: how long one slice of a waiting receive blocks the context's worker when nothing else waits
+SLICE_MS = 50
+#: ... and when other jobs of the context wait behind it
+SHORT_SLICE_MS = 5
+
+
+class Taken:
+    """What a receive step took, with the context's recovery epoch at the time (a message
+    taken before a rollback or recover is handed back by it, so it must not be kept)."""
+
+    __slots__ = ("epoch", "value")
+
+    def __init__(self, epoch: int, value: Any) -> None:
+        self.epoch = epoch
+        self.value = value
+
+
+def wait_ms(timeout_ms: int | timedelta | None, what: str = "timeout_ms") -> int | None:
+    """None or 0 wait forever (as JMS receive(0) does); else milliseconds > 0."""
+    if timeout_ms is None:
+        return None
+    ms = to_ms(timeout_ms, what)
+    if ms < 0:
+        raise InvalidArgumentRuntimeException(f"{what} {ms} is negative", values={what: ms})
+    return ms or None
+
+
+class JMSConsumer:
+    """An asyncio jakarta.jms.JMSConsumer: ``await receive(timeout_ms)``, ``async for``."""
+
+    def __init__(self, ctx: JMSContext, consumer: SyncConsumer) -> None:
+        self._ctx = ctx
+        #: the synchronous consumer this one drives (calling it from the loop blocks the loop)
+        self.sync = consumer
+        self._kept: deque[tuple[int, Any]] = deque()  # (epoch, Message) from cancelled receives
+        self._kept_bodies: deque[tuple[int, Any]] = deque()  # from cancelled receive_body calls
+        self._closing = False
+
+    def __repr__(self) -> str:
+        return f"<aio {self.sync!r}>"
+
+    @property
+    def context(self) -> JMSContext:
+        return self._ctx
+
+    @property
+    def destination(self) -> Destination:
+        return self.sync.destination
+
+    def get_message_selector(self) -> str | None:
+        return self.sync.get_message_selector()
+
+    # ------------------------------------------------------------------ cancellation
+
+    def _stopped(self) -> bool:
+        return self._closing or self._ctx.closing
+
+    def _keep(self, taken: Taken) -> None:
+        """On the loop: what a receive took after its caller went away."""
+        if taken.value is None:
+            return
+        values = taken.value if isinstance(taken.value, list) else [taken.value]
+        self._kept.extend((taken.epoch, m) for m in values)
+
+    def _keep_body(self, taken: Taken) -> None:
+        if taken.value is not None:
+            self._kept_bodies.append((taken.epoch, taken.value))
+
+    def _from_kept(self, kept: deque[tuple[int, Any]], n: int = 1) -> list[Any]:
+        """Up to n kept values (on the loop, or on the worker before a receive's slice: deque's
+        append and popleft are atomic)."""
+        out: list[Any] = []
+        while len(out) < n:
+            try:
+                epoch, value = kept.popleft()
+            except IndexError:
+                break
+            if epoch == self._ctx.epoch:  # else a rollback or recover gave it back to the provider
+                out.append(value)
+        return out
+
+    def _check(self) -> None:
+        if self._closing:
+            raise IllegalStateRuntimeException("the consumer is closed")
+        self._ctx.check_open()
+
+    async def _receive(self, timeout_ms: int | None, take: Callable[[int], Any], empty: Any,
+                       orphan: Callable[[Taken], None], kept: deque[tuple[int, Any]], n: int = 1) -> Any:
+        """Runs ``take(slice_ms)`` on the worker until it returns something other than
+        ``empty``, the time is up, or the consumer or its context closes. Before each slice it
+        looks at what cancelled receives kept (one may have taken a message after this receive
+        began waiting)."""
+        deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
+        ctx = self._ctx
+        worker = ctx.worker
+
+        def step() -> Any:
+            if self._stopped():
+                return Taken(ctx.epoch, empty)  # a receive in progress returns nothing on close (JMS)
+            if kept:
+                values = self._from_kept(kept, n)
+                if values:
+                    return Taken(ctx.epoch, values if isinstance(empty, list) else values[0])
+            slice_ms = SHORT_SLICE_MS if worker.backlog() else SLICE_MS
+            if deadline is not None:
+                slice_ms = max(1, min(slice_ms, int((deadline - time.monotonic()) * 1000)))
+            got = take(slice_ms)
+            if got is not None and not (isinstance(got, list) and not got):
+                return Taken(ctx.epoch, got)
+            if deadline is not None and time.monotonic() >= deadline:
+                return Taken(ctx.epoch, empty)
+            return AGAIN
+
+        taken = await worker.call(step, orphan)
+        return taken.value
+
+    # ------------------------------------------------------------------ receiving
+
+    async def receive(self, timeout_ms: int | timedelta | None = None) -> Message | None:
+        """The next message; waits up to timeout_ms (None or 0: until one arrives, or the
+        consumer or its context closes, which returns None)."""
+        self._check()
+        kept = self._from_kept(self._kept)
+        if kept:
+            return kept[0]
+        sync = self.sync
+        return await self._receive(wait_ms(timeout_ms), sync.receive, None, self._keep, self._kept)
+
+    async def receive_no_wait(self) -> Message | None:
+        self._check()
+        kept = self._from_kept(self._kept)
+        if kept:
+            return kept[0]
+        ctx = self._ctx
+        sync = self.sync
+        taken = await ctx.worker.call(lambda: Taken(ctx.epoch, sync.receive_no_wait()), self._keep)
+        return taken.value  # type: ignore[no-any-return]
+
+    async def receive_body(self, body_type: type, timeout_ms: int | timedelta | None = None) -> Any:
+        """The next message's body as body_type (str, bytes, dict), or None if none came."""
+        self._check()
+        kept = self._from_kept(self._kept_bodies)
+        if kept:
+            return kept[0]
+        sync = self.sync
+        return await self._receive(wait_ms(timeout_ms), lambda ms: sync.receive_body(body_type, ms), None,
+                                   self._keep_body, self._kept_bodies)
+
+    async def receive_batch(self, max_messages: int, timeout_ms: int | timedelta = 1000) -> list[Message]:
+        """Up to max_messages with one JVM crossing: waits up to timeout_ms for the first, then
+        takes what is already there."""
+        self._check()
+        if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
+            raise InvalidArgumentRuntimeException(f"max_messages must be a positive int, got {max_messages!r}")
+        kept = self._from_kept(self._kept, max_messages)
+        if kept:
+            return kept
+        sync = self.sync
+        timeout = wait_ms(timeout_ms) or 1  # receive_batch(n, 0): one look at what is there
+        got = await self._receive(timeout, lambda ms: sync.receive_batch(max_messages, ms), [], self._keep,
+                                  self._kept, max_messages)
+        return list(got)
+
+    def __aiter__(self) -> AsyncIterator[Message]:
+        return self
+
+    async def __anext__(self) -> Message:
+        """Messages as they arrive, until the consumer or its context is closed."""
+        if self._stopped():
+            raise StopAsyncIteration
+        m = await self.receive()
+        if m is None:
+            raise StopAsyncIteration
+        return m
+
+    async def messages(self, idle_timeout_ms: int | timedelta = 1000) -> AsyncIterator[Message]:
+        """Messages until none arrives for idle_timeout_ms."""
+        while (m := await self.receive(idle_timeout_ms)) is not None:
+            yield m
+
+    # ------------------------------------------------------------------ listener
+
+    async def set_message_listener(self, listener: Callable[[Message], Awaitable[None] | None] | None) -> None:
+        """Delivers messages to ``listener(message)`` on the event loop (a coroutine function
+        or a plain function). The context's dispatch thread hands each message over with
+        ``call_soon_threadsafe`` and waits for the listener to finish before the next one, so
+        in AUTO/DUPS_OK modes a message is acknowledged when the listener returns and is
+        redelivered if it raises, as with the synchronous API. None stops delivery."""
+        self._check()
+        if listener is not None and not callable(listener):
+            raise InvalidArgumentRuntimeException(f"a message listener must be callable, got {listener!r}")
+        loop = asyncio.get_running_loop()
+        deliver: Callable[[Message], None] | None = None
+        if listener is not None:
+            call = listener
+
+            async def on_loop(message: Message) -> None:
+                result = call(message)
+                if inspect.isawaitable(result):
+                    await result
+
+            def deliver(message: Message) -> None:  # on the context's dispatch thread
+                asyncio.run_coroutine_threadsafe(on_loop(message), loop).result()
+
+        sync = self.sync
+        await self._ctx.worker.submit(lambda: sync.set_message_listener(deliver))
+
+    # ------------------------------------------------------------------ closing
+
+    async def close(self) -> None:
+        """Closes the consumer; a receive waiting on it returns None."""
+        if self._closing:
+            return
+        self._closing = True
+        if self in self._ctx._consumers:
+            self._ctx._consumers.remove(self)
+        self._kept = deque(k for k in self._kept if k[0] == self._ctx.epoch)
+        self._kept_bodies = deque(k for k in self._kept_bodies if k[0] == self._ctx.epoch)
+        if self._kept or self._kept_bodies:
+            mode = self._ctx.get_session_mode()
+            fate = ("was acknowledged when taken" if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
+                    else "returns to the queue with the session's rollback or recovery")
+            _log.warning("closing %r with %d message(s) a cancelled receive took and no receive had since; "
+                         "each %s", self, len(self._kept) + len(self._kept_bodies), fate)
+        if not self._ctx.closing:
+            sync = self.sync
+            await self._ctx.worker.submit(sync.close)
+
+    async def __aenter__(self) -> JMSConsumer:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+
+class QueueBrowser:
+    """An asyncio jakarta.jms.QueueBrowser: ``async for message in browser``."""
+
+    def __init__(self, ctx: JMSContext, browser: SyncBrowser) -> None:
+        self._ctx = ctx
+        #: the synchronous browser this one drives
+        self.sync = browser
+
+    def get_queue(self) -> Destination:
+        return self.sync.get_queue()
+
+    def get_message_selector(self) -> str | None:
+        return self.sync.get_message_selector()
+
+    async def next_batch(self, max_messages: int) -> list[Message]:
+        """The next up to max_messages of the browse; an empty list at the end of the queue."""
+        sync = self.sync
+        return await self._ctx.worker.submit(lambda: sync.next_batch(max_messages))
+
+    def get_enumeration(self) -> AsyncIterator[Message]:
+        return self.__aiter__()
+
+    async def __aiter__(self) -> AsyncIterator[Message]:
+        while batch := await self.next_batch(500):
+            for m in batch:
+                yield m
+
+    async def close(self) -> None:
+        if not self._ctx.closing:
+            await self._ctx.worker.submit(self.sync.close)
+
+    async def __aenter__(self) -> QueueBrowser:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()

@@ -1,0 +1,260 @@
+"""ConnectionFactory and JMSContext for asyncio, on the synchronous pyjms.api ones.
+
+Each context owns one worker thread (pyjms.aio.worker) that makes every call of its session,
+in order; the event loop only queues calls and awaits their results.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Awaitable, Callable, Generator, TypeVar
+
+from pyjms.aio.browse import MarkingBrowser
+from pyjms.aio.consumer import JMSConsumer, QueueBrowser
+from pyjms.aio.producer import JMSProducer
+from pyjms.aio.worker import Worker
+from pyjms.api.constants import AUTO_ACKNOWLEDGE
+from pyjms.api.context import ConnectionFactory as SyncFactory
+from pyjms.api.context import JMSContext as SyncContext
+from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
+from pyjms.browse import create_marking_browser
+from pyjms.errors import IllegalStateRuntimeException
+
+_log = logging.getLogger("pyjms")
+T = TypeVar("T")
+
+
+class ConnectionFactory:
+    """pyjms.ConnectionFactory for asyncio: the same arguments, or ``ConnectionFactory.of(f)``
+    for a synchronous factory made already. Making one talks to no broker."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        #: the synchronous factory the contexts are made by
+        self.sync = SyncFactory(*args, **kwargs)
+
+    @classmethod
+    def of(cls, factory: SyncFactory) -> ConnectionFactory:
+        """An asyncio factory for a synchronous one (its send policies and provider included)."""
+        if not isinstance(factory, SyncFactory):
+            raise TypeError(f"ConnectionFactory.of takes a pyjms.ConnectionFactory, got {factory!r}")
+        self = object.__new__(cls)
+        self.sync = factory
+        return self
+
+    def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> ContextOpening:
+        """A new connection with one session: ``async with factory.create_context() as ctx``,
+        or ``ctx = await factory.create_context()`` (then ``await ctx.close()``)."""
+        sync = self.sync
+        return ContextOpening(lambda: sync.create_context(session_mode))
+
+    def __repr__(self) -> str:
+        return f"<aio {self.sync!r}>"
+
+
+class ContextOpening:
+    """The opening of a context: await it, or use it with ``async with``."""
+
+    def __init__(self, make: Callable[[], SyncContext]) -> None:
+        self._make = make
+        self._ctx: JMSContext | None = None
+
+    async def _open(self) -> JMSContext:
+        worker = Worker()
+
+        def opened_for_nobody(sync: SyncContext) -> None:  # the opener was cancelled meanwhile
+            worker.submit_detached(sync.close, "closing a context opened for a cancelled caller")
+            worker.stop()
+
+        sync = await worker.call(self._make, opened_for_nobody)
+        return JMSContext(sync, worker)
+
+    def __await__(self) -> Generator[Any, None, JMSContext]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> JMSContext:
+        self._ctx = await self._open()
+        return self._ctx
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._ctx is not None:
+            await self._ctx.close()
+
+
+class JMSContext:
+    """An asyncio jakarta.jms.JMSContext: a connection and a session, whose calls run in order
+    on the context's own worker thread. Make one with ConnectionFactory.create_context."""
+
+    def __init__(self, sync: SyncContext, worker: Worker) -> None:
+        #: the synchronous context this one drives (calling it from the loop blocks the loop)
+        self.sync = sync
+        #: the thread that makes this context's calls (pyjms.aio.worker)
+        self.worker = worker
+        #: how many times the session handed back what it had delivered (rollback, recover):
+        #: messages a cancelled receive kept from before then are the provider's again
+        self.epoch = 0
+        self.closing = False
+        self._consumers: list[JMSConsumer] = []
+
+    def __repr__(self) -> str:
+        return f"<aio JMSContext {self.worker.name}>"
+
+    def check_open(self) -> None:
+        if self.closing:
+            raise IllegalStateRuntimeException("the JMSContext is closed")
+
+    def _call(self, fn: Callable[[], T]) -> Awaitable[T]:
+        self.check_open()
+        return self.worker.submit(fn)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def close(self) -> None:
+        """Closes the session (and the connection when no sibling context uses it), after the
+        calls queued before; receives waiting on its consumers return None. A transacted
+        context's uncommitted work is rolled back."""
+        if self.closing:
+            return
+        self.closing = True
+        for consumer in list(self._consumers):
+            await consumer.close()  # only marks it: the session's close closes it
+        try:
+            await self.worker.submit(self.sync.close)
+        finally:
+            self.worker.stop()
+
+    async def __aenter__(self) -> JMSContext:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> ContextOpening:
+        """Another session on this context's connection, with a worker of its own."""
+        self.check_open()
+        sync = self.sync
+        return ContextOpening(lambda: sync.create_context(session_mode))
+
+    def get_session_mode(self) -> int:
+        return self.sync.get_session_mode()
+
+    def get_transacted(self) -> bool:
+        return self.sync.get_transacted()
+
+    @property
+    def provider_name(self) -> str:
+        return self.sync.provider_name
+
+    async def start(self) -> None:
+        await self._call(self.sync.start)
+
+    async def stop(self) -> None:
+        await self._call(self.sync.stop)
+
+    # ------------------------------------------------------------------ destinations and messages
+
+    def create_queue(self, name: str) -> Queue:
+        self.check_open()
+        return self.sync.create_queue(name)
+
+    def create_topic(self, name: str) -> Topic:
+        self.check_open()
+        return self.sync.create_topic(name)
+
+    async def create_temporary_queue(self) -> TemporaryQueue:
+        return await self._call(self.sync.create_temporary_queue)
+
+    async def create_temporary_topic(self) -> TemporaryTopic:
+        return await self._call(self.sync.create_temporary_topic)
+
+    def create_message(self) -> Message:
+        return self.sync.create_message()
+
+    def create_text_message(self, text: str | None = None) -> TextMessage:
+        return self.sync.create_text_message(text)
+
+    def create_bytes_message(self) -> BytesMessage:
+        return self.sync.create_bytes_message()
+
+    def create_map_message(self) -> MapMessage:
+        return self.sync.create_map_message()
+
+    # ------------------------------------------------------------------ producers and consumers
+
+    def create_producer(self) -> JMSProducer:
+        """A producer (no broker round trip: its sends go through the worker)."""
+        self.check_open()
+        return JMSProducer(self)
+
+    async def _consumer(self, make: Callable[[], Any]) -> JMSConsumer:
+        consumer = JMSConsumer(self, await self._call(make))
+        self._consumers.append(consumer)
+        return consumer
+
+    async def create_consumer(self, destination: Destination, message_selector: str | None = None,
+                              no_local: bool = False) -> JMSConsumer:
+        sync = self.sync
+        return await self._consumer(lambda: sync.create_consumer(destination, message_selector, no_local))
+
+    async def create_durable_consumer(self, topic: Topic, name: str, message_selector: str | None = None,
+                                      no_local: bool = False) -> JMSConsumer:
+        sync = self.sync
+        return await self._consumer(lambda: sync.create_durable_consumer(topic, name, message_selector, no_local))
+
+    async def create_shared_consumer(self, topic: Topic, name: str,
+                                     message_selector: str | None = None) -> JMSConsumer:
+        sync = self.sync
+        return await self._consumer(lambda: sync.create_shared_consumer(topic, name, message_selector))
+
+    async def create_shared_durable_consumer(self, topic: Topic, name: str,
+                                             message_selector: str | None = None) -> JMSConsumer:
+        sync = self.sync
+        return await self._consumer(lambda: sync.create_shared_durable_consumer(topic, name, message_selector))
+
+    async def unsubscribe(self, name: str) -> None:
+        sync = self.sync
+        await self._call(lambda: sync.unsubscribe(name))
+
+    async def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
+        sync = self.sync
+        return QueueBrowser(self, await self._call(lambda: sync.create_browser(queue, message_selector)))
+
+    async def create_marking_browser(self, queue: Queue, message_selector: str | None = None,
+                                     cooperative: bool = False, claim_batch: int = 16) -> MarkingBrowser:
+        """IBM MQ's browse with mark (pyjms.browse), for asyncio: pyjms.aio.MarkingBrowser."""
+        sync = self.sync
+        browser = await self._call(lambda: create_marking_browser(sync, queue, message_selector, cooperative,
+                                                                  claim_batch))
+        return MarkingBrowser(self, browser)
+
+    # ------------------------------------------------------------------ transactions and acks
+
+    def _recovered(self) -> None:
+        """On the worker, after a rollback or recover: messages kept from before are redelivered."""
+        self.epoch += 1
+
+    async def commit(self) -> None:
+        await self._call(self.sync.commit)
+
+    async def rollback(self) -> None:
+        sync = self.sync
+
+        def rollback() -> None:
+            sync.rollback()
+            self._recovered()
+
+        await self._call(rollback)
+
+    async def recover(self) -> None:
+        sync = self.sync
+
+        def recover() -> None:
+            sync.recover()
+            self._recovered()
+
+        await self._call(recover)
+
+    async def acknowledge(self) -> None:
+        """CLIENT_ACKNOWLEDGE: acknowledges every message the context has consumed (use this,
+        not Message.acknowledge(), which makes the call on the calling thread)."""
+        await self._call(self.sync.acknowledge)

@@ -1,0 +1,180 @@
+"""The one thread that runs a context's JMS calls, and how its results reach the event loop.
+
+A JMS session is single-threaded, so each pyjms.aio context owns one worker thread: every call
+on the context, its producers, consumers and browsers becomes a job on that thread's queue and
+runs there in submission order. The coroutine that submitted it awaits an asyncio future which
+the worker settles through ``loop.call_soon_threadsafe``; the event loop itself never calls
+Java.
+
+A job that waits (a receive, a marking browser's get) runs in short slices and goes to the
+back of the queue between them, so one idle receive neither holds up a send on the same context
+for long nor keeps a cancelled or closed caller waiting.
+
+A cancelled job that has not started never runs. One that was running when its caller was
+cancelled finishes, and its result goes to the job's ``orphan`` handler on the loop (a consumer
+keeps a received message for its next receive: pyjms.aio.consumer).
+
+The thread attaches to the JVM as a daemon on its first Java call (JPype attaches any thread
+that calls Java, as a daemon) and, through pyjms.bridge.jvm.java_thread, detaches when the
+context is closed; so a long program opening many contexts leaks no attachments and a JVM
+shutdown never waits for a worker.
+"""
+
+from __future__ import annotations
+
+import _thread
+import asyncio
+import itertools
+import logging
+import threading
+from collections import deque
+from typing import Any, Callable, Generic, TypeVar
+
+from pyjms.bridge import jvm
+
+T = TypeVar("T")
+
+#: a job's step returns this to be run again after the jobs queued behind it
+AGAIN: Any = object()
+
+_names = itertools.count(1)
+_log = logging.getLogger("pyjms")
+
+
+class Job(Generic[T]):
+    """One call for the worker: ``step`` runs on the worker (maybe several times, until it
+    returns something other than AGAIN), its result settles ``future`` on the loop."""
+
+    __slots__ = ("step", "future", "loop", "orphan", "cancelled")
+
+    def __init__(self, step: Callable[[], T], loop: asyncio.AbstractEventLoop,
+                 orphan: Callable[[T], None] | None) -> None:
+        self.step = step
+        self.loop = loop
+        self.future: asyncio.Future[T] = loop.create_future()
+        self.orphan = orphan
+        self.cancelled = False  # set on the loop when the future is cancelled; read by the worker
+        self.future.add_done_callback(self._done)
+
+    def _done(self, future: asyncio.Future[T]) -> None:
+        if future.cancelled():
+            self.cancelled = True
+
+    def settle(self, result: Any, error: BaseException | None) -> None:
+        """On the loop: the outcome of a step that ran. A caller that went away meanwhile gets
+        nothing; a result it would have had goes to the orphan handler."""
+        if self.future.done():
+            if error is None and self.orphan is not None:
+                self.orphan(result)
+            return
+        if error is None:
+            self.future.set_result(result)
+        else:
+            self.future.set_exception(error)
+
+
+class Worker:
+    """A context's thread. ``submit`` is called on the loop; ``run_first`` opens the context
+    on the thread (starting the JVM if it is the first) before it attaches for good."""
+
+    def __init__(self) -> None:
+        self._jobs: deque[Job[Any] | None] = deque()
+        self._ready = threading.Condition()
+        self._stopped = False
+        self.name = f"pyjms-aio-{next(_names)}"
+        #: set when the thread has ended
+        self.ended = threading.Event()
+        # threading.Thread.start() waits until the new thread runs, which on a loaded machine
+        # holds the loop for as long as the thread waits for a CPU and the GIL: _thread does not
+        _thread.start_new_thread(self._main, ())
+
+    def submit(self, step: Callable[[], T], orphan: Callable[[T], None] | None = None) -> asyncio.Future[T]:
+        """Queues ``step`` and returns the future the loop awaits for its result."""
+        job = Job(step, asyncio.get_running_loop(), orphan)
+        with self._ready:
+            if self._stopped:
+                raise RuntimeError("the context's worker has stopped")
+            self._jobs.append(job)
+            self._ready.notify()
+        return job.future
+
+    def submit_detached(self, step: Callable[[], Any], what: str) -> None:
+        """Queues ``step`` that nobody awaits (the clean-up after a caller went away); a failure
+        is logged rather than left in a future nobody reads."""
+        def logged(done: asyncio.Future[Any]) -> None:
+            if not done.cancelled() and done.exception() is not None:
+                _log.warning("%s failed: %r", what, done.exception())
+
+        self.submit(step).add_done_callback(logged)
+
+    async def call(self, step: Callable[[], T], orphan: Callable[[T], None]) -> T:
+        """Submits ``step`` and awaits its result. If the awaiting task is cancelled after the
+        result was set but before the task resumed (asyncio then raises CancelledError in the
+        task and the result is never seen), the result goes to ``orphan`` all the same."""
+        queued = self.submit(step, orphan)
+        try:
+            return await queued
+        except asyncio.CancelledError:
+            if queued.done() and not queued.cancelled() and queued.exception() is None:
+                orphan(queued.result())
+            raise
+
+    def backlog(self) -> int:
+        """How many jobs wait behind the one running (a waiting job slices shorter then)."""
+        return len(self._jobs)
+
+    def stop(self) -> None:
+        """The worker ends after the jobs queued so far."""
+        with self._ready:
+            if not self._stopped:
+                self._stopped = True
+                self._jobs.append(None)
+                self._ready.notify()
+
+    def _next(self) -> Job[Any] | None:
+        with self._ready:
+            while not self._jobs:
+                self._ready.wait()
+            return self._jobs.popleft()
+
+    def _main(self) -> None:
+        threading.current_thread().name = self.name
+        try:
+            self._run()
+        finally:
+            self.ended.set()
+
+    def _run(self) -> None:
+        # The first job opens the context, which may start the JVM with the factory's classpath:
+        # only then may the thread attach explicitly (java_thread would start a default JVM).
+        first = self._next()
+        if first is None or first.cancelled or not self._execute(first):
+            with self._ready:
+                self._stopped = True  # no context: nothing will be submitted
+            return
+        with jvm.java_thread():
+            while (job := self._next()) is not None:
+                self._execute(job)
+
+    def _execute(self, job: Job[Any]) -> bool:
+        """Runs one step of a job; False if it failed."""
+        if job.cancelled:
+            return True  # never started: nothing happened
+        try:
+            result = job.step()
+        except BaseException as e:  # every failure goes to the awaiting coroutine
+            self._settle(job, None, e)
+            return False
+        if result is AGAIN:
+            with self._ready:
+                self._jobs.append(job)
+            return True
+        self._settle(job, result, None)
+        return True
+
+    @staticmethod
+    def _settle(job: Job[Any], result: Any, error: BaseException | None) -> None:
+        try:
+            job.loop.call_soon_threadsafe(job.settle, result, error)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            pass

@@ -1,0 +1,153 @@
+"""Helpers for the asyncio API's tests: plain pytest tests that run a coroutine with
+asyncio.run (pytest-asyncio is not a dependency), against the real brokers of tests/conftest.py."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, TypeVar
+
+
+import pytest
+
+import pyjms.aio as aio
+import pyjms.bridge
+
+T = TypeVar("T")
+
+#: the longest a callback of the event loop may run: pyjms.aio must never block the loop longer
+SLOW_CALLBACK_S = 0.010
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    """Runs ``main()`` on a new event loop."""
+    return asyncio.run(main())  # type: ignore[arg-type]
+
+
+class SlowCallbacks(logging.Handler):
+    """Collects asyncio's debug-mode reports of callbacks that held the loop too long
+    ("Executing <Handle ...> took 0.012 seconds")."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.reports: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("Executing "):
+            self.reports.append(message)
+
+
+#: the modules through which every Java call of pyjms passes (the wire layer's channel and JVM)
+JAVA_CROSSINGS = tuple(str(Path(pyjms.bridge.__file__).parent / name) for name in ("channel.py", "jvm.py"))
+
+
+@dataclass
+class Watch:
+    """What the loop did while watched."""
+
+    #: asyncio's own reports of callbacks that took 10 ms or more (wall-clock time)
+    reports: list[str] = field(default_factory=list)
+    #: those callbacks, with how the loop's thread spent the time: (callback, wall, on a CPU,
+    #: waiting for a CPU, blocked), in seconds (Linux's /proc/thread-self/schedstat)
+    timed: list[tuple[str, float, float, float, float]] = field(default_factory=list)
+    #: the callbacks in which the loop's thread called into Java: (callback, pyjms function)
+    java_calls: list[tuple[str, str]] = field(default_factory=list)
+
+    def blocking(self) -> list[str]:
+        """The callbacks that blocked the loop: those that called Java (a Java call on the loop
+        blocks it for as long as Java takes: a receive, a round trip to the broker), and those
+        that spent 10 ms or more on a CPU (Python work on the loop).
+
+        A callback that took 10 ms of wall time otherwise waited: for a CPU (the machine is
+        shared: load 40 on 2 cores here) or for the GIL, which another thread held (while the
+        scheduler had it off its CPU, too); asyncio's report of it stays in ``reports``."""
+        java = [f"{what} called Java: {function}" for what, function in self.java_calls]
+        return java + [f"{what} took {wall * 1000:.1f} ms: {cpu * 1000:.1f} ms on a CPU, {blocked * 1000:.1f} ms "
+                       f"blocked" for what, wall, cpu, _, blocked in self.timed if cpu >= SLOW_CALLBACK_S]
+
+
+def _schedstat() -> tuple[float, float]:
+    """The calling thread's time on a CPU and waiting for one, in seconds, since it started."""
+    with open("/proc/thread-self/schedstat", "rb") as f:
+        on_cpu, waiting = f.read().split()[:2]
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+
+def run_watched(main: Callable[[], Awaitable[T]]) -> tuple[T, Watch]:
+    """Runs ``main()`` on a new loop in a new thread, in asyncio debug mode with a 10 ms
+    slow-callback threshold, and returns its result and what the loop did (Watch).
+
+    asyncio's reports measure wall time; the watch splits each slow callback's time into time
+    on a CPU, waiting for a CPU, and blocked, and a profiler on the loop's thread notes every
+    call into pyjms's Java crossings (JAVA_CROSSINGS). Python's cyclic garbage collector is
+    paused meanwhile: JPype follows a collection with a Java one, in whichever thread collected."""
+    watch = Watch()
+    slow = SlowCallbacks()
+    log = logging.getLogger("asyncio")
+    original_run = asyncio.events.Handle._run
+    outcome: dict[str, Any] = {}
+    running: list[str] = ["(no callback)"]
+
+    def timed_run(handle: asyncio.Handle) -> None:
+        task = getattr(handle._callback, "__self__", None)
+        running[0] = repr(task if isinstance(task, asyncio.Task) else handle)[:300]
+        wall = time.monotonic()
+        cpu, runnable = _schedstat()
+        try:
+            original_run(handle)
+        finally:
+            wall = time.monotonic() - wall
+            cpu_after, runnable_after = _schedstat()
+            cpu, runnable = cpu_after - cpu, runnable_after - runnable
+            if wall >= SLOW_CALLBACK_S:
+                watch.timed.append((running[0], wall, cpu, runnable, max(0.0, wall - cpu - runnable)))
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename in JAVA_CROSSINGS:
+            watch.java_calls.append((running[0], f"{frame.f_code.co_filename}:{frame.f_code.co_name}"))
+
+    async def watched() -> T:
+        loop = asyncio.get_running_loop()
+        loop.slow_callback_duration = SLOW_CALLBACK_S
+        return await main()
+
+    def loop_thread() -> None:
+        sys.setprofile(profile)
+        try:
+            outcome["result"] = asyncio.run(watched(), debug=True)
+        except BaseException as e:  # handed to the test's thread
+            outcome["error"] = e
+        finally:
+            sys.setprofile(None)
+
+    log.addHandler(slow)
+    asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
+    gc.collect()
+    gc.disable()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)  # a thread wanting the GIL waits for at most this per holder
+    try:
+        thread = threading.Thread(target=loop_thread, name="watched-loop")
+        thread.start()
+        thread.join()
+    finally:
+        gc.enable()
+        sys.setswitchinterval(interval)
+        asyncio.events.Handle._run = original_run  # type: ignore[method-assign]
+        log.removeHandler(slow)
+    watch.reports = slow.reports
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"], watch
+
+
+@pytest.fixture
+def afactory(url: str) -> aio.ConnectionFactory:
+    return aio.ConnectionFactory(url)

@@ -1,0 +1,168 @@
+"""A cancelled receive loses no message. Both cases are forced, not hoped for:
+
+* not taken: the receive is cancelled while it still waits in the worker's queue (the worker is
+  held by a job that sleeps), so it never runs, and the message stays on the queue for others;
+* taken, then kept: the loop is held (by the test, on purpose) while the worker's receive takes
+  the message, and the caller is cancelled before the loop hears of it; the consumer keeps the
+  message for its next receive, or, in a transacted context, a rollback hands it back to the
+  provider, which redelivers it, and the kept copy is dropped: exactly one delivery either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+import pyjms
+import pyjms.aio as aio
+from pyjms.browse import BROWSE_HANDLE
+
+from tests.aio.conftest import run
+
+pytestmark = pytest.mark.providers("activemq", "artemis")
+
+
+async def _worker_busy(ctx: aio.JMSContext, seconds: float) -> asyncio.Future[None]:
+    """Holds the context's worker for a while (a job that sleeps on it)."""
+    return ctx.worker.submit(lambda: time.sleep(seconds))
+
+
+def test_a_receive_cancelled_before_it_runs_takes_nothing(afactory: aio.ConnectionFactory, qname: str) -> None:
+    async def main() -> None:
+        async with afactory.create_context() as ctx, afactory.create_context() as other:
+            q = ctx.create_queue(qname)
+            await other.create_producer().send(q, "m1")
+            consumer = await ctx.create_consumer(q)
+            busy = await _worker_busy(ctx, 0.5)
+            receive = asyncio.create_task(consumer.receive(5000))
+            await asyncio.sleep(0.05)  # the receive is queued behind the sleeping job
+            receive.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await receive
+            await busy
+            # the cancelled receive never ran: another context's consumer gets the message
+            elsewhere = await other.create_consumer(q)
+            assert (await elsewhere.receive(5000)).get_text() == "m1"
+            assert await consumer.receive(300) is None
+
+    run(main)
+
+
+@pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.CLIENT_ACKNOWLEDGE, pyjms.SESSION_TRANSACTED])
+def test_a_message_taken_after_the_cancel_goes_to_the_next_receive(afactory: aio.ConnectionFactory,
+                                                                   qname: str, mode: int) -> None:
+    async def main() -> None:
+        async with afactory.create_context(mode) as ctx, afactory.create_context() as other:
+            q = ctx.create_queue(qname)
+            await other.create_producer().send_batch(q, ["m1", "m2"])
+            consumer = await ctx.create_consumer(q)
+            receive = asyncio.create_task(consumer.receive(5000))
+            await asyncio.sleep(0)  # the receive is queued
+            time.sleep(1.0)  # the loop is held: the worker takes m1 and can only queue the news
+            receive.cancel()  # before the loop hears that the receive took m1
+            with pytest.raises(asyncio.CancelledError):
+                await receive
+            got = [(await consumer.receive(5000)).get_text(), (await consumer.receive(5000)).get_text()]
+            assert got == ["m1", "m2"]  # m1 kept for the next receive, nothing lost nor doubled
+            assert await consumer.receive(300) is None
+            if mode == pyjms.SESSION_TRANSACTED:
+                await ctx.commit()
+            elif mode == pyjms.CLIENT_ACKNOWLEDGE:
+                await ctx.acknowledge()
+        async with afactory.create_context() as check:
+            assert await (await check.create_consumer(q)).receive(300) is None
+
+    run(main)
+
+
+def test_a_rollback_hands_a_kept_message_back_to_the_provider(afactory: aio.ConnectionFactory,
+                                                              qname: str) -> None:
+    async def main() -> None:
+        async with afactory.create_context(pyjms.SESSION_TRANSACTED) as ctx, afactory.create_context() as other:
+            q = ctx.create_queue(qname)
+            await other.create_producer().send(q, "m1")
+            consumer = await ctx.create_consumer(q)
+            receive = asyncio.create_task(consumer.receive(5000))
+            await asyncio.sleep(0)
+            time.sleep(1.0)  # as above: m1 is taken, in the transaction, after the cancel
+            receive.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await receive
+            await ctx.rollback()  # m1 goes back to the queue; the kept copy must not come too
+            again = await consumer.receive(5000)
+            assert again.get_text() == "m1" and again.get_jms_redelivered()
+            assert await consumer.receive(300) is None
+            await ctx.commit()
+
+    run(main)
+
+
+def test_timeouts(afactory: aio.ConnectionFactory, qname: str) -> None:
+    async def main() -> None:
+        async with afactory.create_context() as ctx, afactory.create_context() as other:
+            q = ctx.create_queue(qname)
+            consumer = await ctx.create_consumer(q)
+            t0 = time.monotonic()
+            assert await consumer.receive(200) is None
+            assert time.monotonic() - t0 >= 0.19  # it waited (no upper bound: the machine is shared)
+            assert await consumer.receive_batch(10, 200) == []
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(consumer.receive(), 0.3)  # a cancellation by timeout
+            await other.create_producer().send(q, "late")
+            assert (await consumer.receive(5000)).get_text() == "late"  # exactly once
+            assert await consumer.receive(300) is None
+
+    run(main)
+
+
+def test_many_cancelled_receives_lose_nothing(afactory: aio.ConnectionFactory, qname: str) -> None:
+    """Receives cancelled at random moments while messages flow in: every message is received
+    exactly once, by a later receive."""
+    async def main() -> None:
+        n = 200
+        async with afactory.create_context() as ctx, afactory.create_context() as sender:
+            q = ctx.create_queue(qname)
+            consumer = await ctx.create_consumer(q)
+            producer = sender.create_producer()
+            received: list[str] = []
+
+            async def send_all() -> None:
+                for i in range(n):
+                    await producer.send(q, f"m{i}")
+                    if i % 10 == 0:
+                        await asyncio.sleep(0.005)
+
+            sending = asyncio.create_task(send_all())
+            while not sending.done():
+                try:
+                    m = await asyncio.wait_for(consumer.receive(), 0.002)
+                except asyncio.TimeoutError:
+                    continue
+                received.append(m.get_text())
+            await sending
+            while (m := await consumer.receive(1000)) is not None:
+                received.append(m.get_text())
+            assert sorted(received) == sorted(f"m{i}" for i in range(n))
+
+    run(main)
+
+
+def test_a_marking_get_cancelled_after_it_marked_unmarks(afactory: aio.ConnectionFactory, qname: str) -> None:
+    async def main() -> None:
+        async with afactory.create_context() as ctx:
+            q = ctx.create_queue(qname)
+            await ctx.create_producer().send(q, "m1")
+            marking = await ctx.create_marking_browser(q)
+            get = asyncio.create_task(marking.get(BROWSE_HANDLE, wait_ms=5000))
+            await asyncio.sleep(0)
+            time.sleep(1.0)  # the loop is held: the worker browses and marks m1 meanwhile
+            get.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await get
+            # the cancelled get's mark was removed: this handle can browse m1 again
+            assert (await marking.get(BROWSE_HANDLE, wait_ms=5000)).get_text() == "m1"
+            await marking.close()
+
+    run(main)

@@ -1,0 +1,25 @@
+"""Each benchmark script, run with a tiny N against real brokers, so none can rot. These check
+that a bench runs and prints its ratios against its baseline; they time nothing (figures come
+from `make bench`, never from the tests)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from bench.run_all import BENCHES, KEEP
+from tests.conftest import ROOT
+
+#: each bench script with the tiny N of `make bench`'s --quick
+SMOKE = {script: quick for _, script, _, quick in BENCHES}
+
+
+@pytest.mark.parametrize("script", list(SMOKE))
+def test_bench_script_runs_and_prints_its_ratios(script: str) -> None:
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / script), *SMOKE[script]], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    # the figures `make bench` summarizes: ratios against a baseline, targets, lateness rows
+    assert any(KEEP.search(line) for line in out.stdout.splitlines()), out.stdout[-3000:]

@@ -1,0 +1,90 @@
+"""No thread leak (issue 15 finding 8): contexts with a message listener left JVM thread
+entries behind (7 -> 383 threads after 600 contexts). JPype attaches every Python thread that
+calls Java and never detaches it; pyjms's own threads detach when they end, and now so does
+every thread that entered the JVM through pyjms. Growth is counted, never timed."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import jpype
+
+import pyjms
+
+CONTEXTS = 100
+
+
+def jvm_threads() -> int:
+    """Live JVM threads, as Java's own ThreadMXBean counts them."""
+    return int(jpype.JClass("java.lang.management.ManagementFactory").getThreadMXBean().getThreadCount())
+
+
+def settled(before: int, slack: int) -> int:
+    """The JVM thread count once the provider's idle threads had time to end (at most 30 s)."""
+    count = jvm_threads()
+    for _ in range(60):
+        if count <= before + slack:
+            break
+        time.sleep(0.5)
+        count = jvm_threads()
+    return count
+
+
+def one_context_with_a_listener(factory: pyjms.ConnectionFactory, qname: str, heard: list) -> None:
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        arrived = threading.Event()
+        ctx.create_consumer(q).set_message_listener(lambda m: (heard.append(m.get_text()), arrived.set()))
+        ctx.create_producer().send(q, "x")
+        assert arrived.wait(10)
+
+
+def test_contexts_with_a_listener_leave_no_jvm_threads(factory, qname):
+    one_context_with_a_listener(factory, qname, [])  # the provider's shared threads start here
+    before = settled(jvm_threads(), 0)
+    heard: list = []
+    for i in range(CONTEXTS):  # a queue each: a message heard as its context closed may come again
+        one_context_with_a_listener(factory, f"{qname}.{i}", heard)
+    assert len(heard) == CONTEXTS
+    assert settled(before, 10) <= before + 10
+
+
+def test_threads_that_used_pyjms_detach_from_the_jvm_when_they_end(factory, qname):
+    """Each context made and used on a thread of the application's own (a worker per job):
+    every such thread stayed a JVM thread after it ended."""
+    one_context_with_a_listener(factory, qname, [])
+    before = settled(jvm_threads(), 0)
+    heard: list = []
+    failures: list = []
+
+    def worker(i: int) -> None:
+        try:
+            one_context_with_a_listener(factory, f"{qname}.{i}", heard)
+        except BaseException as e:  # noqa: BLE001 - reported by the test below
+            failures.append(e)
+
+    for i in range(CONTEXTS):
+        t = threading.Thread(target=worker, args=(i,))
+        t.start()
+        t.join()
+    assert failures == [] and len(heard) == CONTEXTS
+    assert settled(before, 10) <= before + 10
+
+
+def test_threads_that_only_send_detach_too(factory, qname):
+    """A context made on the main thread, used by one worker thread after another (in turn,
+    as JMS allows): each worker entered the JVM on its send."""
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        producer = ctx.create_producer()
+        producer.send(q, "warm-up")
+        before = settled(jvm_threads(), 0)
+        for i in range(CONTEXTS):
+            t = threading.Thread(target=lambda i=i: producer.send(q, str(i)))
+            t.start()
+            t.join()
+        assert settled(before, 10) <= before + 10
+        consumer = ctx.create_consumer(q)
+        got = [consumer.receive(5000).get_text() for _ in range(CONTEXTS + 1)]
+        assert got == ["warm-up"] + [str(i) for i in range(CONTEXTS)]
