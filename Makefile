@@ -7,7 +7,7 @@ TEST_PROVIDERS ?= activemq artemis amqp
 # pip shows what it downloads and installs (no -q): the first run is not a silent minute
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test bench providers clean
+.PHONY: demo test bench soak providers clean
 
 # what the demo needs: pyjms and JPype, nothing else
 $(VENV)/.demo-installed: pyproject.toml setup.py
@@ -39,6 +39,12 @@ test: providers
 
 bench: providers
 	$(PY) bench/run_all.py
+
+# the long fault runs, never part of `make test`: broker SIGKILLs under delayed load, a table of
+# sent, received, lost, duplicated, early, stranded per run (`pytest -m soak` asserts the same)
+soak: providers
+	@echo "==> soak: 10 runs of 5,000 delayed messages, one broker SIGKILL each (about 10-15 minutes)"
+	$(PY) bench/soak_delay_recovery.py --runs 10 --messages 5000 --window-s 10
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -339,6 +339,12 @@ class QueueBrowser:
         raw = self._b.next(max_messages, f"browse {self._queue}")
         return [Message.from_record(rec, None) for rec in C.iter_batch(raw)]
 
+    def skipped_poison(self) -> list[str]:
+        """The JMSMessageIDs of the messages this browse skipped since the last call because
+        a JMS_PYJMS_* property they carry is malformed (poison: a receiver quarantines it to
+        the dead-letter queue; each skip is logged once on ``pyjms.poison``)."""
+        return self._b.skipped_ids()
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True

@@ -37,7 +37,7 @@ from pyjms.api.synchronization import TransactionSynchronization
 from pyjms.bridge import codec, jvm, urls
 from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
-from pyjms.bridge.contract import STAGING_QUEUE
+from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
 from pyjms.bridge.errors import translate
 from pyjms.reasons import MQRC
 from pyjms.errors import (
@@ -239,6 +239,8 @@ class JMSContext:
         else:
             channel = parent._channel.sibling(session_mode, what)
         self._channel = channel
+        # poison a receiver of this session meets goes to the provider's dead-letter queue
+        channel.set_dead_letter_queue(f"queue://{factory.provider.dead_letter_queue or DEAD_LETTER_QUEUE}")
         # the raw shim objects, for pyjms.delay.processor until it uses the public API (issue 13)
         self._ch = channel.java
         self._s = jvm.shim()

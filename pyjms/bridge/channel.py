@@ -11,12 +11,31 @@ owns (their calls must translate Java exceptions the same way: ``Channel.call``)
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable
 
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
 from pyjms.errors import JMSRuntimeException
 from pyjms.reasons import MQRC
+
+_poison_log = logging.getLogger("pyjms.poison")
+#: how the shim's note of a browse's skip begins (org.pyjms.shim.Poison.skipped)
+_SKIPPED = "browse skipped"
+#: a batch's count when it holds no record
+_EMPTY_BATCH = bytes(4)
+
+
+def log_poison_notes() -> None:
+    """Logs, once each, the poison messages the shim quarantined or a browse skipped since the
+    last call (org.pyjms.shim.Poison). Called when a receive or browse comes back empty, so the
+    path that hands messages over costs nothing more."""
+    notes = jvm.shim().jclass("org.pyjms.shim.Poison").drainNotes()
+    if notes is not None:
+        for line in str(notes).splitlines():
+            # a quarantine is what an operator acts on; a browse's skip is told again when a
+            # receiver quarantines the message
+            _poison_log.log(logging.INFO if line.startswith(_SKIPPED) else logging.WARNING, "%s", line)
 
 
 class Receiver:
@@ -35,14 +54,20 @@ class Receiver:
             raw = self.java.receive(timeout_ms, ack)
         except self._jexc as e:
             raise translate(e, what) from None
-        return None if raw is None else bytes(raw)
+        if raw is None:
+            log_poison_notes()
+            return None
+        return bytes(raw)
 
     def receive_batch(self, max_messages: int, timeout_ms: int, what: str) -> bytes:
         """A batch (codec.iter_batch) of up to max_messages: waits for the first only."""
         try:
-            return bytes(self.java.receiveBatch(max_messages, timeout_ms))
+            raw = bytes(self.java.receiveBatch(max_messages, timeout_ms))
         except self._jexc as e:
             raise translate(e, what) from None
+        if raw[:4] == _EMPTY_BATCH:
+            log_poison_notes()
+        return raw
 
     def receive_body(self, kind: int, timeout_ms: int, what: str) -> bytes | None:
         """The client's own receiveBody as a record of that body kind, or None if none came;
@@ -84,9 +109,17 @@ class Browser:
     def next(self, max_messages: int, what: str) -> bytes:
         """A batch of up to max_messages records; an empty batch at the end of the queue."""
         try:
-            return bytes(self.java.next(max_messages))
+            raw = bytes(self.java.next(max_messages))
         except self._jexc as e:
             raise translate(e, what) from None
+        if raw[:4] == _EMPTY_BATCH:
+            log_poison_notes()
+        return raw
+
+    def skipped_ids(self) -> list[str]:
+        """The JMSMessageIDs of the poison messages the browse skipped since the last call."""
+        ids = self.java.skippedIds()
+        return [] if ids is None else str(ids).splitlines()
 
     def close(self, what: str = "close browser") -> None:
         try:
@@ -138,6 +171,22 @@ class Channel:
         cause = translate(failure)
         return type(error)(f"{error.message} (the connection broke: {cause.message})", error_code=error.error_code,
                            reason=cause.reason or MQRC.CONNECTION_BROKEN, values=error.values)
+
+    def queue_names(self, prefix: str, wait_ms: int, what: str) -> list[str] | None:
+        """The names of the broker's queues that start with prefix, or None if the provider
+        cannot list them. May wait up to wait_ms for the broker."""
+        names = self.call(lambda: self.java.queueNames(prefix, wait_ms), what)
+        return None if names is None else [n for n in str(names).split("\n") if n]
+
+    def non_empty_queues(self, names: list[str], what: str) -> list[str]:
+        """Those of the queues that hold a message now (a browse of each)."""
+        found = self.call(lambda: self.java.nonEmptyQueues("\n".join(names)), what)
+        return [n for n in str(found).split("\n") if n]
+
+    def set_dead_letter_queue(self, key: str, put_appl_name: str = "pyjms") -> None:
+        """Where this session quarantines poison (org.pyjms.shim.Poison): a destination key, and
+        the PutApplName its dead-letter headers carry."""
+        self.java.setDeadLetterQueue(key, put_appl_name)
 
     def call(self, fn: Callable[[], Any], what: str) -> Any:
         """Runs fn (Java calls), translating a Java exception into a pyjms error."""
@@ -281,7 +330,10 @@ class Channel:
         """The next message for a listener: receiver id (i32) then its record, or None.
         Raises whatever the shim raises once the channel is closed (the caller checks)."""
         raw = self.java.nextListened(timeout_ms)
-        return None if raw is None else bytes(raw)
+        if raw is None:
+            log_poison_notes()
+            return None
+        return bytes(raw)
 
     def listened_done(self, ok: bool) -> None:
         self.java.listenedDone(ok)

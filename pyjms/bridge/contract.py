@@ -59,11 +59,20 @@ XQH_REMOTE_Q = "JMS_PYJMS_XQH_RemoteQName"
 XQH_REMOTE_Q_MGR = "JMS_PYJMS_XQH_RemoteQMgrName"
 #: beside a dead-letter header: the error that dead-lettered a Spark row
 DLQ_DETAIL = "JMS_PYJMS_DLQDetail"
+#: the dead-letter reason of a message quarantined because a JMS_PYJMS_* property it carries is
+#: malformed (MQRC_FORMAT_ERROR; org.pyjms.shim.Poison): DLQ_DETAIL names the property and value
+QUARANTINE_REASON = 2110
+#: pyjms's properties that hold a time in epoch milliseconds (a long), and those that hold text;
+#: a value of another type makes a message poison (quarantined, never handed over)
+TIME_PROPERTIES = (DELIVERY_TIME, SEND_TIME, EXPIRATION, STAGED_EXPIRATION)
+TEXT_PROPERTIES = (MESSAGE_ID, STAGED_TARGET, STAGED_CORRELATION_ID, SUBSCRIBER)
 
 # ---------------------------------------------------------------------------- queues
 
 #: where delayed messages wait for the delay processor (IBM MQ's name)
 STAGING_QUEUE = "SYSTEM.DDELAY.LOCAL.QUEUE"
+#: IBM MQ's dead-letter queue: where pyjms components dead-letter when the provider names none
+DEAD_LETTER_QUEUE = "SYSTEM.DEAD.LETTER.QUEUE"
 #: the admin service of a pyjms broker
 ADMIN_QUEUE = "PYJMS.ADMIN"
 #: the mark service (cooperative browsing)

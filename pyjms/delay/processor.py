@@ -72,7 +72,11 @@ __all__ = [
 
 
 class DelayProcessor:
-    """Runs the sorter, the deliverer, the rules and the ping threads for one staging queue."""
+    """Runs the sorter, the deliverer, the rules and the ping threads for one staging queue.
+
+    ``fresh_broker``: the broker started with this processor (a pyjms broker runs its own), so
+    no other processor's transaction can hold staged messages: the slots found at start are
+    read once instead of again every 2 s for a while."""
 
     def __init__(
         self,
@@ -82,6 +86,7 @@ class DelayProcessor:
         slot_ms: int = SLOT_MS,
         dead_letter_queue: str = DEFAULT_DEAD_LETTER_QUEUE,
         record_lateness: bool = False,
+        fresh_broker: bool = False,
     ) -> None:
         # its own rollbacks must never turn a staged message into provider "poison"
         self.factory = handler_factory(factory)
@@ -104,7 +109,7 @@ class DelayProcessor:
         suspended = self._rules.suspended
         self._sorter = Sorter(self.factory, self._book, self.stats, new_mover, self._stop, suspended)
         self._deliverer = Deliverer(self.factory, self._book, self.stats, self._plain, new_mover, self._stop,
-                                    suspended, record_lateness)
+                                    suspended, record_lateness, fresh_broker)
         self._ping = PingResponder(self.factory, self.staging, self._stop)
 
     # ------------------------------------------------------------------ names

@@ -25,10 +25,11 @@ from pyjms.api.destination import from_key
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
+from pyjms.bridge.channel import log_poison_notes
 from pyjms.delay import staging
 from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
-from pyjms.delay.processor_slots import SlotBook
+from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
 from pyjms.errors import JMSRuntimeException
 from pyjms.api.expiry import now_ms
 
@@ -38,6 +39,13 @@ _log = logging.getLogger("pyjms.delay")
 #: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
 #: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see Deliverer._drain)
 DRAIN_CHUNK = 1000
+#: seconds after start at which the processor lists the broker's slot queues, on a thread of
+#: its own (delivery of what the markers name has begun by then)
+LIST_QUEUES_AFTER_S = 1.0
+#: how long the deliverer waits for the broker's list of slot queues
+QUEUE_LIST_WAIT_MS = 2000
+#: DueMover's entry for a poison message it put on the dead-letter queue instead (DueMover.QUARANTINED)
+QUARANTINED = -(2**31)
 #: the deliverer opens a slot's consumer this many slots before the slot ends
 OPEN_AHEAD = 4
 #: most slot consumers open ahead at once (a deliverer that is behind, as after a restart,
@@ -61,7 +69,7 @@ class Deliverer:
 
     def __init__(self, factory: ConnectionFactory, book: SlotBook, stats: ProcessorStats, plain: PlainTargets,
                  new_mover: Callable[[JMSContext], Mover], stop: threading.Event, suspended: threading.Event,
-                 record_lateness: bool) -> None:
+                 record_lateness: bool, fresh_broker: bool = False) -> None:
         self._factory = factory
         self._book = book
         self._stats = stats
@@ -70,6 +78,10 @@ class Deliverer:
         self._stop = stop
         self._suspended = suspended
         self._record_lateness = record_lateness
+        # the broker started with this processor: no other processor's transaction can hold
+        # staged messages, so the slots found at start are read once, not again and again
+        self._fresh_broker = fresh_broker
+        self._rebrowse_at = [] if fresh_broker else list(REBROWSE_AFTER_S)
         self._slot_ms = book.slot_ms
         # kept across runs (a run ends when its connection fails)
         self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
@@ -78,7 +90,6 @@ class Deliverer:
         # hold some of their messages until the broker notices its connection is gone), or
         # still owed filed messages after their drain
         self._rechecks: list[tuple[float, int, int]] = []  # (monotonic time, slot, checks left)
-        self._rebrowse_at = list(REBROWSE_AFTER_S)
         self._started = time.monotonic()
         # made again on each run's context
         self._ctx: JMSContext | None = None
@@ -88,15 +99,40 @@ class Deliverer:
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
 
     def recover(self, ctx: JMSContext) -> None:
-        """Finds the slots a previous processor filed; each is read again a few times later."""
+        """Finds the slots a previous processor filed, by their markers; each is read again a
+        few times later (unless the broker started with this processor)."""
         for slot in self._book.recover(ctx):
-            self._rechecks.append((time.monotonic() + 2.0, slot, 3))
+            if not self._fresh_broker:
+                self._rechecks.append((time.monotonic() + 2.0, slot, 3))
 
     def start(self) -> None:
         """Before the thread starts: finds the slots a previous processor filed."""
         self._started = time.monotonic()
         with self._factory.create_context() as ctx:
-            self.recover(ctx)
+            self.recover(ctx)  # by the markers: quick, so delivery resumes at once
+        # then, once, by the broker's list of slot queues (a slot whose marker was lost), on a
+        # thread of its own: a broker keeps drained slot queues a while, and browsing hundreds
+        # of them must not hold up delivery
+        threading.Thread(target=self._list_slot_queues, name="pyjms-delay-slot-list", daemon=True).start()
+
+    def _list_slot_queues(self) -> None:
+        if self._stop.wait(LIST_QUEUES_AFTER_S):
+            return
+        try:
+            with jvm.java_thread(), self._factory.create_context() as ctx:
+                names = ctx.channel.queue_names(SLOT_PREFIX, QUEUE_LIST_WAIT_MS, "list slot queues")
+                if names is None:
+                    return  # the provider cannot list them: the markers are all there is
+                found = self._book.recover(
+                    ctx, names, lambda queues: ctx.channel.non_empty_queues(queues, "find slot queues"))
+        except Exception as e:  # e.g. not allowed to read the broker's advisories; or stopping
+            if not self._stop.is_set() and not jvm.shutting_down():
+                _log.warning("delay processor: the broker did not list its slot queues (%s); "
+                             "slots are found by their markers alone", e)
+            return
+        if found:
+            _log.warning("delay processor: found %d slot queue(s) without a marker: %s", len(found),
+                         ", ".join(str(slot) for slot in found[:10]))
 
     def run(self) -> None:
         with self._factory.create_context(SESSION_TRANSACTED) as ctx:
@@ -129,6 +165,9 @@ class Deliverer:
         first = self._book.first()
         if not first:
             self._commit_moves()
+            if self._book.dead_markers():  # idle: the markers of what was drained go now
+                assert self._ctx is not None
+                self._book.compact_markers(self._ctx, {slot for _, slot, _ in self._rechecks})
             self._stop.wait(0.02)
             return
         slot = first[0]
@@ -230,14 +269,24 @@ class Deliverer:
         if not due:
             return
         self._rechecks = [r for r in self._rechecks if r[0] > now]
+        ready = []
         for _, slot, left in due:
             not_over_ms = (slot + 1) * self._slot_ms - now_ms()
             if not_over_ms > 0:  # a slot still to come is read when it has ended, never early
                 self._rechecks.append((now + not_over_ms / 1000, slot, left))
-                continue
-            self._drain(slot, patience_s=0.5)
-            if left > 1:
-                self._rechecks.append((now + 2.0, slot, left - 1))
+            else:
+                ready.append((slot, left))
+        # their consumers open together, so that they share one wait for the broker's dispatch
+        # (read one by one, hundreds of slots found at start-up cost RECOVERED_WAIT_MS each)
+        for start in range(0, len(ready), OPEN_AHEAD_MAX):
+            group = ready[start:start + OPEN_AHEAD_MAX]
+            for slot, _ in group:
+                if slot not in self._opened:
+                    self._opened[slot] = (self._slot_consumer(slot), time.monotonic())
+            for slot, left in group:
+                self._drain(slot, patience_s=0.5)
+                if left > 1:
+                    self._rechecks.append((now + 2.0, slot, left - 1))
 
     def _drain(self, slot: int, patience_s: float = 10) -> bool:
         """Moves every message of a slot to its target, in chunks of one transaction each.
@@ -274,6 +323,8 @@ class Deliverer:
                     timeout = max(1, int(RECOVERED_WAIT_MS - (time.monotonic() - opened_at) * 1000))
                 elif n >= SMALLEST_PAGE:
                     timeout = RECOVERED_WAIT_MS  # its commit may page in more
+                elif (time.monotonic() - opened_at) * 1000 >= RECOVERED_WAIT_MS:
+                    timeout = 1  # a slot found at start-up, dispatched long since: all of it is here
                 else:
                     timeout = 20  # what was still on its way when the chunk was taken
                 if slot in self._suspect:
@@ -293,8 +344,11 @@ class Deliverer:
                         complete = False
                         break
                     continue
-                if self._book.record_moved(slot, n):
-                    self._commit_moves()  # the rest may wait for this transaction to free the broker's page
+                if self._book.record_moved(slot, n) and (owed is not None or n >= SMALLEST_PAGE):
+                    # the rest may wait for this transaction to free the broker's page (a slot
+                    # found at start-up that came in less than a page is all here: its moves
+                    # share the transaction of the slots after it, as a deliverer behind does)
+                    self._commit_moves()
         finally:
             consumer.close()  # a provider closes it when the transaction ends (JMS)
         self._suspect.discard(slot)
@@ -316,6 +370,7 @@ class Deliverer:
                                      f"delay processor slot {slot}"))
         (n,) = struct.unpack_from(">i", raw, 0)
         if n < 0:
+            log_poison_notes()  # the chunk may have had poison too
             messages = [Message.from_record(rec) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
@@ -325,8 +380,11 @@ class Deliverer:
             return -n
         if n:
             self._uncommitted.append((slot, n))  # committed by _drain or _deliver_next
-            early_by = struct.unpack_from(f">{n}i", raw, 4)  # delivery time minus put time
-            self._stats.delivered += n
+            # delivery time minus put time; QUARANTINED for poison the shim dead-lettered
+            early_by = [d for d in struct.unpack_from(f">{n}i", raw, 4) if d != QUARANTINED]
+            if len(early_by) < n:
+                log_poison_notes()
+            self._stats.delivered += len(early_by)
             self._stats.early += sum(1 for d in early_by if d > 0)
             if self._record_lateness:
                 self._stats.lateness_ms.extend(-d for d in early_by)

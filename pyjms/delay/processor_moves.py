@@ -15,6 +15,7 @@ from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, Queue, from_key
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
+from pyjms.bridge import contract
 from pyjms.delay import staging
 from pyjms.dlq import header as dlh
 from pyjms.errors import JMSRuntimeException
@@ -29,7 +30,9 @@ REPORT_EXCEPTION = "JMS_IBM_Report_Exception"
 REPORT_DISCARD = "JMS_IBM_Report_Discard_Msg"
 FEEDBACK = "JMS_IBM_Feedback"
 MQFB_EXPIRATION = 258
-DEFAULT_DEAD_LETTER_QUEUE = "SYSTEM.DEAD.LETTER.QUEUE"
+DEFAULT_DEAD_LETTER_QUEUE = contract.DEAD_LETTER_QUEUE
+#: the PutApplName of what the processor dead-letters
+PUT_APPL_NAME = "pyjms delay processor"
 
 
 @dataclass
@@ -52,6 +55,8 @@ class Mover:
         self._stats = stats
         self._dead_letter_queue = Queue(dead_letter_queue)
         self._record_lateness = record_lateness
+        # the shim quarantines poison on this session (org.pyjms.shim.Poison): to the same queue
+        ctx.channel.set_dead_letter_queue(self._dead_letter_queue.key, PUT_APPL_NAME)
 
     def deliver(self, m: Message) -> None:
         """Puts a due message to its target, or expires it."""
@@ -119,7 +124,7 @@ class _Putter:
 
     def dead_letter(self, dlq: Destination, m: Message, target: Destination, error: JMSRuntimeException) -> None:
         extra = dlh.DeadLetterHeader.for_failure(
-            target, error, message=m, put_appl_name="pyjms delay processor"
+            target, error, message=m, put_appl_name=PUT_APPL_NAME
         ).typed_properties()
         own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
         record = m.encode(correlation_id=own, drop_properties=staging.STAGING_HEADER, add_properties=extra)

@@ -12,15 +12,21 @@ from __future__ import annotations
 
 import heapq
 import threading
+from typing import Callable
 
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.expiry import now_ms
 
 #: slot queues are PYJMS.SLOT.<n>.<staging queue>, so one broker policy covers them all
 SLOT_PREFIX = "PYJMS.SLOT."
 #: how long a time slot is. A message waits at most this long after it is due before its slot
 #: is moved: 20 ms gave a p99 lateness about 35 ms lower than 50 ms (bench/bench_delay.py)
 SLOT_MS = 20
+#: a slot queue found without a marker is taken as one of this processor's slots when its
+#: number, under this processor's slot length, means a time this close to now (ten years):
+#: under another length the same number means a time decades away
+PLAUSIBLE_MS = 10 * 365 * 24 * 3600 * 1000
 #: the slot length of slot markers written without one (pyjms before slots carried their length)
 LEGACY_SLOT_MS = 50
 
@@ -153,16 +159,38 @@ class SlotBook:
         with self._lock:
             return len(self._pending)
 
+    def dead_markers(self) -> int:
+        """Markers of drained slots not compacted yet."""
+        with self._lock:
+            return self._dead_markers
+
     # ------------------------------------------------------------------ markers
 
-    def recover(self, ctx: JMSContext) -> list[int]:
+    def recover(self, ctx: JMSContext, queue_names: list[str] | None = None,
+                non_empty: Callable[[list[str]], list[str]] | None = None) -> list[int]:
         """Reads the markers (browse, no consume) and makes their slots pending again; returns
-        the slots found that were not pending. Slots of another length are noted as foreign."""
+        the slots found that were not pending. Slots of another length are noted as foreign.
+
+        ``queue_names``: the slot queues the broker has (Channel.queue_names), when the provider
+        can list them. Then a slot queue whose marker was lost is found too, if it holds a
+        message (``non_empty`` says which do: a broker keeps drained slot queues a while): a slot
+        whose number means a time within PLAUSIBLE_MS of now under this slot length is taken as
+        one of ours, any other is filed again as foreign. A marker whose queue is gone is dropped
+        at the next compaction instead of being drained."""
         found = []
+        existing = None if queue_names is None else {self._slot_of(name) for name in queue_names} - {None}
+        marked: set[int] = set()
         with ctx.create_browser(self.slots_queue) as browser:
             for m in browser:
                 text = m.get_text()
                 slot, length = parse_marker(text)
+                marked.add(slot)
+                if existing is not None and slot not in existing:
+                    with self._lock:  # its slot queue is gone (drained, and collected by the broker)
+                        if slot not in self._known and slot not in self._drained:
+                            self._drained.add(slot)
+                            self._dead_markers += 1
+                    continue
                 if length != self.slot_ms:
                     # its number means another time: never drained as one of ours (that would
                     # deliver early or late); the sorter files its messages again instead (at
@@ -174,25 +202,64 @@ class SlotBook:
                     drained = slot in self._drained
                 if not drained and self.add(slot):
                     found.append(slot)
+        now = now_ms()
+        unmarked = sorted((existing or set()) - marked)
+        if unmarked and non_empty is not None:
+            held = set(non_empty([self.slot_queue(slot).name for slot in unmarked]))
+            unmarked = [slot for slot in unmarked if self.slot_queue(slot).name in held]
+        for slot in unmarked:
+            if abs(slot * self.slot_ms - now) < PLAUSIBLE_MS:
+                with self._lock:
+                    drained = slot in self._drained or slot in self._filed
+                if not drained and self.add(slot):
+                    found.append(slot)
+            else:
+                with self._lock:  # another slot length's: its messages are filed again
+                    self._foreign.setdefault(self.slot_queue(slot).name, "")
         return found
+
+    def _slot_of(self, queue_name: str) -> int | None:
+        """The slot number of one of this staging queue's slot queues, else None."""
+        number, dot, staging = queue_name.removeprefix(SLOT_PREFIX).partition(".")
+        if not dot or staging != self.staging or not number.isdigit():
+            return None
+        return int(number)
 
     def compact_markers(self, ctx: JMSContext, keep: set[int]) -> None:
         """Drops the markers of drained slots: rewrites the live ones (pending, in ``keep``, or
-        foreign slots not filed again yet) in one transaction of ctx."""
+        foreign slots not filed again yet), in transactions of ctx."""
         consumer = ctx.create_consumer(self.slots_queue)
         producer = ctx.create_producer()
         with self._lock:
             live = self._known | keep
             foreign = set(self._foreign.values())
-        seen: set[str] = set()
-        while batch := consumer.receive_batch(1000, 50):
-            for m in batch:
-                text = m.get_text()
-                slot, length = parse_marker(text)
-                if (text in foreign or (length == self.slot_ms and slot in live)) and text not in seen:
-                    producer.send(self.slots_queue, text)
-                    seen.add(text)
-        ctx.commit()
+        # a slot not ended yet keeps its marker whatever the book says: the sorter records a new
+        # slot in the book only after committing its marker, and a compaction in between must
+        # not drop it
+        ending = now_ms() // self.slot_ms
+        # a transaction gets at most a broker page of a queue (ActiveMQ: maxPageSize, 200), so
+        # the markers are read in rounds, one transaction each, until the first one re-sent in
+        # this compaction comes round again: then every marker was looked at
+        resent: set[str] = set()
+        came_round = False
+        while not came_round:
+            took = 0
+            while batch := consumer.receive_batch(1000, 50):
+                for m in batch:
+                    took += 1
+                    text = m.get_text()
+                    if text in resent:  # judged live already
+                        came_round = True
+                        producer.send(self.slots_queue, text)
+                        continue
+                    slot, length = parse_marker(text)
+                    ours = length == self.slot_ms and (slot in live or slot >= ending)
+                    if text in foreign or ours:
+                        producer.send(self.slots_queue, text)
+                        resent.add(text)
+            ctx.commit()
+            if not took:
+                break
         consumer.close()
         with self._lock:
             self._dead_markers = 0

@@ -21,6 +21,7 @@ from pyjms.api.destination import Queue
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
+from pyjms.bridge.channel import log_poison_notes
 from pyjms.delay import staging
 from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
@@ -90,9 +91,13 @@ class Sorter:
         ctx, mover, markers, book = self._ctx, self._mover, self._markers, self._book
         assert ctx is not None and mover is not None and markers is not None
         raw = bytes(self._filer.file(consumer.wire_receiver().java, FILE_BATCH, timeout_ms))
-        filed, soon = _read_filing(raw)
+        filed, soon, quarantined = _read_filing(raw)
+        if quarantined:
+            log_poison_notes()
         if not filed and not soon:
-            return 0
+            if quarantined:
+                ctx.commit()  # the poison's moves to the dead-letter queue
+            return quarantined
         new_slots = book.unknown(list(filed))
         for slot in new_slots:
             markers.send(book.slots_queue, book.marker(slot))
@@ -118,8 +123,9 @@ class Sorter:
         return taken
 
 
-def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message]]:
-    """Decodes SlotFiler.file's answer: messages filed per slot, and those due soon."""
+def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message], int]:
+    """Decodes SlotFiler.file's answer: messages filed per slot, those due soon, and how many
+    poison messages it quarantined."""
     (n,) = struct.unpack_from(">i", raw, 0)
     pos = 4
     filed: dict[int, int] = {}
@@ -134,4 +140,5 @@ def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message]]:
         rec = C.IncomingRecord(raw, pos)
         pos = rec.end
         soon.append(Message.from_record(rec))
-    return filed, soon
+    (quarantined,) = struct.unpack_from(">i", raw, pos)
+    return filed, soon, quarantined

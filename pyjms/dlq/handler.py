@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     from pyjms.api.context import ConnectionFactory, JMSContext
 
 _log = logging.getLogger("pyjms.dlq")
+#: the PutApplName of what the handler quarantines
+PUT_APPL_NAME = "pyjms dlq handler"
 
 #: ActiveMQ's default DLQ, the default provider's (ProviderPlugin.dead_letter_queue); kept
 #: under this name for programs that use it
@@ -98,6 +100,10 @@ class HandlerStats:
     failed_attempts: int = 0
     without_header: int = 0
     passes: int = 0
+    #: poison: messages whose JMS_PYJMS_* properties are malformed, put back on the DLQ as a
+    #: copy without the malformed property and with a dead-letter header naming it (reason
+    #: MQRC_FORMAT_ERROR), which the rules then handle as any other dead letter
+    quarantined: int = 0
 
     @property
     def processed(self) -> int:
@@ -118,9 +124,10 @@ class HandlerStats:
 
     def summary(self) -> str:
         actions = ", ".join(f"{name} {count}" for name, count in self.by_action().items())
+        poison = f", quarantined {self.quarantined}" if self.quarantined else ""
         return (
             f"processed {self.processed} ({actions}), errors {self.errors} "
-            f"(failed attempts {self.failed_attempts}, without header {self.without_header})"
+            f"(failed attempts {self.failed_attempts}, without header {self.without_header}){poison}"
         )
 
 
@@ -214,7 +221,7 @@ class DLQHandler:
         """Passes over the DLQ until WAIT says stop or stop() is called; returns the totals."""
         with _attached(), self._factory.create_context() as browse_ctx:
             # moves on a connection of their own, which a failed commit makes the handler renew
-            self._move_ctx = self._factory.create_context(SESSION_TRANSACTED)
+            self._move_ctx = self._new_move_ctx()
             try:
                 self._passes(browse_ctx)
             finally:
@@ -247,7 +254,9 @@ class DLQHandler:
     def _pass(self, browse_ctx: JMSContext, dlq: Queue) -> bool:
         """One pass over the DLQ; True if any attempt was made or any message left by IGNORE."""
         self.stats.passes += 1
-        moves, changed = self._plan(browse_ctx, dlq)
+        moves, poison, changed = self._plan(browse_ctx, dlq)
+        if poison and not self.stopping:
+            changed |= self._quarantine(dlq, poison)
         self._report_without_header()
         for start in range(0, len(moves), _BATCH):
             if self.stopping:
@@ -259,8 +268,9 @@ class DLQHandler:
 
     # ------------------------------------------------------------------ deciding
 
-    def _plan(self, browse_ctx: JMSContext, dlq: Queue) -> tuple[list[_Move], bool]:
-        """Browses the DLQ and decides what to attempt for each message that is due."""
+    def _plan(self, browse_ctx: JMSContext, dlq: Queue) -> tuple[list[_Move], list[str], bool]:
+        """Browses the DLQ and decides what to attempt for each message that is due; also
+        returns the ids of the poison the browse skipped."""
         now = time.monotonic()
         moves: list[_Move] = []
         changed = False
@@ -269,7 +279,7 @@ class DLQHandler:
         with browse_ctx.create_browser(dlq) as browser:
             for message in browser:
                 if self.stopping:
-                    return moves, changed
+                    return moves, [], changed
                 message_id = message.get_jms_message_id() or ""
                 seen.add(message_id)
                 tracked = self._tracked.get(message_id)
@@ -286,6 +296,7 @@ class DLQHandler:
                     changed = True  # IGNORE applied, or an attempt failed before any get
                 else:
                     moves.append(move)
+            poison = browser.skipped_poison()
         self.stats.without_header += len(without_header - self._without_header)
         self._without_header = without_header  # what the next report is about
         if len(seen) < _BROWSE_LIMIT:  # the whole queue was seen: forget messages gone from it
@@ -295,7 +306,7 @@ class DLQHandler:
                 if tracked.missed >= _MISSED_BROWSES:
                     del self._tracked[message_id]
                     self._details.pop(message_id, None)
-        return moves, changed
+        return moves, poison, changed
 
     def _header(self, browse_ctx: JMSContext, message: Message) -> DeadLetterHeader | None:
         message_id = message.get_jms_message_id() or ""
@@ -442,7 +453,33 @@ class DLQHandler:
         commit failed until the connection closes (pyjms.providers.activemq)."""
         with contextlib.suppress(JMSRuntimeException):
             self._move_ctx.close()
-        self._move_ctx = self._factory.create_context(SESSION_TRANSACTED)
+        self._move_ctx = self._new_move_ctx()
+
+    def _new_move_ctx(self) -> JMSContext:
+        """A transacted context for moves; poison it gets goes back on the handler's DLQ, with
+        a header naming what is malformed, for the rules (org.pyjms.shim.Poison)."""
+        ctx = self._factory.create_context(SESSION_TRANSACTED)
+        ctx.channel.set_dead_letter_queue(Queue(self.queue).key, PUT_APPL_NAME)
+        return ctx
+
+    def _quarantine(self, dlq: Queue, message_ids: list[str]) -> bool:
+        """Gets the poison a browse skipped, by id: the shim quarantines it as it gets it (never
+        handing it over), and the commit makes that final. True if any was got."""
+        try:
+            with self._move_ctx.create_consumer(dlq, _id_selector(dict.fromkeys(message_ids))) as consumer:
+                if consumer.receive(_FIRST_WAIT_MS) is not None:
+                    # no longer poison (another writer's?): not ours to take here
+                    self._move_ctx.rollback()
+                    return False
+            self._move_ctx.commit()
+        except JMSRuntimeException as e:
+            with contextlib.suppress(JMSRuntimeException):
+                self._move_ctx.rollback()
+            self._reconnect()
+            _log.warning("poison on %s could not be quarantined (again on the next pass): %s", self.queue, e)
+            return False
+        self.stats.quarantined += len(message_ids)
+        return True
 
     def _done(self, move: _Move) -> None:
         self._tracked.pop(move.message_id, None)

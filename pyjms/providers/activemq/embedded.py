@@ -143,7 +143,8 @@ class EmbeddedBroker:
 
     def _start_delay_processor(self) -> None:
         with jvm.java_thread():
-            self.delay_processor = DelayProcessor(self._local_factory()).start()
+            # it starts with the broker: nothing of another processor's can still be in flight
+            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True).start()
 
     def subscribers_of(self, topic: str) -> list[str]:
         """The addresses of a topic's subscribers now (pyjms.providers.activemq.subscriptions)."""

@@ -117,7 +117,8 @@ class EmbeddedArtemisBroker:
 
     def _start_delay_processor(self) -> None:
         with jvm.java_thread():
-            self.delay_processor = DelayProcessor(self._local_factory()).start()
+            # it starts with the broker: nothing of another processor's can still be in flight
+            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True).start()
 
     def queue_depth(self, name: str) -> int:
         """Messages on a queue now (0 if it does not exist)."""

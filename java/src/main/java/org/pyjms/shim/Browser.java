@@ -9,6 +9,8 @@ import java.util.Enumeration;
 public final class Browser implements AutoCloseable {
     private final QueueBrowser browser;
     private Enumeration<?> cursor;
+    /** The ids of the poison messages skipped since skippedIds was last called. */
+    private final StringBuilder skipped = new StringBuilder();
 
     Browser(QueueBrowser browser) { this.browser = browser; }
 
@@ -20,12 +22,28 @@ public final class Browser implements AutoCloseable {
         int n = 0;
         while (n < max && cursor.hasMoreElements()) {
             Message m = (Message) cursor.nextElement();
+            String[] poison = Poison.problem(m);
+            if (poison != null) { // left where it is for a receiver to quarantine
+                Poison.skipped(m, poison);
+                if (skipped.length() > 0) skipped.append('\n');
+                skipped.append(m.getJMSMessageID());
+                continue;
+            }
             if (Receiver.expired(m)) continue; // a browse never shows an expired message (E03)
             Codec.encode(m, out);
             n++;
         }
         out.patchInt(countAt, n);
         return out.toByteArray();
+    }
+
+    /** The JMSMessageIDs of the poison messages (org.pyjms.shim.Poison) skipped since the last
+     *  call, one per line, or null: a receiver quarantines them. */
+    public String skippedIds() {
+        if (skipped.length() == 0) return null;
+        String ids = skipped.toString();
+        skipped.setLength(0);
+        return ids;
     }
 
     @Override

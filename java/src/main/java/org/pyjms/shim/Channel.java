@@ -56,6 +56,9 @@ public final class Channel implements AutoCloseable {
     private int nextReceiverId;
     /** The newest message consumed: acknowledging it acknowledges the whole session (JMS 2.0). */
     volatile Message lastConsumed;
+    /** Where this session quarantines poison (org.pyjms.shim.Poison), and the name it puts as. */
+    private volatile String deadLetterQueue = "queue://" + Contract.DEAD_LETTER_QUEUE;
+    private volatile String putApplName = "pyjms";
 
     private Channel(Provider provider, Shared shared, int sessionMode) throws JMSException {
         this.provider = provider;
@@ -305,6 +308,61 @@ public final class Channel implements AutoCloseable {
         producer.send(destinations.resolve("queue://" + queue), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
     }
 
+    /** The dead-letter queue (a destination key) this session quarantines poison to, and the
+     *  PutApplName of their dead-letter headers (Python sets them from the provider plug-in). */
+    public void setDeadLetterQueue(String key, String applName) {
+        deadLetterQueue = key;
+        putApplName = applName;
+    }
+
+    public String deadLetterQueue() { return deadLetterQueue; }
+
+    public String putApplName() { return putApplName; }
+
+    /** Sends a message made on this session as it is (Poison.quarantine). */
+    synchronized void sendCopy(String key, Message m, int deliveryMode, int priority, long ttl) throws JMSException {
+        if (nativeDelay != 0) {
+            producer.setDeliveryDelay(0);
+            nativeDelay = 0;
+        }
+        producer.send(destinations.resolve(key), m, deliveryMode, priority, ttl);
+    }
+
+    /** The queues on the broker whose names start with prefix (Provider.queueNames), or null. */
+    public String queueNames(String prefix, long waitMs) throws JMSException {
+        checkOpen();
+        start(); // the broker's answer is a consumer's
+        return provider.queueNames(shared.connection, prefix, waitMs);
+    }
+
+    /**
+     * Those of the queues (names, one per line) that hold a message now, one per line: a
+     * browse of each, opened a hundred at a time so that their answers overlap.
+     */
+    public String nonEmptyQueues(String names) throws JMSException {
+        checkOpen();
+        start();
+        String[] all = names.isEmpty() ? new String[0] : names.split("\n");
+        StringBuilder found = new StringBuilder();
+        for (int from = 0; from < all.length; from += 100) {
+            java.util.List<jakarta.jms.QueueBrowser> browsers = new java.util.ArrayList<>();
+            try {
+                for (int i = from; i < Math.min(all.length, from + 100); i++) {
+                    browsers.add(session.createBrowser((jakarta.jms.Queue) destinations.resolve("queue://" + all[i])));
+                }
+                for (int i = 0; i < browsers.size(); i++) {
+                    if (browsers.get(i).getEnumeration().hasMoreElements()) {
+                        if (found.length() > 0) found.append('\n');
+                        found.append(all[from + i]);
+                    }
+                }
+            } finally {
+                for (jakarta.jms.QueueBrowser b : browsers) b.close();
+            }
+        }
+        return found.toString();
+    }
+
     /** Whether the broker is known to run a scheduler the provider can use (false = unknown). */
     public boolean schedulerKnown() { return provider.schedulerKnownOn(shared.connection); }
 
@@ -421,6 +479,14 @@ public final class Channel implements AutoCloseable {
     /** Called on the provider's session thread: hand the message to Python and wait for its verdict. */
     void deliver(int receiverId, Message m) {
         try {
+            String[] poison = Poison.problem(m);
+            if (poison != null) { // never handed to a listener: quarantined instead
+                synchronized (this) {
+                    Poison.quarantine(this, m, poison);
+                    if (ackInShim) m.acknowledge();
+                }
+                return;
+            }
             if (Receiver.expired(m)) { // never hand an expired message to a listener (E03)
                 if (ackInShim) m.acknowledge();
                 return;

@@ -291,7 +291,7 @@ public final class Codec {
     }
 
     private static long carried(Message m, String property, long otherwise) throws JMSException {
-        return m.propertyExists(property) ? m.getLongProperty(property) : otherwise;
+        return Poison.time(m, property, otherwise); // a malformed one is poison: Python never sees it as a header
     }
 
     /**

@@ -31,9 +31,15 @@ public final class Contract {
     public static final String STAGED_CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID";
     public static final String STAGED_EXPIRATION = "JMS_PYJMS_DDL_Expiration";
     public static final String SUBSCRIBER = "JMS_PYJMS_Subscriber";
+    public static final String MESSAGE_ID = "JMS_PYJMS_MessageID";
+    public static final String DEAD_LETTER_HEADER_PREFIX = "JMS_PYJMS_DLH_";
+    public static final String DLQ_DETAIL = "JMS_PYJMS_DLQDetail";
+    /** The dead-letter reason of a message quarantined for a malformed pyjms property (MQRC_FORMAT_ERROR). */
+    public static final int QUARANTINE_REASON = 2110;
 
     // queues
     public static final String STAGING_QUEUE = "SYSTEM.DDELAY.LOCAL.QUEUE";
+    public static final String DEAD_LETTER_QUEUE = "SYSTEM.DEAD.LETTER.QUEUE";
     public static final String SLOT_PREFIX = "PYJMS.SLOT.";
 
     // a broker's refusal with IBM MQ's reason. OpenWire and Artemis's core protocol carry only an

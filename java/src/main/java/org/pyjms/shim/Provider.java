@@ -106,4 +106,11 @@ public interface Provider {
 
     /** Deletes a queue if nobody consumes from it; false when not possible. */
     default boolean deleteIfUnused(Connection c, Queue q) throws JMSException { return false; }
+
+    /**
+     * The names of the queues on the broker now whose names start with prefix, one per line,
+     * or null when the provider cannot list them (the delay processor then finds its slot
+     * queues by their markers alone). May wait up to waitMs for the broker's answer.
+     */
+    default String queueNames(Connection c, String prefix, long waitMs) throws JMSException { return null; }
 }

@@ -27,21 +27,30 @@ public final class Receiver implements AutoCloseable {
     /**
      * The next unexpired message. A scheduler may deliver a message a little after the exact
      * expiration pyjms recorded at send; such a message is discarded here, never returned (E03).
+     * Poison (org.pyjms.shim.Poison) is quarantined here, never returned either.
      */
     private Message next(long timeoutMs) throws JMSException {
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (true) {
             Message m = timeoutMs > 0 ? consumer.receive(Math.max(1, deadline - System.currentTimeMillis()))
                     : consumer.receiveNoWait();
-            if (m == null || !expired(m)) return m;
+            if (m == null) return null;
+            String[] poison = Poison.problem(m);
+            if (poison != null) {
+                // never handed over, never lost: to the dead-letter queue, then acknowledged as
+                // any other (in a transacted session both are part of the transaction)
+                Poison.quarantine(channel, m, poison);
+            } else if (!expired(m)) {
+                return m;
+            }
             if (channel.ackInShim) m.acknowledge();
             if (timeoutMs > 0 && System.currentTimeMillis() >= deadline) return null;
         }
     }
 
     static boolean expired(Message m) throws JMSException {
-        if (!m.propertyExists(Channel.EXPIRATION)) return false;
-        return System.currentTimeMillis() >= m.getLongProperty(Channel.EXPIRATION);
+        long expiration = Poison.time(m, Channel.EXPIRATION, 0);
+        return expiration != 0 && System.currentTimeMillis() >= expiration;
     }
 
     /**

@@ -104,5 +104,39 @@ public final class ActiveMQProvider implements Provider {
         }
     }
 
+    /**
+     * ActiveMQ tells a new consumer of its queue advisory topic about every queue there is (a
+     * DestinationInfo each, ADD), then about each one added or removed: read until it goes quiet.
+     */
+    @Override
+    public String queueNames(Connection c, String prefix, long waitMs) throws JMSException {
+        jakarta.jms.Session session = c.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
+        try {
+            jakarta.jms.MessageConsumer advisories = session.createConsumer(
+                    org.apache.activemq.advisory.AdvisorySupport.QUEUE_ADVISORY_TOPIC);
+            java.util.Set<String> names = new java.util.TreeSet<>();
+            long quiet = Math.max(50, Math.min(500, waitMs / 4));
+            long deadline = System.currentTimeMillis() + waitMs;
+            jakarta.jms.Message m = advisories.receive(waitMs);
+            if (m == null) return null; // every broker has queues (its own DLQ at least): no answer
+            while (m != null) {
+                if (m instanceof org.apache.activemq.command.ActiveMQMessage am
+                        && am.getDataStructure() instanceof org.apache.activemq.command.DestinationInfo info) {
+                    String name = info.getDestination().getPhysicalName();
+                    if (name.startsWith(prefix)) {
+                        if (info.isAddOperation()) names.add(name);
+                        else names.remove(name);
+                    }
+                }
+                long left = deadline - System.currentTimeMillis();
+                if (left <= 0) break;
+                m = advisories.receive(Math.min(quiet, left));
+            }
+            return String.join("\n", names);
+        } finally {
+            session.close();
+        }
+    }
+
     public static ActiveMQQueue queue(String name) { return new ActiveMQQueue(name); }
 }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import org.pyjms.shim.Channel;
 import org.pyjms.shim.Codec;
+import org.pyjms.shim.Poison;
 import org.pyjms.shim.Receiver;
 
 /**
@@ -19,6 +20,8 @@ import org.pyjms.shim.Receiver;
  * into Python. Plain JMS: it works on any provider.
  */
 public final class DueMover {
+    /** In a plain answer, the entry of a poison message put on the dead-letter queue instead. */
+    public static final int QUARANTINED = Integer.MIN_VALUE;
     private final Channel channel;
     /** Its own producer on the channel's session: the channel's one is configured per send. */
     private MessageProducer producer;
@@ -35,17 +38,26 @@ public final class DueMover {
      * as the processor's Python side would: without the staging header, with the sender's
      * correlation id back, with the exact expiration as JMS_PYJMS_Expiration and the time left
      * as TTL, its own priority and delivery mode. The answer is then int n, then n ints: the
-     * delivery time minus now of each (negative: on time). Otherwise nothing is sent and the
-     * answer is int -n, then n records in delivery-time order, for Python to handle.
+     * delivery time minus now of each (negative: on time), or QUARANTINED for a poison message
+     * (org.pyjms.shim.Poison) put on the channel's dead-letter queue. Otherwise nothing is sent and the
+     * answer is int -n, then n records in delivery-time order, for Python to handle (poison is
+     * quarantined either way, in the chunk's transaction).
      */
     public byte[] deliverDue(Receiver from, int max, long timeoutMs, Set<String> plainTargets) throws JMSException {
         channel.checkOpen();
         MessageConsumer consumer = from.jmsConsumer();
         List<Message> got = new ArrayList<>();
+        int quarantined = 0;
         Message m = timeoutMs > 0 ? consumer.receive(timeoutMs) : consumer.receiveNoWait();
         while (m != null) {
-            got.add(m);
-            if (got.size() >= max) break;
+            String[] poison = Poison.stagedProblem(m);
+            if (poison != null) {
+                Poison.quarantine(channel, m, poison); // in this chunk's transaction
+                quarantined++;
+            } else {
+                got.add(m);
+            }
+            if (got.size() + quarantined >= max) break;
             m = consumer.receiveNoWait();
         }
         Integer[] order = new Integer[got.size()];
@@ -53,7 +65,7 @@ public final class DueMover {
         for (int i = 0; i < order.length; i++) {
             order[i] = i;
             Message g = got.get(i);
-            due[i] = g.propertyExists(Channel.DELIVERY_TIME) ? g.getLongProperty(Channel.DELIVERY_TIME) : 0;
+            due[i] = Poison.time(g, Channel.DELIVERY_TIME, 0);
         }
         Arrays.sort(order, (a, b) -> Long.compare(due[a], due[b])); // stable
         long now = System.currentTimeMillis();
@@ -68,24 +80,25 @@ public final class DueMover {
                 break;
             }
         }
-        Codec.Out out = new Codec.Out(plain ? 4 + 4 * order.length : 8192);
+        Codec.Out out = new Codec.Out(plain ? 4 + 4 * (order.length + quarantined) : 8192);
         if (!plain) {
             out.putInt(-order.length);
             for (Integer i : order) Codec.encode(got.get(i), out);
             return out.toByteArray();
         }
         if (producer == null && order.length > 0) producer = channel.session().createProducer(null);
-        out.putInt(order.length);
+        out.putInt(order.length + quarantined);
         for (Integer i : order) {
             Message g = got.get(i);
             long at = send(g);
-            out.putInt((int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, due[i] - at)));
+            out.putInt((int) Math.max(Integer.MIN_VALUE + 1, Math.min(Integer.MAX_VALUE, due[i] - at)));
         }
+        for (int q = 0; q < quarantined; q++) out.putInt(QUARANTINED);
         return out.toByteArray();
     }
 
-    private static long expiration(Message g) throws JMSException {
-        return g.propertyExists(StagingHeader.EXPIRATION) ? g.getLongProperty(StagingHeader.EXPIRATION) : 0;
+    private static long expiration(Message g) {
+        return Poison.time(g, StagingHeader.EXPIRATION, 0);
     }
 
     /** Sends a delivered copy of a staged message to its target; returns the time it was sent. */

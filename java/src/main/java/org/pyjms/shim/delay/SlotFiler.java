@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import org.pyjms.shim.Channel;
 import org.pyjms.shim.Codec;
+import org.pyjms.shim.Poison;
 import org.pyjms.shim.Receiver;
 
 /**
@@ -34,7 +35,8 @@ public final class SlotFiler {
     /**
      * Files up to max messages of a receiver (waiting up to timeoutMs for the first, then taking
      * what is already there). Returns int n, then n pairs (long slot, int count); then int m and
-     * m records of the messages due within the horizon, which Python handles itself.
+     * m records of the messages due within the horizon, which Python handles itself; then int q,
+     * the poison messages (org.pyjms.shim.Poison) it put on the channel's dead-letter queue.
      */
     public byte[] file(Receiver from, int max, long timeoutMs) throws JMSException {
         channel.checkOpen();
@@ -43,9 +45,16 @@ public final class SlotFiler {
         List<Message> soon = new ArrayList<>();
         Message m = consumer.receive(Math.max(1, timeoutMs));
         int n = 0;
+        int quarantined = 0;
         while (m != null) {
-            long due = m.propertyExists(Channel.DELIVERY_TIME) ? m.getLongProperty(Channel.DELIVERY_TIME) : 0;
-            if (due - System.currentTimeMillis() < horizonMs) {
+            String[] poison = Poison.stagedProblem(m);
+            long due = Poison.time(m, Channel.DELIVERY_TIME, 0);
+            if (poison != null) {
+                // anyone who may stage may put this: it goes to the dead-letter queue in this
+                // transaction, and every other message goes on
+                Poison.quarantine(channel, m, poison);
+                quarantined++;
+            } else if (due - System.currentTimeMillis() < horizonMs) {
                 soon.add(m);
             } else {
                 long slot = due / slotMs;
@@ -63,6 +72,7 @@ public final class SlotFiler {
         }
         out.putInt(soon.size());
         for (Message s : soon) Codec.encode(s, out);
+        out.putInt(quarantined);
         return out.toByteArray();
     }
 }

@@ -1,0 +1,193 @@
+package org.pyjms.shim;
+
+import jakarta.jms.Destination;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.TextMessage;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Enumeration;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * Poison: a message whose {@code JMS_PYJMS_*} properties pyjms cannot read (a time that is not a
+ * long, a name that is not a String). Anyone who may put to a queue can put one, so no component
+ * may fail on it: receivers, listeners and the delay processor quarantine it (a copy without the
+ * malformed property, with a dead-letter header naming it and its value, goes to the channel's
+ * dead-letter queue, in the channel's session; then the message is acknowledged as any other),
+ * browsers skip it. Each quarantine or skip leaves one note, which Python logs
+ * (pyjms.bridge.channel.log_poison_notes). Python's twin of the property lists is
+ * pyjms.bridge.contract.TIME_PROPERTIES / TEXT_PROPERTIES.
+ */
+public final class Poison {
+    private Poison() {}
+
+    private static final String[] TIMES = {Contract.DELIVERY_TIME, Contract.SEND_TIME, Contract.EXPIRATION,
+            Contract.STAGED_EXPIRATION};
+    private static final String[] TEXTS = {Contract.MESSAGE_ID, Contract.STAGED_TARGET,
+            Contract.STAGED_CORRELATION_ID, Contract.SUBSCRIBER};
+    /** IBM MQ's PutApplType for a Java application (MQAT_JAVA), as pyjms.dlq.header writes it. */
+    private static final int MQAT_JAVA = 28;
+    private static final DateTimeFormatter PUT_DATE = DateTimeFormatter.ofPattern("yyyyMMdd").withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter PUT_TIME = DateTimeFormatter.ofPattern("HHmmss").withZone(ZoneOffset.UTC);
+    /** What was quarantined or skipped, one line each, until Python logs it. */
+    private static final ConcurrentLinkedQueue<String> NOTES = new ConcurrentLinkedQueue<>();
+    private static final int MOST_NOTES = 10_000;
+
+    /**
+     * Why pyjms cannot hand the message over: {property, one line naming it and its value}, or
+     * null when every pyjms property it carries is well-formed.
+     */
+    public static String[] problem(Message m) {
+        try {
+            for (String name : TIMES) {
+                Object v = m.getObjectProperty(name);
+                if (v == null) continue;
+                if (!(v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte)) {
+                    return new String[] {name, name + " is " + shown(v) + ", not a long (epoch milliseconds)"};
+                }
+                if (((Number) v).longValue() < 0) {
+                    return new String[] {name, name + " is " + v + ", not a time (epoch milliseconds, 0 or more)"};
+                }
+            }
+            for (String name : TEXTS) {
+                Object v = m.getObjectProperty(name);
+                if (v != null && !(v instanceof String)) {
+                    return new String[] {name, name + " is " + shown(v) + ", not a String"};
+                }
+            }
+            return null;
+        } catch (JMSException | RuntimeException e) {
+            return new String[] {null, "its properties cannot be read: " + e};
+        }
+    }
+
+    /** As problem, for a staged message, which must also name its target and delivery time. */
+    public static String[] stagedProblem(Message m) {
+        String[] bad = problem(m);
+        if (bad != null) return bad;
+        try {
+            for (String name : new String[] {Contract.STAGED_TARGET, Contract.DELIVERY_TIME}) {
+                if (!m.propertyExists(name)) return new String[] {null, "a staged message without " + name};
+            }
+            return null;
+        } catch (JMSException | RuntimeException e) {
+            return new String[] {null, "its properties cannot be read: " + e};
+        }
+    }
+
+    private static String shown(Object v) {
+        String text = String.valueOf(v);
+        if (text.length() > 80) text = text.substring(0, 77) + "...";
+        return "'" + text + "' (" + v.getClass().getSimpleName() + ")";
+    }
+
+    /** A time property in epoch ms; {@code otherwise} when it is absent or malformed (never throws). */
+    public static long time(Message m, String name, long otherwise) {
+        try {
+            Object v = m.getObjectProperty(name);
+            return v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte
+                    ? ((Number) v).longValue() : otherwise;
+        } catch (JMSException | RuntimeException e) {
+            return otherwise;
+        }
+    }
+
+    /**
+     * Puts a copy of m on the channel's dead-letter queue (Channel.setDeadLetterQueue), in the
+     * channel's session, so in its transaction when it is transacted: the body, the headers and
+     * every property but the malformed one, plus a dead-letter header (pyjms.dlq.header) with
+     * reason MQRC_FORMAT_ERROR and {@code JMS_PYJMS_DLQDetail} naming the property and its value.
+     */
+    public static void quarantine(Channel channel, Message m, String[] problem) throws JMSException {
+        String detail = problem[1];
+        Message copy;
+        try {
+            copy = Codec.copy(m, channel.session());
+        } catch (JMSException | RuntimeException e) {
+            // an object body is never deserialized: the headers and properties go alone
+            copy = channel.session().createMessage();
+            copy.setJMSCorrelationID(m.getJMSCorrelationID());
+            copy.setJMSType(m.getJMSType());
+            copy.setJMSReplyTo(m.getJMSReplyTo());
+            detail += " (its body is not kept: pyjms never copies object or stream bodies)";
+        }
+        copy.clearProperties();
+        for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
+            String name = (String) e.nextElement();
+            if (name.startsWith("JMSX") || name.equals(problem[0]) || name.startsWith(Contract.DEAD_LETTER_HEADER_PREFIX)
+                    || name.equals(Contract.DLQ_DETAIL)) continue;
+            Object v;
+            try {
+                v = m.getObjectProperty(name);
+            } catch (RuntimeException unreadable) {
+                continue;
+            }
+            if (v != null) copy.setObjectProperty(name, v);
+        }
+        Instant now = Instant.now();
+        String p = Contract.DEAD_LETTER_HEADER_PREFIX;
+        Destination from = m.getJMSDestination();
+        String destQ = from == null ? "" : Destinations.key(from);
+        String where = destQ;
+        String destQName = destQ.startsWith("queue://") ? destQ.substring(8) : destQ;
+        String destQMgr = "";
+        // a dead letter already: its header's destination stays, and its reason is told
+        Object earlierQ = property(m, p + "DestQ"), earlierQMgr = property(m, p + "DestQMgr");
+        Object earlierReason = property(m, p + "Reason");
+        if (earlierQ instanceof String q && !q.isEmpty()) {
+            destQName = q;
+            destQMgr = earlierQMgr instanceof String qm ? qm : "";
+            detail += "; dead-lettered before for " + destQName + " with reason " + earlierReason;
+        }
+        copy.setIntProperty(p + "Reason", Contract.QUARANTINE_REASON);
+        copy.setStringProperty(p + "DestQ", destQName);
+        copy.setStringProperty(p + "DestQMgr", destQMgr);
+        copy.setStringProperty(p + "PutApplName", channel.putApplName());
+        copy.setIntProperty(p + "PutApplType", MQAT_JAVA);
+        copy.setStringProperty(p + "PutDate", PUT_DATE.format(now));
+        copy.setStringProperty(p + "PutTime", PUT_TIME.format(now) + String.format("%02d", now.getNano() / 10_000_000));
+        copy.setStringProperty(p + "Format", m instanceof TextMessage ? "MQSTR" : "");
+        copy.setStringProperty(Contract.DLQ_DETAIL, detail);
+        long expiration = m.getJMSExpiration();
+        long ttl = expiration == 0 ? 0 : Math.max(1, expiration - now.toEpochMilli());
+        channel.sendCopy(channel.deadLetterQueue(), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), ttl);
+        note("message " + m.getJMSMessageID() + " on " + (where.isEmpty() ? "?" : where) + " quarantined to "
+                + channel.deadLetterQueue() + " (reason " + Contract.QUARANTINE_REASON + " MQRC_FORMAT_ERROR): " + detail);
+    }
+
+    private static Object property(Message m, String name) {
+        try {
+            return m.getObjectProperty(name);
+        } catch (JMSException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** Records that a browser skipped a poison message. */
+    static void skipped(Message m, String[] problem) {
+        String id;
+        try {
+            id = m.getJMSMessageID();
+        } catch (JMSException | RuntimeException e) {
+            id = "?";
+        }
+        note("browse skipped message " + id + ", which pyjms cannot read: " + problem[1]);
+    }
+
+    private static void note(String line) {
+        if (NOTES.size() < MOST_NOTES) NOTES.add(line);
+    }
+
+    /** The notes since the last call, one per line, or null when there are none (Python logs them). */
+    public static String drainNotes() {
+        if (NOTES.isEmpty()) return null;
+        StringBuilder all = new StringBuilder();
+        for (String line; (line = NOTES.poll()) != null; ) {
+            if (all.length() > 0) all.append('\n');
+            all.append(line);
+        }
+        return all.toString();
+    }
+}
