@@ -4,14 +4,22 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # the providers the test suite runs against (their jars come from Maven Central, once)
 TEST_PROVIDERS ?= activemq artemis amqp
+# pip shows what it downloads and installs (no -q): the first run is not a silent minute
+PIP := $(PY) -m pip --disable-pip-version-check
 
 .PHONY: demo test bench soak providers clean
 
-$(VENV)/.installed: pyproject.toml setup.py
-	@echo "==> creating $(VENV) and installing pyjms with its test and Spark extras (pip, a few minutes the first time)"
+# what the demo needs: pyjms and JPype, nothing else
+$(VENV)/.demo-installed: pyproject.toml setup.py
+	@echo "==> creating $(VENV) and installing pyjms with JPype (what the demo needs)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,spark]'
+	$(PIP) install -e .
+	touch $@
+
+# what the tests need besides: the test tools and Spark's data source (several hundred MB, once)
+$(VENV)/.installed: $(VENV)/.demo-installed
+	@echo "==> installing the test tools and the Spark extra (pytest, pyspark, pandas, pyarrow...): a few minutes the first time"
+	$(PIP) install -e '.[test,spark]'
 	touch $@
 
 # resolving is cached (~/.cache/pyjms, ~/.m2): later runs neither start Maven nor use the network
@@ -19,8 +27,10 @@ providers: $(VENV)/.installed
 	@echo "==> resolving Java providers from Maven Central: $(TEST_PROVIDERS)"
 	$(PY) -m pyjms providers fetch $(TEST_PROVIDERS)
 
-demo: $(VENV)/.installed
+demo: $(VENV)/.demo-installed
+	@echo "==> resolving ActiveMQ's jars from Maven Central (once; cached in ~/.cache/pyjms)"
 	$(PY) -m pyjms providers fetch activemq
+	@echo "==> running examples/demo.py"
 	$(PY) examples/demo.py
 
 test: providers

@@ -116,14 +116,20 @@ def main() -> int:
             proc.wait()
         lines = [line for out in outs for line in out.read_text().splitlines()]
     handled: dict[str, list[str]] = collections.defaultdict(list)
+    backouts = 0
     for line in lines:
         parts = line.split(" ", 3)
         if parts[0] == "done":
             print(" ", line)
+        if parts[0] == "backout":  # --fail-every: rolled back, unmarked, dispatched again
+            backouts += 1
+            print(f"  {parts[1]} backed out {parts[2]}: it goes back to the queue, to be dispatched again")
         if parts[0] == "handled":
             handled[parts[1]].append(parts[3])
             print(f"  {parts[1]} handled {parts[3]}")
     total = sum(len(v) for v in handled.values())
+    if args.fail_every:
+        print(f"{backouts} backout(s), every one dispatched again")
     print("who handled what: " + ", ".join(f"{k}: {len(v)}" for k, v in sorted(handled.items())))
     print(f"{total} of {args.messages} messages handled, each once" if total == args.messages
           else f"{total} of {args.messages} handled")

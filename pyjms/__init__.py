@@ -33,6 +33,7 @@ from pyjms.api.producer import CompletionListener, JMSProducer
 from pyjms.errors import *  # noqa: F403 - the error tree is part of the top-level API
 from pyjms.errors import __all__ as _errors_all
 from pyjms.reasons import MQEI_UNLIMITED, MQRC
+from pyjms.version import __version__
 
 # the features and the default provider plug themselves in when imported
 from pyjms import browse as _browse  # noqa: E402,F401 - browse with mark, gets by token
@@ -42,7 +43,6 @@ from pyjms.providers import activemq as _activemq  # noqa: E402,F401 - the defau
 from pyjms.providers import amqp as _amqp  # noqa: E402,F401 - AMQP 1.0 peers
 from pyjms.providers import artemis as _artemis  # noqa: E402,F401 - Apache Artemis
 
-__version__ = "0.1.0"
 
 __all__ = [
     "AUTO_ACKNOWLEDGE", "CLIENT_ACKNOWLEDGE", "DUPS_OK_ACKNOWLEDGE", "SESSION_TRANSACTED",

@@ -42,6 +42,7 @@ class BrokerProcess:
         if "ready:" not in line:
             self.proc.kill()
             raise RuntimeError(f"standalone broker did not start: {line!r} {Path(self.log.name).read_text()[-4000:]}")
+        self.ready_line = line
         self.uris = line.split("ready:", 1)[1].split()
         # the broker's own protocol: tcp:// (ActiveMQ's OpenWire) or artemis+tcp:// (Artemis's core)
         self.tcp_url = next(u for u in self.uris if re.match(r"^(artemis\+)?tcp://", u))

@@ -39,6 +39,7 @@ from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
 from pyjms.bridge.errors import translate
+from pyjms.reasons import MQRC
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
@@ -50,6 +51,19 @@ from pyjms.errors import (
 from pyjms.reasons import MQRC
 
 _log = logging.getLogger("pyjms")
+#: the queues pyjms's own services (admin, marks, control) answer on: never checked in strict mode
+_SERVICE_PREFIX = "PYJMS."
+
+
+def _unprefixed(name: str, kind: str) -> str:
+    """NAME from ``kind://NAME`` (as users write destinations); the other kind's prefix is an error."""
+    if isinstance(name, str) and "://" in name:
+        scheme, _, rest = name.partition("://")
+        if scheme == kind:
+            return rest
+        if scheme in ("queue", "topic"):
+            raise InvalidDestinationRuntimeException(f"{name!r} names a {scheme}, not a {kind}")
+    return name
 
 
 class ConnectionFactory:
@@ -80,6 +94,7 @@ class ConnectionFactory:
         delivery_delay: str = "auto",
         staging_queue: str = STAGING_QUEUE,
         provider: str | None = None,
+        create_destinations: bool = True,
     ) -> None:
         if url is not None and not isinstance(url, str):
             raise InvalidArgumentRuntimeException(f"url must be a str, got {url!r}")
@@ -107,6 +122,10 @@ class ConnectionFactory:
         self.delivery_delay = delivery_delay
         #: where the staging mechanism puts delayed messages for the delay processor
         self.staging_queue = staging_queue
+        #: False: a queue or topic the broker does not have is refused (MQRC_UNKNOWN_OBJECT_NAME
+        #: 2085, as IBM MQ does) instead of being created by its first use, on brokers that can
+        #: tell (ProviderPlugin.destination_exists); True (JMS's usual): made on demand
+        self.create_destinations = bool(create_destinations)
         self._plugin: ProviderPlugin | None = None
         self._policies: list[SendPolicy] | None = None
         self._provider: Any = None
@@ -211,6 +230,7 @@ class JMSContext:
         self._auto_start = True
         self._synchronizations: list[TransactionSynchronization] = []
         self._client_id = factory.client_id if parent is None else parent._client_id
+        self._existing: set[str] = set()  # strict mode: destinations the broker said it has
         provider, jfactory = factory._java()
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
         if parent is None:
@@ -337,10 +357,24 @@ class JMSContext:
             raise InvalidDestinationRuntimeException(
                 f"destination must be a Queue or Topic from this API, got {destination!r}"
             )
+        if not self._factory.create_destinations and destination.key not in self._existing:
+            self._require_existing(destination)
         k = destination._jkey
         if k is None:
             k = destination._jkey = self._channel.java_string(destination.key)
         return k
+
+    def _require_existing(self, destination: Destination) -> None:
+        """Strict mode: 2085 for a destination the broker says it does not have."""
+        if isinstance(destination, (TemporaryQueue, TemporaryTopic)) or destination.name.startswith(_SERVICE_PREFIX):
+            return  # made by this connection, or one of pyjms's own services' queues
+        known = self._factory.provider.destination_exists(self, destination)
+        if known is False:
+            raise InvalidDestinationRuntimeException(
+                f"{destination} does not exist on the broker, and this factory does not create destinations "
+                f"(create_destinations=False)", reason=MQRC.UNKNOWN_OBJECT_NAME,
+                values={"destination": destination.key})
+        self._existing.add(destination.key)  # known, or the broker cannot tell
 
     def _target_attributes(self, destination: Destination) -> Any:
         """Kept for pyjms.delay.processor until it uses the public API (issue 13):
@@ -380,12 +414,14 @@ class JMSContext:
     # ------------------------------------------------------------------ destinations
 
     def create_queue(self, name: str) -> Queue:
+        """The queue NAME; ``queue://NAME`` names it too."""
         self._check_open()
-        return Queue(name)
+        return Queue(_unprefixed(name, "queue"))
 
     def create_topic(self, name: str) -> Topic:
+        """The topic NAME; ``topic://NAME`` names it too."""
         self._check_open()
-        return Topic(name)
+        return Topic(_unprefixed(name, "topic"))
 
     def create_temporary_queue(self) -> TemporaryQueue:
         self._check_open()

@@ -70,6 +70,11 @@ class ProviderPlugin:
         ``attributes_max_age_s`` per destination and context)."""
         return None
 
+    def destination_exists(self, ctx: JMSContext, destination: Destination) -> bool | None:
+        """Whether the broker has a queue or topic now (for ConnectionFactory's
+        create_destinations=False), or None where it cannot tell."""
+        return None
+
     def subscriber_addresses(self, ctx: JMSContext, topic: Topic) -> list[str] | None:
         """The addresses of a topic's subscribers now, to stage a delayed publication one copy
         per subscriber (IBM MQ, D16); None to stage one copy matched at delivery. May ask

@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Sequence
@@ -59,6 +60,8 @@ def build(java_dir: Path, classpath: Sequence[str], out_jar: Path) -> Path:
     if not srcs:
         raise ShimBuildError(f"no Java sources under {java_dir}")
     out_jar.parent.mkdir(parents=True, exist_ok=True)
+    # a first run waits for javac for a while: say so, on stderr (stdout may be a program's data)
+    print(f"compiling pyjms's Java shim (first run, {len(srcs)} sources)…", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="pyjms-shim-") as tmp:
         classes = Path(tmp) / "classes"
         classes.mkdir()

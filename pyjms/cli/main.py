@@ -10,52 +10,83 @@ from dataclasses import asdict
 from typing import Sequence
 
 from pyjms.api.context import ConnectionFactory
-from pyjms.api.destination import from_key
+from pyjms.api.destination import Queue, Topic
 from pyjms.bridge import classpath, jvm
 from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_interval
-from pyjms.cli import conformance
+from pyjms.cli import conformance, messaging
+from pyjms.cli.common import INTERRUPTS, CommandError, add_url_options, broker_url, note, parse_destination
+from pyjms.cli.interrupts import EXIT_INTERRUPTED
+from pyjms.cli.startup import check_data_dir, interruptible, reach, refuse_a_second_processor
 from pyjms.delay import delay_mechanism
 from pyjms.delay.processor import DelayProcessor
 from pyjms.dlq.cli import add_parser as add_dlq_handler
-from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
+from pyjms.dlq.cli import run_command as run_dlq_handler
+from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import Admin, EmbeddedBroker
 from pyjms.providers.artemis import EmbeddedArtemisBroker
+from pyjms.version import __version__
+
+
+def stop_on_signals(stop: threading.Event) -> list[int]:
+    """A service stops cleanly on SIGINT or SIGTERM; the list gets the signal that stopped it."""
+    stopped_by: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        stopped_by.append(signum)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started (it runs with -Xrs: they stay ours)
+        signal.signal(sig, on_signal)
+    return stopped_by
+
+
+def exit_status(stopped_by: list[int]) -> int:
+    """130 after Ctrl-C, as for every command; 0 after SIGTERM, a supervisor's stop."""
+    return EXIT_INTERRUPTED if stopped_by and stopped_by[0] == signal.SIGINT else 0
 
 
 def _cmd_broker(args: argparse.Namespace) -> int:
-    jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS, providers=(args.provider,))
+    if args.provider == "artemis" and args.stomp_port is not None:
+        raise CommandError("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
+    data_dir = check_data_dir(args.data, args.provider) if args.data is not None else None
     stop = threading.Event()
-    options = dict(port=args.port, data_dir=args.data, name=args.name, delay_processor=not args.no_delay_processor,
+    options = dict(port=args.port, data_dir=data_dir, name=args.name, delay_processor=not args.no_delay_processor,
                    mark_browse_interval=args.mark_browse_interval, mark_lease_ms=args.mark_lease)
-    broker: EmbeddedBroker | EmbeddedArtemisBroker
-    if args.provider == "artemis":
-        if args.stomp_port is not None:
-            raise InvalidArgumentRuntimeException("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
-        broker = EmbeddedArtemisBroker(**options)
-    else:
-        broker = EmbeddedBroker(stomp_port=args.stomp_port, amqp_port=args.amqp_port, **options)
-    for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started, so they stay ours
-        signal.signal(sig, lambda *_: stop.set())
+
+    jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS, providers=(args.provider,))
+
+    def start() -> EmbeddedBroker | EmbeddedArtemisBroker:
+        if args.provider == "artemis":
+            return EmbeddedArtemisBroker(**options)
+        return EmbeddedBroker(stomp_port=args.stomp_port, amqp_port=args.amqp_port, **options)
+
+    broker = interruptible(start, "starting the broker")
+    stopped_by = stop_on_signals(stop)
+    persistence = (f"persistent (data in {data_dir})" if data_dir is not None else
+                   "non-persistent (messages last as long as this process; --data DIR keeps them)")
     try:
-        # one line a supervisor (or a test) can wait for
-        print(f"pyjms broker {broker.name} ready: {' '.join(broker.connect_uris)}", flush=True)
+        # one line a supervisor (or a test) can wait for: the URLs follow "ready:"
+        print(f"pyjms broker {broker.name} {persistence} ready: {' '.join(broker.connect_uris)}", flush=True)
         while not stop.wait(0.5):
             pass
     finally:
         broker.stop()
     print(f"pyjms broker {broker.name} stopped", flush=True)
-    return 0
+    return exit_status(stopped_by)
 
 
 def _cmd_delay_processor(args: argparse.Namespace) -> int:
     stop = threading.Event()
-    factory = ConnectionFactory(args.url, args.user, args.password, staging_queue=args.staging_queue)
+    factory = ConnectionFactory(broker_url(args), args.user, args.password, staging_queue=args.staging_queue)
     jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
-    processor = DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    print(f"pyjms delay processor on {factory.url} queue {processor.staging}: running", flush=True)
+    reach(factory)
+    refuse_a_second_processor(factory, args.staging_queue)
+    processor = interruptible(lambda: DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start(),
+                              "starting the delay processor")
+    stopped_by = stop_on_signals(stop)
+    print(f"pyjms delay processor on {factory.url} queue {processor.staging}: running; a progress line every "
+          f"{args.report_every:g} s, Ctrl-C stops it", flush=True)
     try:
         while not stop.wait(args.report_every):
             st = processor.stats
@@ -65,27 +96,29 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
         processor.stop()
     st = processor.stats
     print(f"stopped: staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed}", flush=True)
-    return 0
+    return exit_status(stopped_by)
 
 
 def _cmd_mark_service(args: argparse.Namespace) -> int:
     stop = threading.Event()
-    factory = ConnectionFactory(args.url, args.user, args.password)
-    service = MarkService(factory, args.mark_browse_interval, args.mark_lease).start()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    factory = ConnectionFactory(broker_url(args), args.user, args.password)
+    jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
+    reach(factory)  # an unreachable broker: one line now, not a thread's traceback and a 30 s wait
+    service = interruptible(lambda: MarkService(factory, args.mark_browse_interval, args.mark_lease).start(),
+                            "starting the mark service")
+    stopped_by = stop_on_signals(stop)
     print(f"pyjms mark service on {factory.url}: MsgMarkBrowseInterval {service.table.interval_ms} ms, "
-          f"handle lease {service.table.lease_ms} ms", flush=True)
+          f"handle lease {service.table.lease_ms} ms; Ctrl-C stops it", flush=True)
     try:
         while not stop.wait(1.0):
             pass
     finally:
         service.stop()
-    return 0
+    return exit_status(stopped_by)
 
 
 def _cmd_mark_interval(args: argparse.Namespace) -> int:
-    factory = ConnectionFactory(args.url)
+    factory = ConnectionFactory(broker_url(args), args.user, args.password)
     if args.set is not None:
         value = set_mark_browse_interval(factory, args.set)
     else:
@@ -95,29 +128,37 @@ def _cmd_mark_interval(args: argparse.Namespace) -> int:
 
 
 def _cmd_admin(args: argparse.Namespace) -> int:
-    admin = Admin(ConnectionFactory(args.url))
+    admin = Admin(ConnectionFactory(broker_url(args), args.user, args.password))
+    describing = args.action in ("describe", "delete")
+    kind = Topic if args.action == "define-topic" or (describing and args.name.startswith("topic://")) else Queue
+    dest = parse_destination(args.name, kind, "name")
     if args.action == "define-queue":
-        a = admin.define_queue(args.name, max_depth=args.max_depth, max_msg_length=args.max_msg_length,
+        a = admin.define_queue(dest.name, max_depth=args.max_depth, max_msg_length=args.max_msg_length,
                                put_enabled=args.put == "enabled", clustered=args.clustered,
                                default_bind=args.default_bind)
     elif args.action == "define-topic":
-        a = admin.define_topic(args.name, persistent_delivery=args.pmsgdlv, nonpersistent_delivery=args.npmsgdlv)
+        a = admin.define_topic(dest.name, persistent_delivery=args.pmsgdlv, nonpersistent_delivery=args.npmsgdlv)
     else:
-        key = args.name if "://" in args.name else f"queue://{args.name}"
-        dest = from_key(key)
         if args.action == "delete":
             admin.delete(dest)
-            print(f"{key}: attributes removed")
+            print(f"{dest}: attributes removed")
             return 0
         a = admin.describe(dest)
-    print(f"{args.name}: " + ("no attributes (no limits)" if a is None else
+    print(f"{dest.name}: " + ("no attributes (no limits)" if a is None else
                               " ".join(f"{k}={v}" for k, v in asdict(a).items())))
     return 0
 
 
+def _cmd_dlq_handler(args: argparse.Namespace) -> int:
+    args.url = broker_url(args)
+    return run_dlq_handler(args)
+
+
 def _cmd_conformance(args: argparse.Namespace) -> int:
+    if args.factory_class is None:
+        args.url = broker_url(args)  # the factory class's own properties may name the broker instead
     connect = {"user": args.user, "password": args.password, "factory_class": args.factory_class,
-               "properties": _name_values(args.property, "--property"), "classpath": args.classpath or ()}
+               "properties": messaging.name_values(args.property, "--property"), "classpath": args.classpath or ()}
     failed = 0
     for mode in args.mode:
         rows = conformance.run(args.url, mode, staging_queue=args.staging_queue, connect=connect, queue=args.queue)
@@ -127,45 +168,6 @@ def _cmd_conformance(args: argparse.Namespace) -> int:
         print(conformance.render(rows, mode, mechanism, provider), flush=True)
         failed += sum(r.failed for r in rows)
     return 1 if failed else 0
-
-
-def _name_values(pairs: Sequence[str] | None, option: str) -> dict[str, str]:
-    out = {}
-    for pair in pairs or ():
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise InvalidArgumentRuntimeException(f"{option} {pair!r} is not NAME=VALUE")
-        out[name] = value
-    return out
-
-
-def _cmd_send(args: argparse.Namespace) -> int:
-    properties = _name_values(args.property, "--property")
-    with ConnectionFactory(args.url).create_context() as ctx:
-        dest = ctx.create_topic(args.topic) if args.topic else ctx.create_queue(args.queue)
-        producer = ctx.create_producer().set_priority(args.priority).set_time_to_live(args.ttl)
-        if args.delay:
-            producer.set_delivery_delay(args.delay)
-        for name, value in properties.items():
-            producer.set_property(name, value)
-        bodies = args.body or [line.rstrip("\n") for line in sys.stdin]
-        for body in bodies:
-            producer.send(dest, body)
-        print(f"sent {len(bodies)} message(s) to {dest}")
-    return 0
-
-
-def _cmd_receive(args: argparse.Namespace) -> int:
-    with ConnectionFactory(args.url).create_context() as ctx:
-        consumer = ctx.create_consumer(ctx.create_queue(args.queue), args.selector)
-        n = 0
-        for m in consumer.messages(idle_timeout_ms=args.timeout):
-            print(f"{m.get_jms_message_id()}\t{m.get_body()!r}")
-            n += 1
-            if args.max and n >= args.max:
-                break
-        print(f"received {n} message(s) from queue://{args.queue}", file=sys.stderr)
-    return 0
 
 
 def _cmd_providers(args: argparse.Namespace) -> int:
@@ -181,11 +183,20 @@ def _cmd_providers(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pyjms", description="JMS 2.0 from Python, with IBM MQ semantics.")
-    sub = p.add_subparsers(dest="command", required=True)
+def _subcommand(sub: argparse._SubParsersAction, name: str, helptext: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help starts with what it does."""
+    return sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
 
-    b = sub.add_parser("broker", help="run an ActiveMQ (or Artemis) broker on 127.0.0.1 until SIGINT/SIGTERM")
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="pyjms", description="JMS 2.0 from Python, with IBM MQ semantics.",
+        epilog="Commands that talk to a broker need its URL: --url, or PYJMS_URL. "
+               "`pyjms broker` runs one on 127.0.0.1:61616.")
+    p.add_argument("--version", action="version", version=f"pyjms {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    b = _subcommand(sub, "broker", "run an ActiveMQ (or Artemis) broker on 127.0.0.1 until Ctrl-C or SIGTERM")
     b.add_argument("--provider", choices=["activemq", "artemis"], default="activemq",
                    help="ActiveMQ Classic (default) or Apache Artemis (CORE and AMQP on --port)")
     b.add_argument("--port", type=int, default=61616, help="OpenWire (Artemis: CORE and AMQP) port (0 picks a free one)")
@@ -193,7 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--amqp-port", type=int, default=0,
                    help="AMQP 1.0 port (ActiveMQ; default 0: a free one, shown on the ready line; AMQP's usual "
                         "is 5672). Artemis speaks AMQP on --port")
-    b.add_argument("--data", default=None, help="KahaDB (Artemis: journal) directory (default: non-persistent)")
+    b.add_argument("--data", default=None, metavar="DIR",
+                   help="keep messages in this directory (ActiveMQ: KahaDB; Artemis: journal), so the broker is "
+                        "persistent; default: none, messages live only as long as the broker")
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
     b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")
     b.add_argument("--mark-browse-interval", type=int, default=5000,
@@ -202,80 +215,64 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ms after which a silent browse handle's marks are released")
     b.set_defaults(run=_cmd_broker)
 
-    m = sub.add_parser("mark-service", help="serve cooperative browse marks for a broker that is not a pyjms broker")
-    m.add_argument("--url", required=True)
-    m.add_argument("--user", default=None)
-    m.add_argument("--password", default=None)
+    messaging.add_parsers(sub)
+
+    m = _subcommand(sub, "mark-service", "serve cooperative browse marks for a broker that is not a pyjms broker")
+    add_url_options(m)
     m.add_argument("--mark-browse-interval", type=int, default=5000, help="MsgMarkBrowseInterval in ms (-1: never)")
     m.add_argument("--mark-lease", type=int, default=10_000, help="ms after which a silent handle's marks go")
     m.set_defaults(run=_cmd_mark_service)
 
-    mi = sub.add_parser("mark-interval", help="show (or --set) a broker's MsgMarkBrowseInterval")
-    mi.add_argument("--url", default=None)
+    mi = _subcommand(sub, "mark-interval", "show (or --set) a broker's MsgMarkBrowseInterval")
+    add_url_options(mi)
     mi.add_argument("--set", type=int, default=None, metavar="MS", help="new interval in ms (-1: never)")
     mi.set_defaults(run=_cmd_mark_interval)
 
-    d = sub.add_parser("delay-processor", help="run the staging-queue delay processor against a broker")
-    d.add_argument("--url", required=True)
-    d.add_argument("--user", default=None)
-    d.add_argument("--password", default=None)
-    d.add_argument("--staging-queue", default=STAGING_QUEUE)
-    d.add_argument("--dead-letter-queue", default="SYSTEM.DEAD.LETTER.QUEUE")
-    d.add_argument("--report-every", type=float, default=10.0, help="seconds between progress lines")
+    d = _subcommand(sub, "delay-processor", "run the staging-queue delay processor against a broker")
+    add_url_options(d)
+    d.add_argument("--staging-queue", default=STAGING_QUEUE, help=f"the staging queue (default {STAGING_QUEUE})")
+    d.add_argument("--dead-letter-queue", default="SYSTEM.DEAD.LETTER.QUEUE",
+                   help="where messages whose target refuses them go (default SYSTEM.DEAD.LETTER.QUEUE)")
+    d.add_argument("--report-every", type=float, default=10.0, metavar="SECONDS",
+                   help="seconds between progress lines (default 10)")
     d.set_defaults(run=_cmd_delay_processor)
 
-    a = sub.add_parser("admin", help="define or show IBM MQ-style destination attributes on a pyjms broker")
-    a.add_argument("--url", default=None)
-    a.add_argument("action", choices=["define-queue", "define-topic", "describe", "delete"])
-    a.add_argument("name", help="queue or topic name (describe/delete: queue://NAME or topic://NAME)")
+    a = _subcommand(sub, "admin", "define or show IBM MQ-style destination attributes on a pyjms broker")
+    add_url_options(a)
+    a.add_argument("action", choices=["define-queue", "define-topic", "describe", "delete"],
+                   help="define-queue/define-topic set attributes; describe shows them; delete removes them")
+    a.add_argument("name", help="queue or topic name (describe/delete: NAME, queue://NAME or topic://NAME)")
     a.add_argument("--max-depth", type=int, default=-1, help="MAXDEPTH (-1: no limit)")
     a.add_argument("--max-msg-length", type=int, default=-1, help="MAXMSGL in bytes (-1: no limit)")
-    a.add_argument("--put", choices=["enabled", "disabled"], default="enabled")
-    a.add_argument("--clustered", action="store_true")
-    a.add_argument("--default-bind", choices=["OPEN", "NOTFIXED", "GROUP"], default="OPEN")
-    a.add_argument("--pmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLDUR")
-    a.add_argument("--npmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLAVAIL")
+    a.add_argument("--put", choices=["enabled", "disabled"], default="enabled", help="PUT(ENABLED) or PUT(DISABLED)")
+    a.add_argument("--clustered", action="store_true", help="CLUSTER: the queue is a cluster queue")
+    a.add_argument("--default-bind", choices=["OPEN", "NOTFIXED", "GROUP"], default="OPEN", help="DEFBIND")
+    a.add_argument("--pmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLDUR",
+                   help="PMSGDLV: persistent delivery to subscribers (topics)")
+    a.add_argument("--npmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLAVAIL",
+                   help="NPMSGDLV: non-persistent delivery to subscribers (topics)")
     a.set_defaults(run=_cmd_admin)
 
-    c = sub.add_parser("conformance", help="run IBM MQ's delay/expiry restrictions against a provider")
-    c.add_argument("--url", default=None, help="provider URL (ActiveMQ's tcp://, Artemis's artemis+tcp://, amqp://, or the factory's brokerURL property)")
-    c.add_argument("--user", default=None)
-    c.add_argument("--password", default=None)
+    c = _subcommand(sub, "conformance", "run IBM MQ's delay/expiry restrictions against a provider")
+    c.add_argument("--url", default=None, help="provider URL (ActiveMQ's tcp://, Artemis's artemis+tcp://, amqp://; "
+                                               "default PYJMS_URL), or the factory's brokerURL --property")
+    c.add_argument("--user", default=None, help="user name for the broker")
+    c.add_argument("--password", default=None, help="password for the broker")
     c.add_argument("--factory-class", default=None,
                    help="another provider's ConnectionFactory class, e.g. com.ibm.mq.jakarta.jms.MQConnectionFactory")
     c.add_argument("--property", action="append", metavar="NAME=VALUE", help="factory bean property (repeatable)")
     c.add_argument("--classpath", action="append", metavar="JAR", help="the provider's client jars (repeatable)")
     c.add_argument("--mode", action="append", choices=["auto", "native", "scheduler", "staging", "none"],
                    help="delay mechanism(s) to test (repeatable; default: auto)")
-    c.add_argument("--staging-queue", default=STAGING_QUEUE)
+    c.add_argument("--staging-queue", default=STAGING_QUEUE, help=f"the staging queue (default {STAGING_QUEUE})")
     c.add_argument("--queue", default=None,
                    help="an existing queue to use, where queues are not created on demand (IBM MQ: DEV.QUEUE.1)")
     c.set_defaults(run=_cmd_conformance)
 
-    add_dlq_handler(sub)
+    add_dlq_handler(sub).set_defaults(run=_cmd_dlq_handler)
 
-    s = sub.add_parser("send", help="send text messages (arguments, else one per stdin line)")
-    s.add_argument("--url", default=None, help="broker URL (default: PYJMS_URL or an embedded broker)")
-    target = s.add_mutually_exclusive_group(required=True)
-    target.add_argument("-q", "--queue")
-    target.add_argument("-t", "--topic")
-    s.add_argument("--priority", type=int, default=4)
-    s.add_argument("--ttl", type=int, default=0, help="time-to-live in ms (0 = unlimited)")
-    s.add_argument("--delay", type=int, default=0, help="delivery delay in ms")
-    s.add_argument("-p", "--property", action="append", help="NAME=VALUE string property")
-    s.add_argument("body", nargs="*")
-    s.set_defaults(run=_cmd_send)
-
-    r = sub.add_parser("receive", help="receive and print messages from a queue")
-    r.add_argument("--url", default=None)
-    r.add_argument("-q", "--queue", required=True)
-    r.add_argument("--selector", default=None)
-    r.add_argument("--timeout", type=int, default=1000, help="stop after this many idle ms")
-    r.add_argument("--max", type=int, default=0)
-    r.set_defaults(run=_cmd_receive)
-
-    pv = sub.add_parser("providers", help="resolve providers' jars from Maven Central ahead of use, or list them")
-    pv.add_argument("action", choices=["fetch", "list"])
+    pv = _subcommand(sub, "providers", "resolve providers' jars from Maven Central ahead of use, or list them")
+    pv.add_argument("action", choices=["fetch", "list"], help="fetch: resolve now; list: show what is resolved")
     pv.add_argument("names", nargs="*", metavar="NAME", help="activemq, artemis, amqp, ibmmq (default: activemq)")
     pv.set_defaults(run=_cmd_providers)
     return p
@@ -285,11 +282,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "conformance" and not args.mode:
         args.mode = ["auto"]
+    INTERRUPTS.install()  # pyjms starts its JVM with -Xrs: Ctrl-C stays Python's
     try:
         return int(args.run(args))
-    except JMSRuntimeException as e:
-        print(f"pyjms: error: {e}", file=sys.stderr)
+    except KeyboardInterrupt:
+        note(f"pyjms {args.command}: interrupted")
+        return EXIT_INTERRUPTED
+    except (JMSRuntimeException, CommandError) as e:
+        print(f"pyjms {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout's reader went away (| head): what was not written was not acknowledged
+        sys.stderr.close()
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

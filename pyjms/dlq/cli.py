@@ -16,6 +16,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from pyjms.api.context import ConnectionFactory
@@ -41,9 +42,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--url", default=None, help="broker URL (default: PYJMS_URL or an embedded broker)")
-    parser.add_argument("--user", default=None)
-    parser.add_argument("--password", default=None)
+    parser.add_argument("--url", default=None, help="the broker's URL, e.g. tcp://127.0.0.1:61616 (default: PYJMS_URL)")
+    parser.add_argument("--user", default=None, help="user name for the broker")
+    parser.add_argument("--password", default=None, help="password for the broker")
     parser.add_argument("-q", "--queue", default=None,
                         help="the dead-letter queue (default: INPUTQ of the table, else the provider's: ActiveMQ.DLQ)")
     parser.add_argument("-m", "--queue-manager", default=None,
@@ -87,12 +88,22 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _read_table(path: str) -> RulesTable:
-    if path == "-":
-        return RulesTable.parse(sys.stdin.read())
+    """The table, or one line naming the file and why it cannot be read: missing, unreadable,
+    or not UTF-8 text (the byte offset of the first byte that is not)."""
+    name = "standard input" if path == "-" else path
     try:
-        return RulesTable.read(path)
+        data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as e:
-        raise InvalidArgumentRuntimeException(f"cannot read the rules table {path}: {e.strerror or e}") from None
+        raise InvalidArgumentRuntimeException(f"cannot read the rules table {name}: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidArgumentRuntimeException(
+            f"the rules table {name} is not UTF-8 text: byte 0x{data[e.start]:02x} at byte offset {e.start}") from None
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise InvalidArgumentRuntimeException(f"the rules table {name} is not text: a NUL byte at byte offset {nul}")
+    return RulesTable.parse(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

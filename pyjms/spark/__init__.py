@@ -2,8 +2,8 @@
 
 Register it once per session, then use the format name ``jms``::
 
-    from pyjms.spark import JMSDataSource
-    spark.dataSource.register(JMSDataSource)
+    import pyjms.spark
+    pyjms.spark.register(spark)        # or spark.dataSource.register(pyjms.spark.JMSDataSource)
     url = "tcp://127.0.0.1:61616"      # executors are other processes: never vm://
 
     df.write.format("jms").mode("append").option("url", url).option("destination", "ORDERS").save()
@@ -25,6 +25,8 @@ task and keeps it for the tasks that follow; every task opens and closes its own
 
 from __future__ import annotations
 
+from typing import Any
+
 try:
     from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, DataSourceWriter
     from pyspark.sql.types import StructType
@@ -40,6 +42,7 @@ from pyjms.spark.options import JMSOptions
 from pyjms.spark.schema import READ_SCHEMA, WRITE_COLUMNS, check_read_schema, check_write_schema
 from pyjms.spark.sink import DLQ_DETAIL, JMSBatchWrite, JMSCommitMessage, JMSStreamingWrite
 from pyjms.spark.stream_read import JMSMicroBatchStream
+from pyjms.spark.workers import WorkerPythonError, check_worker_python
 
 
 class JMSDataSource(DataSource):
@@ -81,7 +84,18 @@ class JMSDataSource(DataSource):
         return columns
 
 
+def register(spark: Any) -> None:
+    """Registers the ``jms`` data source on a session. For a local master it first checks that
+    Spark's Python workers can import pyjms, so a worker that cannot is one clear error naming
+    the Python it runs and PYSPARK_PYTHON (on a cluster, the executors' Python is not this
+    machine's: see docs/spark.md)."""
+    if str(spark.sparkContext.master).startswith("local"):
+        check_worker_python(spark.conf.get("spark.pyspark.python", None))
+    spark.dataSource.register(JMSDataSource)
+
+
 __all__ = [
+    "register", "WorkerPythonError", "check_worker_python",
     "JMSDataSource", "JMSOptions", "READ_SCHEMA", "WRITE_COLUMNS",
     "JMSBatchWrite", "JMSStreamingWrite", "JMSCommitMessage", "JMSBrowseBatch", "JMSConsumeBatch",
     "JMSPartition", "JMSMicroBatchStream", "DLQ_DETAIL", "consume_after_job", "ConsumeResult",

@@ -139,7 +139,8 @@ def _service_flags(*argv: str, jvm_options: str = "") -> dict[str, str]:
 def test_service_commands_run_with_low_pause_gc_options_that_pyjms_jvm_options_overrides(tcp_broker):
     # the broker and the delay processor must not stop for JPype's System.gc() (see jvm.SERVICE_JVM_OPTIONS)
     assert _service_flags("broker", "--port", "0") == {"DisableExplicitGC": "true", "MaxTenuringThreshold": "0"}
-    assert _service_flags("delay-processor", "--url", tcp_broker.tcp_url) == {
+    # its own staging queue: the broker's own processor serves the default one (and a second is refused)
+    assert _service_flags("delay-processor", "--url", tcp_broker.tcp_url, "--staging-queue", "T.FLAGS.STAGING") == {
         "DisableExplicitGC": "true", "MaxTenuringThreshold": "0"}
     assert _service_flags("broker", "--port", "0", jvm_options="-XX:-DisableExplicitGC") == {
         "DisableExplicitGC": "false", "MaxTenuringThreshold": "0"}

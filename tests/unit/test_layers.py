@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[2] / "pyjms"
 
 #: (layer name, module prefixes), bottom up
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("errors", ("pyjms.errors", "pyjms.reasons")),
+    ("errors", ("pyjms.errors", "pyjms.reasons", "pyjms.version")),
     ("wire", ("pyjms.bridge",)),
     ("client", ("pyjms.api",)),
     ("features", ("pyjms.rules", "pyjms.delay", "pyjms.browse", "pyjms.dlq")),

@@ -145,10 +145,12 @@ def test_missing_jdk_says_what_to_install(monkeypatch):
         shimbuild.jdk_tool("javac")
 
 
-def test_shim_builds_from_sources_with_javac(tmp_path):
+def test_shim_builds_from_sources_with_javac(tmp_path, capsys):
     java_dir = Path(__file__).resolve().parents[2] / "java"
     jars = classpath.shim_compile_classpath()
     out = shimbuild.build(java_dir, jars, tmp_path / "shim.jar")
+    # issue 16, finding 22: a first run says why it waits
+    assert "compiling pyjms's Java shim (first run" in capsys.readouterr().err
     import zipfile
 
     names = zipfile.ZipFile(out).namelist()

@@ -60,6 +60,8 @@ class AdminService:
         return a
 
     def handle(self, request: dict[str, Any], sender: str | None = None) -> dict[str, Any]:
+        if request.get("op") == "destinations":  # `pyjms queues`: read-only, for every user
+            return {"ok": True, "destinations": self.broker.destinations()}
         dest = from_key(request["destination"])
         assert dest is not None
         op = request["op"]
@@ -67,6 +69,10 @@ class AdminService:
             raise InvalidArgumentRuntimeException(f"admin operation {op!r} needs a topic, not {dest}")
         if op == "subscribers":  # D16: who a delayed publication is staged for
             return {"ok": True, "subscribers": self.broker.subscribers_of(dest.name)}
+        if op == "exists":  # strict mode (create_destinations=False): made by use, or defined
+            with self._lock:
+                defined = dest.key in self._defined
+            return {"ok": True, "exists": defined or self.broker.has_destination(dest.key)}
         if op == "durable-selector":  # D16: a durable subscription keeps its address
             return {"ok": True, "selector": self.broker.durable_selector(dest.name, request["client_id"], request["name"])}
         if op in ("define", "delete") and self.administrator is not None and sender != self.administrator:
@@ -124,6 +130,12 @@ class Admin:
     def delete(self, destination: Destination) -> None:
         self._request("delete", destination)
 
+    def destinations(self) -> list[dict[str, Any]]:
+        """Every queue and topic on the broker: destination (queue://NAME), depth, consumers,
+        enqueued and dequeued counts."""
+        with self.factory.create_context() as ctx:
+            return list(_ask(ctx, "destinations", Queue(ADMIN_QUEUE), self.timeout_ms)["destinations"])
+
 
 def request(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any) -> Attributes | None:
     """One admin request/reply on ctx; raises if no pyjms broker answers."""
@@ -131,6 +143,11 @@ def request(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int,
     if a is None:
         return None
     return from_values("queue" if isinstance(destination, Queue) else "topic", a)
+
+
+def exists(ctx: JMSContext, destination: Destination, timeout_ms: int) -> bool:
+    """Whether the broker has the destination, or attributes defined for it."""
+    return bool(_ask(ctx, "exists", destination, timeout_ms)["exists"])
 
 
 def subscribers(ctx: JMSContext, topic: Topic, timeout_ms: int) -> list[str]:

@@ -172,6 +172,29 @@ class EmbeddedBroker:
         region = self._broker.service().getRegionBroker().getDestinationMap().get(ActiveMQQueue(name))
         return 0 if region is None else int(region.getDestinationStatistics().getMessages().getCount())
 
+    def destinations(self) -> list[dict[str, Any]]:
+        """Every queue and topic on the broker now (not temporary or advisory ones), with its
+        depth, consumers, and the messages put to and taken from it, sorted by kind and name."""
+        found = []
+        for d in self._broker.service().getRegionBroker().getDestinationMap().values():
+            dest = d.getActiveMQDestination()
+            if dest.isTemporary() or str(dest.getPhysicalName()).startswith("ActiveMQ.Advisory."):
+                continue
+            stats = d.getDestinationStatistics()
+            found.append({"destination": str(dest.getQualifiedName()), "depth": int(stats.getMessages().getCount()),
+                          "consumers": int(stats.getConsumers().getCount()),
+                          "enqueued": int(stats.getEnqueues().getCount()),
+                          "dequeued": int(stats.getDequeues().getCount())})
+        return sorted(found, key=lambda row: row["destination"])
+
+    def has_destination(self, key: str) -> bool:
+        """Whether the broker has the destination (queue://NAME or topic://NAME) now."""
+        scheme, _, name = key.partition("://")
+        s = jvm.shim()
+        dest = s.jclass("org.apache.activemq.command.ActiveMQTopic" if scheme == "topic"
+                        else "org.apache.activemq.command.ActiveMQQueue")(name)
+        return self._broker.service().getRegionBroker().getDestinationMap().get(dest) is not None
+
     def stop(self) -> None:
         if self._stopped:
             return

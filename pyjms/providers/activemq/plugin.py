@@ -25,7 +25,7 @@ from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Topic
 from pyjms.api.provider import ProviderPlugin
 from pyjms.errors import JMSRuntimeException
-from pyjms.providers.activemq import dead_letters, subscriptions
+from pyjms.providers.activemq import admin, dead_letters, subscriptions
 from pyjms.providers.activemq.admin import AttributeCache
 from pyjms.providers.activemq.embedded import default_broker
 
@@ -89,6 +89,11 @@ class ActiveMQPlugin(ProviderPlugin):
             if cache is None:
                 cache = self._attributes[ctx] = AttributeCache()
         return cache.get(ctx, destination, service_known=bool(known))
+
+    def destination_exists(self, ctx: JMSContext, destination: Destination) -> bool | None:
+        if not self.on_pyjms_broker(ctx):
+            return None  # a stock broker has no admin service to ask
+        return admin.exists(ctx, destination, AttributeCache.TIMEOUT_MS)
 
     def subscriber_addresses(self, ctx: JMSContext, topic: Topic) -> list[str] | None:
         if not self.on_pyjms_broker(ctx):

@@ -1,0 +1,131 @@
+"""Starting a long-running command without a silent hang: the broker's data directory is
+checked before the broker starts (a bad, unwritable or locked directory is one line naming
+it), a service's broker is reached once before the service starts (an unreachable broker is
+one line at once), and a start that waits in the JVM still ends on Ctrl-C."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import select
+import signal
+import socket
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from pyjms.api.context import ConnectionFactory
+from pyjms.bridge import jvm, urls
+from pyjms.cli.common import CommandError, note
+from pyjms.cli.interrupts import EXIT_INTERRUPTED
+
+T = TypeVar("T")
+
+#: the lock files a broker holds in its data directory while it runs, per provider: ActiveMQ's
+#: KahaDB and scheduler stores (fcntl locks, as Java's FileChannel.tryLock takes them), Artemis's
+#: node manager (byte-range locks on server.lock). ActiveMQ's locker waits for a held lock for
+#: ever, so pyjms looks first.
+LOCK_FILES = {"activemq": ("kahadb/lock", "scheduler/lock"), "artemis": ("server.lock",)}
+
+
+def check_data_dir(path: str, provider: str) -> Path:
+    """The directory, made if missing, or CommandError naming it and why a broker cannot use it."""
+    where = Path(path).expanduser()
+    if where.exists() and not where.is_dir():
+        raise CommandError(f"--data {path}: not a directory")
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=where):
+            pass
+    except OSError as e:
+        raise CommandError(f"--data {path}: cannot write there: {e.strerror or e}") from None
+    for name in LOCK_FILES.get(provider, ()):
+        lock_file = where / name
+        if not lock_file.exists():
+            continue
+        try:
+            fd = os.open(lock_file, os.O_RDWR)
+        except OSError as e:
+            raise CommandError(f"--data {path}: cannot open its lock file {lock_file}: {e.strerror or e}") from None
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno in (errno.EACCES, errno.EAGAIN):
+                raise CommandError(f"--data {path}: in use by another broker (its lock file {lock_file} is "
+                                   f"held); stop that broker or give another directory") from None
+            raise CommandError(f"--data {path}: cannot lock {lock_file}: {e.strerror or e}") from None
+        finally:
+            os.close(fd)  # closing releases the probe's lock at once
+    return where
+
+
+def interruptible(start: Callable[[], T], what: str) -> T:
+    """start() in this (the main) thread, ended at once by Ctrl-C even while it waits in the JVM.
+
+    Python runs its SIGINT handler only between bytecodes, so a call blocked in Java would hold
+    it back. Python's C-level handler also writes the signal number to the wakeup fd, though: a
+    watcher thread reads it there and ends the process, as a half-started JVM cannot be stopped
+    cleanly. (start() stays in the main thread: threads the JVM makes inherit its creator's
+    context class loader, which Artemis's services need to be JPype's.)"""
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            if not select.select([reader], [], [], 0.2)[0]:
+                continue
+            if signal.SIGINT in reader.recv(64) and not done.is_set():
+                note(f"interrupted while {what}")
+                os._exit(EXIT_INTERRUPTED)
+
+    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    watcher = threading.Thread(target=watch, name=f"pyjms interrupt watch: {what}", daemon=True)
+    watcher.start()
+    try:
+        return start()
+    finally:
+        done.set()
+        signal.set_wakeup_fd(previous)
+        watcher.join(1)
+        reader.close()
+        writer.close()
+
+
+def reach(factory: ConnectionFactory) -> None:
+    """Connects once and closes: an unreachable broker fails here, as one line, before a service
+    starts threads that would retry it."""
+    jvm.start(factory.classpath)
+    interruptible(lambda: factory.create_context().close(), f"connecting to {factory.url}")
+
+
+#: ActiveMQ's advisory topic for a queue's consumers: subscribing to it replays one message per
+#: consumer there now, whose consumerCount property counts them
+_CONSUMER_ADVISORY = "ActiveMQ.Advisory.Consumer.Queue."
+
+
+def queue_consumers(factory: ConnectionFactory, queue: str, wait_ms: int = 3000) -> int | None:
+    """How many consumers a queue has now, on brokers that tell (ActiveMQ's advisories); None
+    where the broker cannot tell."""
+    if factory.factory_class is not None or urls.choose(factory.url, factory.provider_name_hint)[0] != "activemq":
+        return None
+    with factory.create_context() as ctx:
+        advisory = ctx.create_consumer(ctx.create_topic(_CONSUMER_ADVISORY + queue))
+        counts = [0]
+        while (m := advisory.receive(wait_ms if counts == [0] else 200)) is not None:
+            counts.append(m.get_int_property("consumerCount") if m.property_exists("consumerCount") else 1)
+        return max(counts)
+
+
+def refuse_a_second_processor(factory: ConnectionFactory, staging_queue: str) -> None:
+    """Two delay processors on one staging queue would take each other's staged messages and
+    count only their own; so a second one does not start."""
+    consumers = queue_consumers(factory, staging_queue)
+    if consumers:
+        raise CommandError(
+            f"queue://{staging_queue} on {factory.url} already has {consumers} consumer(s): the broker's own delay "
+            f"processor (a pyjms broker runs one unless started with --no-delay-processor) or another "
+            f"delay-processor serves it, and a second would compete with it; stop that one first")
