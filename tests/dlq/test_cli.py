@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import pyjms
-from pyjms.dlq import DeadLetterHeader, DLQHandler, dead_letter
+from pyjms.dlq import DLQHandler, dead_letter
 from pyjms.dlq.cli import main
 from pyjms.rules.reasons import MQRC
 from tests.conftest import ROOT, BrokerProcess
