@@ -39,7 +39,6 @@ from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
 from pyjms.bridge.errors import translate
-from pyjms.reasons import MQRC
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
