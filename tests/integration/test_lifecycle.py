@@ -41,7 +41,8 @@ def test_any_provider_by_factory_class_and_properties(tcp_broker, qname):
         properties={"brokerURL": tcp_broker.tcp_url, "clientID": "by-class"},
     )
     with cf.create_context() as ctx:
-        assert ctx.provider_name == "org.apache.activemq.ActiveMQConnectionFactory"
+        # a known provider's factory class gets that provider's own handling (and name)
+        assert ctx.provider_name.startswith("ActiveMQ Classic ")
         assert ctx.get_client_id() == "by-class"
         q = ctx.create_queue(qname)
         ctx.create_producer().send(q, "generic provider")

@@ -41,7 +41,14 @@ public final class ActiveMQProvider implements Provider {
         // that accepts and never answers must give an error, not a hung program
         if (url == null || !url.contains("connectResponseTimeout")) f.setConnectResponseTimeout(CONNECT_TIMEOUT_MS);
         for (Map.Entry<String, String> e : properties.entrySet()) {
-            org.apache.activemq.util.IntrospectionSupport.setProperty(f, e.getKey(), e.getValue());
+            if (!org.apache.activemq.util.IntrospectionSupport.setProperty(f, e.getKey(), e.getValue())) {
+                throw new IllegalArgumentException("ActiveMQ's connection factory has no property " + e.getKey()
+                        + " (or it cannot take '" + e.getValue() + "')");
+            }
+        }
+        if ((url == null || url.isEmpty()) && !properties.containsKey("brokerURL")) {
+            // ActiveMQ's own default is failover:tcp://localhost:61616, which retries for ever
+            throw new IllegalArgumentException("ActiveMQ's connection factory needs a URL: give the brokerURL property");
         }
         return f;
     }
