@@ -59,7 +59,7 @@ _CLASS_FOR_REASON: dict[int, type[E.JMSRuntimeException]] = {
 }
 
 
-def _contract(jexc: Any) -> Any:
+def _contract() -> Any:
     """The shim's Contract class (the JVM is running: a Java exception exists)."""
     return jvm.shim().jclass("org.pyjms.shim.Contract")
 
@@ -117,11 +117,12 @@ def translate(jexc: Any, context: str = "") -> E.JMSRuntimeException:
     if context:
         message = f"{context}: {message}"
     reason: int | None = MQRC.FUNCTION_NOT_SUPPORTED if cls is E.NotSupportedRuntimeException else None
-    refused = int(_contract(jexc).reasonOf(jexc))
+    contract = _contract()
+    refused = int(contract.reasonOf(jexc))
     if refused:
         reason = refused
         cls = _CLASS_FOR_REASON.get(reason, cls)
-        message = str(_contract(jexc).withoutReason(message)).strip()
+        message = str(contract.withoutReason(message)).strip()
     if reason is None and cls is E.JMSSecurityRuntimeException:
         reason = MQRC.NOT_AUTHORIZED  # IBM MQ: authentication and authorisation alike
     if reason is None and cls in (E.JMSRuntimeException, E.IllegalStateRuntimeException):
