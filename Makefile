@@ -7,7 +7,7 @@ TEST_PROVIDERS ?= activemq artemis amqp
 # pip shows what it downloads and installs (no -q): the first run is not a silent minute
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test bench soak providers clean
+.PHONY: demo test check bench soak providers clean
 
 # what the demo needs: pyjms and JPype, nothing else
 $(VENV)/.demo-installed: pyproject.toml setup.py
@@ -33,7 +33,13 @@ demo: $(VENV)/.demo-installed
 	@echo "==> running examples/demo.py"
 	$(PY) examples/demo.py
 
-test: providers
+# lint and format (seconds); `make test` runs it first, so CI does too
+check: $(VENV)/.installed
+	@echo "==> ruff: lint and format"
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+test: providers check
 	@echo "==> running the test suite against real brokers"
 	$(PY) -m pytest -q
 

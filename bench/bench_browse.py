@@ -25,11 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench_throughput import PROVIDERS, start_broker  # noqa: E402  (the same standalone broker)
+
 import pyjms  # noqa: E402
 from pyjms.bridge import classpath  # noqa: E402
 from pyjms.browse import BROWSE_CO_OP, BROWSE_HANDLE  # noqa: E402
-
-from bench_throughput import PROVIDERS, start_broker  # noqa: E402  (the same standalone broker)
 
 EXAMPLE = ROOT / "examples" / "cooperative_dispatch.py"
 
@@ -48,9 +48,28 @@ def dispatch(url: str, queue: str, n: int, dispatchers: int, batch: int) -> tupl
     fill(url, queue, n)
     with tempfile.TemporaryDirectory() as tmp:
         outs = [Path(tmp) / f"d{i}.out" for i in range(dispatchers)]
-        procs = [subprocess.Popen([sys.executable, str(EXAMPLE), "--url", url, "--queue", queue, "--dispatcher",
-                                   f"d{i}", "--idle", "3", "--batch", str(batch)],
-                                  stdout=out.open("w"), text=True, cwd=ROOT) for i, out in enumerate(outs)]
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(EXAMPLE),
+                    "--url",
+                    url,
+                    "--queue",
+                    queue,
+                    "--dispatcher",
+                    f"d{i}",
+                    "--idle",
+                    "3",
+                    "--batch",
+                    str(batch),
+                ],
+                stdout=out.open("w"),
+                text=True,
+                cwd=ROOT,
+            )
+            for i, out in enumerate(outs)
+        ]
         for p in procs:
             p.wait()
         lines = [line for out in outs for line in out.read_text().splitlines()]
@@ -69,9 +88,22 @@ def dispatch(url: str, queue: str, n: int, dispatchers: int, batch: int) -> tupl
 def raw_drain(url: str, queue: str, n: int, batch: int) -> float:
     fill(url, queue, n)
     jars = os.pathsep.join(classpath.provider_jars("activemq"))
-    out = subprocess.run(["java", "-cp", jars, f"-Dlog4j2.configurationFile={ROOT / 'pyjms/bridge/log4j2.properties'}",
-                          str(ROOT / "bench" / "RawJmsDrain.java"), url, queue, str(n), str(batch)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [
+            "java",
+            "-cp",
+            jars,
+            f"-Dlog4j2.configurationFile={ROOT / 'pyjms/bridge/log4j2.properties'}",
+            str(ROOT / "bench" / "RawJmsDrain.java"),
+            url,
+            queue,
+            str(n),
+            str(batch),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     _, count, seconds = out.split()
     return int(count) / float(seconds)
 
@@ -106,12 +138,16 @@ def main() -> None:
         for d in (1, 4):
             rate, handled, gone = dispatch(url, f"BENCH.DISPATCH.{d}", args.messages, d, args.batch)
             rows.append((d, rate, handled, gone))
-        print(f"dispatch: {args.messages:,} messages, BROWSE_CO_OP then get by token, {args.batch} per transaction")
+        print(
+            f"dispatch: {args.messages:,} messages, BROWSE_CO_OP then get by token, {args.batch} per transaction"
+        )
         print(f"{'client':44} {'msg/s':>8} {'vs raw Java':>12}  handled / gone")
         print(f"{'raw Java consumer drain (no marks)':44} {java:8,.0f} {1:11.2f}x")
         for d, rate, handled, gone in rows:
-            print(f"{f'pyjms, {d} cooperating dispatcher process(es)':44} {rate:8,.0f} {rate / java:11.2f}x"
-                  f"  {handled:,} / {gone}")
+            print(
+                f"{f'pyjms, {d} cooperating dispatcher process(es)':44} {rate:8,.0f} {rate / java:11.2f}x"
+                f"  {handled:,} / {gone}"
+            )
 
         with pyjms.ConnectionFactory(url).create_context() as ctx:
             q = ctx.create_queue("BENCH.MARK")
@@ -126,8 +162,11 @@ def main() -> None:
         n = args.mark_messages
         print(f"\nmarking cost: browse {n:,} messages, {args.rounds} interleaved rounds, medians")
         print(f"{'browse':44} {'msg/s':>8} {'us/msg':>8} {'marking us/msg':>15}")
-        for how, label in (("plain", "plain QueueBrowser (no marks)"), ("handle", "BROWSE_HANDLE (marks in the handle)"),
-                           ("co_op", "BROWSE_CO_OP (marks at the mark service)")):
+        for how, label in (
+            ("plain", "plain QueueBrowser (no marks)"),
+            ("handle", "BROWSE_HANDLE (marks in the handle)"),
+            ("co_op", "BROWSE_CO_OP (marks at the mark service)"),
+        ):
             extra = (med[how] - med["plain"]) / n * 1e6
             print(f"{label:44} {n / med[how]:8,.0f} {med[how] / n * 1e6:8.1f} {extra:15.1f}")
     finally:

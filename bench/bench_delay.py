@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -50,12 +49,16 @@ CHUNK = 100  # messages per send_batch, all with one delay
 
 def rss_mb(pid: int) -> tuple[float, float]:
     """(current, peak) resident memory of a process, in MB."""
-    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    fields = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line
+    )
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
 def start(args: list[str], ready: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "pyjms", *args], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pyjms", *args], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
     line = proc.stdout.readline()
     if ready not in line:
         raise SystemExit(f"{args[0]} did not start: {line!r}")
@@ -91,12 +94,17 @@ def receive(url: str, queue: str, n: int, deadline_s: float, warmup: int = 0) ->
     lateness.sort()
     summary = {"received": len(lateness), "early": early}
     if lateness:
-        summary.update(p50=lateness[len(lateness) // 2], p99=lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))],
-                       max=lateness[-1])
+        summary.update(
+            p50=lateness[len(lateness) // 2],
+            p99=lateness[min(len(lateness) - 1, int(len(lateness) * 0.99))],
+            max=lateness[-1],
+        )
     print(json.dumps(summary), flush=True)
 
 
-def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmup: int = 0, label: str = "") -> str:
+def run_mode(
+    url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmup: int = 0, label: str = ""
+) -> str:
     import json
 
     label = label or mode
@@ -113,8 +121,19 @@ def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmu
         except pyjms.JMSRuntimeException as e:
             return f"{label:18} not available on this provider: {e}"
         receiver = subprocess.Popen(
-            [sys.executable, __file__, "--receive", url, queue, str(n), str(window_ms / 1000 + 120), str(warmup)],
-            stdout=subprocess.PIPE, text=True, cwd=ROOT,
+            [
+                sys.executable,
+                __file__,
+                "--receive",
+                url,
+                queue,
+                str(n),
+                str(window_ms / 1000 + 120),
+                str(warmup),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
         )
         if "ready" not in receiver.stdout.readline():
             raise SystemExit(f"the {mode} receiver did not start")
@@ -138,8 +157,10 @@ def run_mode(url: str, mode: str, n: int, window_ms: int, memory_pid: int, warmu
     if not result["received"]:
         return f"{label:18} nothing received"
     lost = n - result["received"]
-    return (f"{label:18} {result['received']:>8,} {result['p50']:>7} {result['p99']:>7} {result['max']:>7}"
-            f" {result['early']:>6} {lost:>5}   {peak_rss:8.0f} MB   (sent in {send_s:.1f} s)")
+    return (
+        f"{label:18} {result['received']:>8,} {result['p50']:>7} {result['p99']:>7} {result['max']:>7}"
+        f" {result['early']:>6} {lost:>5}   {peak_rss:8.0f} MB   (sent in {send_s:.1f} s)"
+    )
 
 
 #: peer -> (pyjms broker arguments, the URL scheme of its ready line to use)
@@ -155,29 +176,46 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--window-s", type=int, default=30)
-    ap.add_argument("--modes", default="native@artemis,native@amqp-artemis,native@amqp,scheduler,staging,"
-                                       "staging@artemis,staging-external")
-    ap.add_argument("--warmup", type=int, default=20_000,
-                    help="unmeasured messages sent and received first, per mode (0: measure cold JVMs)")
-    ap.add_argument("--receive", nargs=5, metavar=("URL", "QUEUE", "N", "DEADLINE_S", "WARMUP"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--modes",
+        default="native@artemis,native@amqp-artemis,native@amqp,scheduler,staging,"
+        "staging@artemis,staging-external",
+    )
+    ap.add_argument(
+        "--warmup",
+        type=int,
+        default=20_000,
+        help="unmeasured messages sent and received first, per mode (0: measure cold JVMs)",
+    )
+    ap.add_argument(
+        "--receive", nargs=5, metavar=("URL", "QUEUE", "N", "DEADLINE_S", "WARMUP"), help=argparse.SUPPRESS
+    )
     args = ap.parse_args()
     if args.receive:
         url, queue, count, deadline_s, warmup = args.receive
         return receive(url, queue, int(count), float(deadline_s), int(warmup))
     n = args.messages - args.messages % CHUNK
-    print(f"pyjms delivery delay: {n:,} messages, delays spread over {args.window_s} s, over tcp://127.0.0.1"
-          f" ({args.warmup:,} unmeasured warm-up messages first per mode; a new broker per mode)")
-    print("lateness = receive time - delivery time, in ms; memory = peak RSS of the broker (with its delay"
-          " processor) or, for staging-external, of the delay processor's own process\n")
-    print(f"{'mode':18} {'received':>8} {'p50':>7} {'p99':>7} {'max':>7} {'early':>6} {'lost':>5}   {'memory':>11}")
+    print(
+        f"pyjms delivery delay: {n:,} messages, delays spread over {args.window_s} s, over tcp://127.0.0.1"
+        f" ({args.warmup:,} unmeasured warm-up messages first per mode; a new broker per mode)"
+    )
+    print(
+        "lateness = receive time - delivery time, in ms; memory = peak RSS of the broker (with its delay"
+        " processor) or, for staging-external, of the delay processor's own process\n"
+    )
+    print(
+        f"{'mode':18} {'received':>8} {'p50':>7} {'p99':>7} {'max':>7} {'early':>6} {'lost':>5}   {'memory':>11}"
+    )
     for label in args.modes.split(","):
         mode, _, peer = label.partition("@")
         external = mode == "staging-external"
         broker_args, scheme = PEERS[peer or "activemq"]
         # a pyjms broker runs its delay processor in its own process unless told not to
         try:
-            broker = start(["broker", "--port", "0", *broker_args, *(["--no-delay-processor"] if external else [])],
-                           "ready:")
+            broker = start(
+                ["broker", "--port", "0", *broker_args, *(["--no-delay-processor"] if external else [])],
+                "ready:",
+            )
         except SystemExit as e:
             print(f"{label:18} not measured: {e}", flush=True)
             continue
@@ -190,12 +228,23 @@ def main() -> None:
                 processor = start(["delay-processor", "--url", url, "--report-every", "3600"], "running")
                 processes.insert(0, processor)
                 memory_pid = processor.pid
-            print(run_mode(url, "staging" if external else mode, n, args.window_s * 1000, memory_pid, args.warmup,
-                           label=label), flush=True)
+            print(
+                run_mode(
+                    url,
+                    "staging" if external else mode,
+                    n,
+                    args.window_s * 1000,
+                    memory_pid,
+                    args.warmup,
+                    label=label,
+                ),
+                flush=True,
+            )
         finally:
             for p in processes:
                 p.terminate()
                 p.wait()
+
 
 if __name__ == "__main__":
     main()

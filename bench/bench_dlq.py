@@ -36,7 +36,9 @@ def table(target: str) -> str:
         if kind == 0:
             rules.append(f"REASON({REASONS[i % len(REASONS)]}) DESTQ(APP{i}.*) ACTION(RETRY) RETRY(3)")
         elif kind == 1:
-            rules.append(f"MSGTYPE(MQMT_REQUEST) REPLYQM(QM{i}.*) ACTION(FWD) FWDQ(DEADQ.{i}) FWDQM(&REPLYQM)")
+            rules.append(
+                f"MSGTYPE(MQMT_REQUEST) REPLYQM(QM{i}.*) ACTION(FWD) FWDQ(DEADQ.{i}) FWDQM(&REPLYQM)"
+            )
         elif kind == 2:
             rules.append(f"DESTQM(QM{i}) PERSIST(MQPER_PERSISTENT) ACTION(FWD) FWDQ(&DESTQ) HEADER(NO)")
         else:
@@ -54,8 +56,12 @@ def main() -> None:
     broker = None
     url = args.url
     if url is None:
-        broker = subprocess.Popen([sys.executable, "-m", "pyjms", "broker", "--port", "0"],
-                                  stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        broker = subprocess.Popen(
+            [sys.executable, "-m", "pyjms", "broker", "--port", "0"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
         line = broker.stdout.readline()  # type: ignore[union-attr]
         url = next(u for u in line.split("ready:", 1)[1].split() if u.startswith("tcp://"))
     stamp = time.strftime("%H%M%S")
@@ -75,9 +81,11 @@ def main() -> None:
             t.join()
         elapsed = time.perf_counter() - t0
         moved = sum(h.stats.forwarded for h in handlers)
-        print(f"dlq handler, {len(handlers[0].table)}-rule table, {args.handlers} handler(s): "
-              f"{moved} of {args.messages} messages in {elapsed:.1f} s = {moved / elapsed:,.0f} msg/s "
-              f"(persistent, one transaction per move, over {url.split('?')[0]})")
+        print(
+            f"dlq handler, {len(handlers[0].table)}-rule table, {args.handlers} handler(s): "
+            f"{moved} of {args.messages} messages in {elapsed:.1f} s = {moved / elapsed:,.0f} msg/s "
+            f"(persistent, one transaction per move, over {url.split('?')[0]})"
+        )
     finally:
         if broker is not None:
             broker.terminate()

@@ -55,8 +55,13 @@ b.stop()
 
 
 def start_broker() -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-c", BROKER], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BROKER], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env
+    )
     line = proc.stdout.readline()
     if "ready:" not in line:
         raise SystemExit(f"broker did not start: {line!r}")
@@ -66,9 +71,20 @@ def start_broker() -> tuple[subprocess.Popen[str], str]:
 def raw_java(url: str, queue: str, n: int) -> tuple[float, float]:
     jars = os.pathsep.join(classpath.provider_jars("activemq"))
     out = subprocess.run(
-        ["java", "-cp", jars, f"-Dlog4j2.configurationFile={ROOT / 'pyjms/bridge/log4j2.properties'}",
-         str(ROOT / "bench" / "RawJmsSend.java"), url, queue, str(n), str(BODY_BYTES)],
-        capture_output=True, text=True, check=True,
+        [
+            "java",
+            "-cp",
+            jars,
+            f"-Dlog4j2.configurationFile={ROOT / 'pyjms/bridge/log4j2.properties'}",
+            str(ROOT / "bench" / "RawJmsSend.java"),
+            url,
+            queue,
+            str(n),
+            str(BODY_BYTES),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     _, count, send_s, receive_s = out.split()
     return int(count) / float(send_s), int(count) / float(receive_s)
@@ -81,9 +97,15 @@ def spark_session():
 
     from pyjms.spark import JMSDataSource
 
-    spark = (SparkSession.builder.master("local[2]").appName("pyjms-bench")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "2g").getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("pyjms-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(JMSDataSource)
     return spark
@@ -92,7 +114,8 @@ def spark_session():
 def rows(spark, n: int):
     # id zero-padded to 10 characters, then 90 x: the same 100-character bodies as the Java loop
     df = spark.range(0, n, numPartitions=2).selectExpr(
-        f"concat(lpad(cast(id AS string), 10, '0'), repeat('x', {BODY_BYTES - 10})) AS body")
+        f"concat(lpad(cast(id AS string), 10, '0'), repeat('x', {BODY_BYTES - 10})) AS body"
+    )
     df = df.cache()
     assert df.count() == n
     return df
@@ -101,17 +124,33 @@ def rows(spark, n: int):
 def spark_write(df, url: str, queue: str) -> float:
     n = df.count()
     t0 = time.perf_counter()
-    (df.write.format("jms").mode("append").option("url", url).option("destination", queue)
-     .option("deliveryMode", "NON_PERSISTENT").option("batchSize", 2000).save())
+    (
+        df.write.format("jms")
+        .mode("append")
+        .option("url", url)
+        .option("destination", queue)
+        .option("deliveryMode", "NON_PERSISTENT")
+        .option("batchSize", 2000)
+        .save()
+    )
     return n / (time.perf_counter() - t0)
 
 
 def spark_read(spark, url: str, queue: str, n: int) -> float:
     t0 = time.perf_counter()
-    got = (spark.read.format("jms").option("url", url).option("destination", queue).option("mode", "consume")
-           .option("numPartitions", 2).option("batchSize", 2000).option("receiveTimeout", 2000)
-           .option("factoryProperties", "messagePrioritySupported=false").load()
-           .selectExpr("count(*) AS n", "sum(length(body)) AS bytes").collect()[0])
+    got = (
+        spark.read.format("jms")
+        .option("url", url)
+        .option("destination", queue)
+        .option("mode", "consume")
+        .option("numPartitions", 2)
+        .option("batchSize", 2000)
+        .option("receiveTimeout", 2000)
+        .option("factoryProperties", "messagePrioritySupported=false")
+        .load()
+        .selectExpr("count(*) AS n", "sum(length(body)) AS bytes")
+        .collect()[0]
+    )
     elapsed = time.perf_counter() - t0
     if got.n != n or got.bytes != n * BODY_BYTES:
         raise SystemExit(f"read back {got.n} rows / {got.bytes} bytes, expected {n} / {n * BODY_BYTES}")
@@ -149,17 +188,25 @@ def main() -> None:
         broker.wait()
     med = statistics.median
     ratio = med(writes) / med(java_send)
-    print(f"pyjms Spark data source: {n:,} rows of {BODY_BYTES} bytes, non-persistent, over {url} "
-          f"(standalone broker process), local[2], {args.rounds} round(s), medians")
-    print(f"broker tuning: {', '.join(f'{k} {v}' for k, v in TUNING.items())}; "
-          f"Spark session start {session_s:.1f} s, not counted\n")
+    print(
+        f"pyjms Spark data source: {n:,} rows of {BODY_BYTES} bytes, non-persistent, over {url} "
+        f"(standalone broker process), local[2], {args.rounds} round(s), medians"
+    )
+    print(
+        f"broker tuning: {', '.join(f'{k} {v}' for k, v in TUNING.items())}; "
+        f"Spark session start {session_s:.1f} s, not counted\n"
+    )
     print(f"{'':44} {'rows/s':>10}   rounds")
-    for name, values in (("raw Java JMS loop, send (1 producer)", java_send),
-                         ("Spark df.write.format('jms')", writes),
-                         ("raw Java JMS loop, receive (1 consumer)", java_receive),
-                         ("Spark read mode=consume (2 partitions)", reads)):
+    for name, values in (
+        ("raw Java JMS loop, send (1 producer)", java_send),
+        ("Spark df.write.format('jms')", writes),
+        ("raw Java JMS loop, receive (1 consumer)", java_receive),
+        ("Spark read mode=consume (2 partitions)", reads),
+    ):
         print(f"{name:44} {med(values):10,.0f}   {', '.join(f'{v:,.0f}' for v in values)}")
-    print(f"\nSpark write / raw Java send: {ratio:.2f}x (target >= 0.7x: {'met' if ratio >= 0.7 else 'MISSED'})")
+    print(
+        f"\nSpark write / raw Java send: {ratio:.2f}x (target >= 0.7x: {'met' if ratio >= 0.7 else 'MISSED'})"
+    )
 
 
 if __name__ == "__main__":

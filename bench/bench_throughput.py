@@ -31,9 +31,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -60,19 +60,35 @@ class Provider:
 
 
 PROVIDERS = {
-    "activemq": Provider("activemq", (), "tcp://", "activemq", "org.apache.activemq.ActiveMQConnectionFactory"),
-    "artemis": Provider("artemis", ("--provider", "artemis"), "artemis+tcp://", "artemis",
-                        "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory"),
+    "activemq": Provider(
+        "activemq", (), "tcp://", "activemq", "org.apache.activemq.ActiveMQConnectionFactory"
+    ),
+    "artemis": Provider(
+        "artemis",
+        ("--provider", "artemis"),
+        "artemis+tcp://",
+        "artemis",
+        "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory",
+    ),
     # Qpid JMS against the pyjms ActiveMQ broker's AMQP connector, and against Artemis's
     "amqp": Provider("amqp", (), "amqp://", "amqp", "org.apache.qpid.jms.JmsConnectionFactory"),
-    "amqp-artemis": Provider("amqp-artemis", ("--provider", "artemis"), "amqp://", "amqp",
-                             "org.apache.qpid.jms.JmsConnectionFactory"),
+    "amqp-artemis": Provider(
+        "amqp-artemis",
+        ("--provider", "artemis"),
+        "amqp://",
+        "amqp",
+        "org.apache.qpid.jms.JmsConnectionFactory",
+    ),
 }
 
 
 def start_broker(p: Provider) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "pyjms", "broker", "--port", "0", *p.broker_args],
-                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pyjms", "broker", "--port", "0", *p.broker_args],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if "ready:" not in line:
@@ -93,9 +109,21 @@ class RawJava:
         jars = os.pathsep.join(classpath.provider_jars(p.jars))
         # the options pyjms's own JVM starts with (bridge.jvm), so only the client differs
         self.proc = subprocess.Popen(
-            ["java", "-Xrs", "-Xshare:auto", f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", jars,
-             str(ROOT / "bench" / "RawJms.java"), p.factory_class, url.split("+", 1)[-1]],  # artemis+tcp://
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            [
+                "java",
+                "-Xrs",
+                "-Xshare:auto",
+                f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+                "-cp",
+                jars,
+                str(ROOT / "bench" / "RawJms.java"),
+                p.factory_class,
+                url.split("+", 1)[-1],
+            ],  # artemis+tcp://
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def run(self, mode: str, queue: str, n: int) -> float:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -214,14 +242,28 @@ async def aio_batched(factory: pyjms.aio.ConnectionFactory, queue: str, n: int) 
         return n / elapsed
 
 
-CASES = ("raw Java, sequential", "raw Java, pipelined", "pyjms per message", "pyjms.aio per message",
-         "pyjms send_batch/receive_batch", "pyjms.aio send_batch/receive_batch", "pyjms per message, pipelined")
-BASELINE = {"pyjms per message": "raw Java, sequential", "pyjms send_batch/receive_batch": "raw Java, sequential",
-            "pyjms per message, pipelined": "raw Java, pipelined",
-            # the asyncio rows beside the synchronous ones they wrap
-            "pyjms.aio per message": "pyjms per message",
-            "pyjms.aio send_batch/receive_batch": "pyjms send_batch/receive_batch"}
-TARGETS = {"pyjms per message": 0.5, "pyjms send_batch/receive_batch": 1.0, "pyjms per message, pipelined": 0.5}
+CASES = (
+    "raw Java, sequential",
+    "raw Java, pipelined",
+    "pyjms per message",
+    "pyjms.aio per message",
+    "pyjms send_batch/receive_batch",
+    "pyjms.aio send_batch/receive_batch",
+    "pyjms per message, pipelined",
+)
+BASELINE = {
+    "pyjms per message": "raw Java, sequential",
+    "pyjms send_batch/receive_batch": "raw Java, sequential",
+    "pyjms per message, pipelined": "raw Java, pipelined",
+    # the asyncio rows beside the synchronous ones they wrap
+    "pyjms.aio per message": "pyjms per message",
+    "pyjms.aio send_batch/receive_batch": "pyjms send_batch/receive_batch",
+}
+TARGETS = {
+    "pyjms per message": 0.5,
+    "pyjms send_batch/receive_batch": 1.0,
+    "pyjms per message, pipelined": 0.5,
+}
 
 
 def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, list[float]]:
@@ -256,8 +298,10 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, l
 
 
 def report(p: Provider, n: int, rounds: int, warmup: int, results: dict[str, list[float]]) -> None:
-    print(f"\n== {p.name}: {n:,} non-persistent {len(BODY)}-byte messages sent and received, standalone "
-          f"broker over {p.scheme}127.0.0.1; {warmup} untimed warm-up rounds, {rounds} interleaved rounds, medians")
+    print(
+        f"\n== {p.name}: {n:,} non-persistent {len(BODY)}-byte messages sent and received, standalone "
+        f"broker over {p.scheme}127.0.0.1; {warmup} untimed warm-up rounds, {rounds} interleaved rounds, medians"
+    )
     print(f"{'client':34} {'msg/s (median)':>15} {'ratio':>7}  {'vs':30} rounds")
     for case in CASES:
         med = statistics.median(results[case])
@@ -289,8 +333,9 @@ print(time.time())
 def cold_start() -> float:
     env = {k: v for k, v in os.environ.items() if k != "PYJMS_URL"}
     t0 = time.time()
-    out = subprocess.run([sys.executable, "-c", COLD_START], capture_output=True, text=True, check=True,
-                         cwd=ROOT, env=env).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", COLD_START], capture_output=True, text=True, check=True, cwd=ROOT, env=env
+    ).stdout
     return float(out.strip().splitlines()[-1]) - t0
 
 
@@ -300,7 +345,9 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=50_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=2, help="untimed rounds of every case before timing")
-    ap.add_argument("--cold-starts", type=int, default=3, help="new processes timed to their first message (0: none)")
+    ap.add_argument(
+        "--cold-starts", type=int, default=3, help="new processes timed to their first message (0: none)"
+    )
     args = ap.parse_args()
     n = max(BATCH, args.messages - args.messages % BATCH)
     print(f"pyjms {pyjms.__version__} throughput, {os.cpu_count()} CPUs")
@@ -316,8 +363,10 @@ def main() -> None:
         return
     colds = [cold_start() for _ in range(args.cold_starts)]
     cold = statistics.median(colds)
-    print(f"\ncold start, new process to first message received on the embedded broker: "
-          f"median {cold:.2f} s of {', '.join(f'{c:.2f}' for c in colds)}")
+    print(
+        f"\ncold start, new process to first message received on the embedded broker: "
+        f"median {cold:.2f} s of {', '.join(f'{c:.2f}' for c in colds)}"
+    )
 
 
 if __name__ == "__main__":

@@ -20,9 +20,18 @@ HERE = Path(__file__).resolve().parent
 
 #: (name, script, full-run arguments, quick-run arguments)
 BENCHES = [
-    ("throughput", "bench_throughput.py", [], ["--providers", "activemq", "--messages", "200", "--rounds", "1",
-                                              "--warmup", "0"]),
-    ("delay", "bench_delay.py", [], ["--messages", "200", "--window-s", "2", "--modes", "staging", "--warmup", "0"]),
+    (
+        "throughput",
+        "bench_throughput.py",
+        [],
+        ["--providers", "activemq", "--messages", "200", "--rounds", "1", "--warmup", "0"],
+    ),
+    (
+        "delay",
+        "bench_delay.py",
+        [],
+        ["--messages", "200", "--window-s", "2", "--modes", "staging", "--warmup", "0"],
+    ),
     ("browse", "bench_browse.py", [], ["--messages", "300", "--mark-messages", "100", "--rounds", "1"]),
     ("dlq", "bench_dlq.py", [], ["--messages", "200"]),
     ("spark", "bench_spark.py", [], ["--rows", "200", "--rounds", "1"]),
@@ -45,8 +54,12 @@ def main() -> None:
             continue
         print(f"\n######## {name}: bench/{script}", flush=True)
         started = time.monotonic()
-        proc = subprocess.Popen([sys.executable, str(HERE / script), *(quick if args.quick else full)],
-                                stdout=subprocess.PIPE, text=True, cwd=HERE.parent)
+        proc = subprocess.Popen(
+            [sys.executable, str(HERE / script), *(quick if args.quick else full)],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=HERE.parent,
+        )
         kept: list[str] = []
         assert proc.stdout is not None
         for line in proc.stdout:

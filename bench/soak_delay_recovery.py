@@ -35,25 +35,50 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
-    print(f"soak: {args.runs} runs of {args.messages} persistent delayed messages over {args.window_s:g} s, "
-          f"one broker SIGKILL each at a random point; seed {seed}", flush=True)
+    print(
+        f"soak: {args.runs} runs of {args.messages} persistent delayed messages over {args.window_s:g} s, "
+        f"one broker SIGKILL each at a random point; seed {seed}",
+        flush=True,
+    )
     columns = ["run", *RunResult.ROW]
     print(" | ".join(columns), flush=True)
     results: list[RunResult] = []
     started = time.monotonic()
     for run in range(1, args.runs + 1):
         with tempfile.TemporaryDirectory(prefix="pyjms-soak-") as work:
-            result = run_once(args.messages, args.window_s, rng.uniform(0.05, 0.95), seed=rng.randrange(1 << 30),
-                              settle_s=args.settle_s, work_dir=Path(work))
+            result = run_once(
+                args.messages,
+                args.window_s,
+                rng.uniform(0.05, 0.95),
+                seed=rng.randrange(1 << 30),
+                settle_s=args.settle_s,
+                work_dir=Path(work),
+            )
         results.append(result)
         print(" | ".join([str(run), *(_shown(getattr(result, c)) for c in RunResult.ROW)]), flush=True)
-    total = {c: sum(getattr(r, c) for r in results) for c in ("sent", "received", "lost", "duplicated", "early",
-                                                              "stranded", "markers_left", "dead_lettered", "in_doubt")}
+    total = {
+        c: sum(getattr(r, c) for r in results)
+        for c in (
+            "sent",
+            "received",
+            "lost",
+            "duplicated",
+            "early",
+            "stranded",
+            "markers_left",
+            "dead_lettered",
+            "in_doubt",
+        )
+    }
     firsts = [r.first_after_restart_s for r in results if r.first_after_restart_s is not None]
     lasts = [r.last_after_restart_s for r in results if r.last_after_restart_s is not None]
-    print("total: " + ", ".join(f"{k} {v}" for k, v in total.items())
-          + f"; first delivery after restart: max {max(firsts, default=0):.2f} s; "
-          f"last: max {max(lasts, default=0):.2f} s; {time.monotonic() - started:.0f} s in all", flush=True)
+    print(
+        "total: "
+        + ", ".join(f"{k} {v}" for k, v in total.items())
+        + f"; first delivery after restart: max {max(firsts, default=0):.2f} s; "
+        f"last: max {max(lasts, default=0):.2f} s; {time.monotonic() - started:.0f} s in all",
+        flush=True,
+    )
     bad = total["lost"] or total["duplicated"] or total["early"] or total["stranded"]
     return 1 if bad else 0
 

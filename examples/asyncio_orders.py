@@ -45,12 +45,22 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return (not self.early and set(self.confirmed) == self.sent
-                and all(n == 1 for n in self.confirmed.values()))
+        return (
+            not self.early
+            and set(self.confirmed) == self.sent
+            and all(n == 1 for n in self.confirmed.values())
+        )
 
 
-async def produce(factory: aio.ConnectionFactory, orders: str, confirmations: str, number: int,
-                  count: int, max_delay_ms: int, outcome: Outcome) -> None:
+async def produce(
+    factory: aio.ConnectionFactory,
+    orders: str,
+    confirmations: str,
+    number: int,
+    count: int,
+    max_delay_ms: int,
+    outcome: Outcome,
+) -> None:
     rng = random.Random(number)
     async with factory.create_context() as ctx:
         producer = ctx.create_producer().set_jms_reply_to(ctx.create_queue(confirmations))
@@ -65,8 +75,9 @@ async def produce(factory: aio.ConnectionFactory, orders: str, confirmations: st
             outcome.sent.add(order_id)
 
 
-async def work(factory: aio.ConnectionFactory, orders: str, name: str, outcome: Outcome,
-               stop: asyncio.Event) -> None:
+async def work(
+    factory: aio.ConnectionFactory, orders: str, name: str, outcome: Outcome, stop: asyncio.Event
+) -> None:
     async with factory.create_context() as ctx:
         consumer = await ctx.create_consumer(ctx.create_queue(orders))
         replies = ctx.create_producer()
@@ -81,8 +92,9 @@ async def work(factory: aio.ConnectionFactory, orders: str, name: str, outcome: 
             outcome.by_worker[name] += 1
 
 
-async def check(factory: aio.ConnectionFactory, confirmations: str, expected: int, outcome: Outcome,
-                idle_ms: int = 500) -> None:
+async def check(
+    factory: aio.ConnectionFactory, confirmations: str, expected: int, outcome: Outcome, idle_ms: int = 500
+) -> None:
     async with factory.create_context() as ctx:
         consumer = await ctx.create_consumer(ctx.create_queue(confirmations))
         while sum(outcome.confirmed.values()) < expected:
@@ -95,8 +107,9 @@ async def check(factory: aio.ConnectionFactory, confirmations: str, expected: in
             outcome.confirmed[json.loads(reply.get_text())["id"]] += 1
 
 
-async def run(url: str | None = None, orders: int = 200, producers: int = 4, workers: int = 3,
-              max_delay_ms: int = 1000) -> Outcome:
+async def run(
+    url: str | None = None, orders: int = 200, producers: int = 4, workers: int = 3, max_delay_ms: int = 1000
+) -> Outcome:
     factory = aio.ConnectionFactory(url) if url else aio.ConnectionFactory()
     run_id = uuid.uuid4().hex[:8]
     orders_queue, confirmations_queue = f"ORDERS.{run_id}", f"CONFIRMATIONS.{run_id}"
@@ -104,9 +117,15 @@ async def run(url: str | None = None, orders: int = 200, producers: int = 4, wor
     stop = asyncio.Event()
     per_producer = [orders // producers + (1 if p < orders % producers else 0) for p in range(producers)]
     checker = asyncio.create_task(check(factory, confirmations_queue, orders, outcome))
-    working = [asyncio.create_task(work(factory, orders_queue, f"W{w}", outcome, stop)) for w in range(workers)]
-    await asyncio.gather(*(produce(factory, orders_queue, confirmations_queue, p, n, max_delay_ms, outcome)
-                           for p, n in enumerate(per_producer)))
+    working = [
+        asyncio.create_task(work(factory, orders_queue, f"W{w}", outcome, stop)) for w in range(workers)
+    ]
+    await asyncio.gather(
+        *(
+            produce(factory, orders_queue, confirmations_queue, p, n, max_delay_ms, outcome)
+            for p, n in enumerate(per_producer)
+        )
+    )
     await checker
     stop.set()
     await asyncio.gather(*working)
@@ -125,9 +144,11 @@ def main() -> int:
     outcome = asyncio.run(run(args.url, args.orders, args.producers, args.workers, args.max_delay_ms))
     twice = sorted(k for k, n in outcome.confirmed.items() if n > 1)
     missing = sorted(outcome.sent - set(outcome.confirmed))
-    print(f"{len(outcome.sent)} orders sent by {args.producers} producers, "
-          f"{sum(outcome.confirmed.values())} confirmations for {len(outcome.confirmed)} orders, "
-          f"by worker {dict(sorted(outcome.by_worker.items()))}; {time.monotonic() - t0:.1f} s")
+    print(
+        f"{len(outcome.sent)} orders sent by {args.producers} producers, "
+        f"{sum(outcome.confirmed.values())} confirmations for {len(outcome.confirmed)} orders, "
+        f"by worker {dict(sorted(outcome.by_worker.items()))}; {time.monotonic() - t0:.1f} s"
+    )
     if missing or twice or outcome.early:
         print(f"FAILED: missing {missing[:10]}, confirmed twice {twice[:10]}, early {outcome.early[:10]}")
         return 1

@@ -26,8 +26,9 @@ import pyjms
 from pyjms.browse import BROWSE_CO_OP, NoMessageAvailable
 
 
-def dispatcher(url: str, queue_name: str, name: str, idle_s: float, fail_every: int, selector: str | None,
-               batch: int) -> None:
+def dispatcher(
+    url: str, queue_name: str, name: str, idle_s: float, fail_every: int, selector: str | None, batch: int
+) -> None:
     factory = pyjms.ConnectionFactory(url)
     with factory.create_context() as browse_ctx, factory.create_context(pyjms.SESSION_TRANSACTED) as work_ctx:
         queue = browse_ctx.create_queue(queue_name)
@@ -70,8 +71,11 @@ def dispatcher(url: str, queue_name: str, name: str, idle_s: float, fail_every: 
             for m in got:
                 print(f"handled {name} {m.get_message_token()} {m.get_text()}", flush=True)
         browser.close()
-    print(f"done {name} handled {handled} gone {gone} in {idle_since - started:.1f} s "
-          f"first {first_dispatch:.3f} last {last_handled:.3f}", flush=True)
+    print(
+        f"done {name} handled {handled} gone {gone} in {idle_since - started:.1f} s "
+        f"first {first_dispatch:.3f} last {last_handled:.3f}",
+        flush=True,
+    )
 
 
 def main() -> int:
@@ -87,7 +91,9 @@ def main() -> int:
     p.add_argument("--dispatcher", metavar="NAME", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.dispatcher:
-        dispatcher(args.url, args.queue, args.dispatcher, args.idle, args.fail_every, args.selector, args.batch)
+        dispatcher(
+            args.url, args.queue, args.dispatcher, args.idle, args.fail_every, args.selector, args.batch
+        )
         return 0
 
     broker = None
@@ -107,9 +113,26 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         outs = [Path(tmp) / f"d{i}.out" for i in range(1, args.dispatchers + 1)]
         procs = [
-            subprocess.Popen([sys.executable, __file__, "--url", url, "--queue", args.queue, "--dispatcher", f"d{i}",
-                              "--idle", str(args.idle), "--fail-every", str(args.fail_every), "--batch", str(args.batch)],
-                             stdout=out.open("w"), text=True)
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--url",
+                    url,
+                    "--queue",
+                    args.queue,
+                    "--dispatcher",
+                    f"d{i}",
+                    "--idle",
+                    str(args.idle),
+                    "--fail-every",
+                    str(args.fail_every),
+                    "--batch",
+                    str(args.batch),
+                ],
+                stdout=out.open("w"),
+                text=True,
+            )
             for i, out in enumerate(outs, 1)
         ]
         for proc in procs:
@@ -131,8 +154,11 @@ def main() -> int:
     if args.fail_every:
         print(f"{backouts} backout(s), every one dispatched again")
     print("who handled what: " + ", ".join(f"{k}: {len(v)}" for k, v in sorted(handled.items())))
-    print(f"{total} of {args.messages} messages handled, each once" if total == args.messages
-          else f"{total} of {args.messages} handled")
+    print(
+        f"{total} of {args.messages} messages handled, each once"
+        if total == args.messages
+        else f"{total} of {args.messages} handled"
+    )
     if broker is not None:
         broker.stop()
     return 0 if total == args.messages else 1

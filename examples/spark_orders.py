@@ -45,17 +45,26 @@ def broker_url() -> str:
 
 def main() -> None:
     url = broker_url()
-    spark = (SparkSession.builder.master("local[2]").appName("pyjms-orders")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("pyjms-orders")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(JMSDataSource)
 
     # orders due 0 to 5.5 s after they are sent, in shuffled order; big ones get priority 7,
     # so they go first among orders that fall due together
     orders = spark.createDataFrame(
-        [(f"order-{i:02d}", f"customer-{i % 4}", 10.0 * (i + 1), (i * 7 % ORDERS) * 500) for i in range(ORDERS)],
-        "order_id string, customer string, amount double, due_in_ms long")
+        [
+            (f"order-{i:02d}", f"customer-{i % 4}", 10.0 * (i + 1), (i * 7 % ORDERS) * 500)
+            for i in range(ORDERS)
+        ],
+        "order_id string, customer string, amount double, due_in_ms long",
+    )
     outgoing = orders.select(
         F.to_json(F.struct("order_id", "customer", "amount")).alias("body"),
         F.col("order_id").alias("correlation_id"),
@@ -73,34 +82,48 @@ def main() -> None:
             due = r.delivery_time.timestamp()
             delay = due - r.timestamp.timestamp()
             arrivals[r.correlation_id] = (r.priority, delay, now - due)
-            print(f"  batch {batch_id:2d}: {r.correlation_id} (priority {r.priority}) delayed {delay:4.1f} s, "
-                  f"read {1000 * (now - due):4.0f} ms after it fell due")
+            print(
+                f"  batch {batch_id:2d}: {r.correlation_id} (priority {r.priority}) delayed {delay:4.1f} s, "
+                f"read {1000 * (now - due):4.0f} ms after it fell due"
+            )
 
     with tempfile.TemporaryDirectory() as checkpoint:
         # the reader runs first, so that each order is read as it falls due
-        query = (spark.readStream.format("jms").option("url", url).option("destination", QUEUE)
-                 .option("receiveTimeout", 100).load()
-                 .writeStream.foreachBatch(on_batch).option("checkpointLocation", checkpoint)
-                 .trigger(processingTime="250 milliseconds").start())
+        query = (
+            spark.readStream.format("jms")
+            .option("url", url)
+            .option("destination", QUEUE)
+            .option("receiveTimeout", 100)
+            .load()
+            .writeStream.foreachBatch(on_batch)
+            .option("checkpointLocation", checkpoint)
+            .trigger(processingTime="250 milliseconds")
+            .start()
+        )
         # a first small write starts Spark's Python workers and their JVMs, not timed
-        spark.range(1).selectExpr("'warm-up' AS body").write.format("jms").mode("append") \
-            .option("url", url).option("destination", QUEUE + ".WARMUP").save()
+        spark.range(1).selectExpr("'warm-up' AS body").write.format("jms").mode("append").option(
+            "url", url
+        ).option("destination", QUEUE + ".WARMUP").save()
         while query.lastProgress is None:
             time.sleep(0.1)
 
         t0 = time.time()
         outgoing.write.format("jms").mode("append").option("url", url).option("destination", QUEUE).save()
-        print(f"wrote {ORDERS} orders to queue://{QUEUE} in {time.time() - t0:.2f} s "
-              f"(one JMS transaction per task); reading them as they fall due:")
+        print(
+            f"wrote {ORDERS} orders to queue://{QUEUE} in {time.time() - t0:.2f} s "
+            f"(one JMS transaction per task); reading them as they fall due:"
+        )
         deadline = time.time() + 60
         while len(arrivals) < ORDERS and time.time() < deadline:
             time.sleep(0.1)
         query.stop()
 
     late = sorted(lateness for _, _, lateness in arrivals.values())
-    print(f"\n{len(arrivals)} of {ORDERS} orders read back; from falling due to being read: "
-          f"median {1000 * late[len(late) // 2]:.0f} ms, max {1000 * late[-1]:.0f} ms "
-          f"(a micro-batch every 250 ms)")
+    print(
+        f"\n{len(arrivals)} of {ORDERS} orders read back; from falling due to being read: "
+        f"median {1000 * late[len(late) // 2]:.0f} ms, max {1000 * late[-1]:.0f} ms "
+        f"(a micro-batch every 250 ms)"
+    )
     spark.stop()
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyjms.reasons import MQRC, reason_name as _reason_name
+from pyjms.reasons import MQRC
+from pyjms.reasons import reason_name as _reason_name
 
 
 class JMSRuntimeException(Exception):

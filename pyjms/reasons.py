@@ -42,6 +42,7 @@ class MQRC(IntEnum):
 #: MQMD Expiry value meaning "never expires" (MQEI_UNLIMITED).
 MQEI_UNLIMITED = -1
 
+
 def reason_name(code: int) -> str:
     """``MQRC_<NAME>`` for a known code, else the number as text."""
     try:

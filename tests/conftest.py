@@ -8,15 +8,14 @@ runs against Apache Artemis too (in-vm, and a ``pyjms broker --provider artemis`
 from __future__ import annotations
 
 import itertools
-import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -29,9 +28,22 @@ class BrokerProcess:
 
     def __init__(self, *extra: str, provider: str = "activemq") -> None:
         listeners = ["--stomp-port", "0"] if provider == "activemq" else []  # Artemis has no STOMP here
-        self.args = [sys.executable, "-m", "pyjms", "broker", "--provider", provider, "--port", "0", *listeners, *extra]
+        self.args = [
+            sys.executable,
+            "-m",
+            "pyjms",
+            "broker",
+            "--provider",
+            provider,
+            "--port",
+            "0",
+            *listeners,
+            *extra,
+        ]
         # its log goes to a file: a pipe nobody reads fills up, and then the broker blocks
-        self.log = tempfile.NamedTemporaryFile("w+", prefix=f"pyjms-broker-{provider}-", suffix=".log", delete=False)
+        self.log = tempfile.NamedTemporaryFile(
+            "w+", prefix=f"pyjms-broker-{provider}-", suffix=".log", delete=False
+        )
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=ROOT)
         deadline = time.monotonic() + 60
         line = ""
@@ -41,7 +53,9 @@ class BrokerProcess:
                 break
         if "ready:" not in line:
             self.proc.kill()
-            raise RuntimeError(f"standalone broker did not start: {line!r} {Path(self.log.name).read_text()[-4000:]}")
+            raise RuntimeError(
+                f"standalone broker did not start: {line!r} {Path(self.log.name).read_text()[-4000:]}"
+            )
         self.ready_line = line
         self.uris = line.split("ready:", 1)[1].split()
         # the broker's own protocol: tcp:// (ActiveMQ's OpenWire) or artemis+tcp:// (Artemis's core)
@@ -101,8 +115,9 @@ TRANSPORTS = {"activemq": ("vm", "tcp"), "artemis": ("artemis-vm", "artemis-tcp"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "providers(*names): run the test's url against these providers "
-                                       "(default: activemq)")
+    config.addinivalue_line(
+        "markers", "providers(*names): run the test's url against these providers (default: activemq)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

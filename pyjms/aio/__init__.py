@@ -22,5 +22,12 @@ from pyjms.aio.consumer import JMSConsumer, QueueBrowser
 from pyjms.aio.context import ConnectionFactory, ContextOpening, JMSContext
 from pyjms.aio.producer import JMSProducer
 
-__all__ = ["ConnectionFactory", "ContextOpening", "JMSContext", "JMSProducer", "JMSConsumer", "QueueBrowser",
-           "MarkingBrowser"]
+__all__ = [
+    "ConnectionFactory",
+    "ContextOpening",
+    "JMSContext",
+    "JMSProducer",
+    "JMSConsumer",
+    "QueueBrowser",
+    "MarkingBrowser",
+]

@@ -19,8 +19,10 @@ from pyjms.browse import (
     MARK_BROWSE_HANDLE,
     UNMARK_BROWSE_CO_OP,
     UNMARK_BROWSE_HANDLE,
-    MarkingBrowser as SyncMarkingBrowser,
     NoMessageAvailable,
+)
+from pyjms.browse import (
+    MarkingBrowser as SyncMarkingBrowser,
 )
 from pyjms.browse.options import BROWSE_HANDLE, check_get_options
 from pyjms.errors import InvalidArgumentRuntimeException
@@ -62,8 +64,11 @@ class MarkingBrowser:
         m = await self.get_or_none(options, wait_ms)
         if m is None:
             queue = self.sync.get_queue()
-            raise NoMessageAvailable(f"no message on {queue} for these browse options within {wait_ms} ms",
-                                     reason=MQRC.NO_MSG_AVAILABLE, values={"queue": queue.name})
+            raise NoMessageAvailable(
+                f"no message on {queue} for these browse options within {wait_ms} ms",
+                reason=MQRC.NO_MSG_AVAILABLE,
+                values={"queue": queue.name},
+            )
         return m
 
     async def get_or_none(self, options: int = BROWSE_HANDLE, wait_ms: int = 0) -> Message | None:
@@ -83,12 +88,14 @@ class MarkingBrowser:
             return m
 
         unmark = (UNMARK_BROWSE_HANDLE if options & MARK_BROWSE_HANDLE else 0) | (
-            UNMARK_BROWSE_CO_OP if options & MARK_BROWSE_CO_OP else 0)
+            UNMARK_BROWSE_CO_OP if options & MARK_BROWSE_CO_OP else 0
+        )
 
         def release(m: Message | None) -> None:  # on the loop: the caller went away after the get
             if m is not None and unmark and not self._ctx.closing:
-                self._ctx.worker.submit_detached(lambda: sync.unmark(m, unmark),
-                                                 "unmarking what a cancelled get marked")
+                self._ctx.worker.submit_detached(
+                    lambda: sync.unmark(m, unmark), "unmarking what a cancelled get marked"
+                )
 
         return await self._ctx.worker.call(step, release)
 

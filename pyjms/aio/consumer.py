@@ -18,16 +18,17 @@ import inspect
 import logging
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
+from pyjms.aio.worker import AGAIN
 from pyjms.api.checks import to_ms
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from pyjms.api.consumer import JMSConsumer as SyncConsumer
 from pyjms.api.consumer import QueueBrowser as SyncBrowser
 from pyjms.api.destination import Destination
 from pyjms.api.message import Message
-from pyjms.aio.worker import AGAIN
 from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException
 
 if TYPE_CHECKING:
@@ -121,8 +122,15 @@ class JMSConsumer:
             raise IllegalStateRuntimeException("the consumer is closed")
         self._ctx.check_open()
 
-    async def _receive(self, timeout_ms: int | None, take: Callable[[int], Any], empty: Any,
-                       orphan: Callable[[Taken], None], kept: deque[tuple[int, Any]], n: int = 1) -> Any:
+    async def _receive(
+        self,
+        timeout_ms: int | None,
+        take: Callable[[int], Any],
+        empty: Any,
+        orphan: Callable[[Taken], None],
+        kept: deque[tuple[int, Any]],
+        n: int = 1,
+    ) -> Any:
         """Runs ``take(slice_ms)`` on the worker until it returns something other than
         ``empty``, the time is up, or the consumer or its context closes. Before each slice it
         looks at what cancelled receives kept (one may have taken a message after this receive
@@ -180,22 +188,30 @@ class JMSConsumer:
         if kept:
             return kept[0]
         sync = self.sync
-        return await self._receive(wait_ms(timeout_ms), lambda ms: sync.receive_body(body_type, ms), None,
-                                   self._keep_body, self._kept_bodies)
+        return await self._receive(
+            wait_ms(timeout_ms),
+            lambda ms: sync.receive_body(body_type, ms),
+            None,
+            self._keep_body,
+            self._kept_bodies,
+        )
 
     async def receive_batch(self, max_messages: int, timeout_ms: int | timedelta = 1000) -> list[Message]:
         """Up to max_messages with one JVM crossing: waits up to timeout_ms for the first, then
         takes what is already there."""
         self._check()
         if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
-            raise InvalidArgumentRuntimeException(f"max_messages must be a positive int, got {max_messages!r}")
+            raise InvalidArgumentRuntimeException(
+                f"max_messages must be a positive int, got {max_messages!r}"
+            )
         kept = self._from_kept(self._kept, max_messages)
         if kept:
             return kept
         sync = self.sync
         timeout = wait_ms(timeout_ms) or 1  # receive_batch(n, 0): one look at what is there
-        got = await self._receive(timeout, lambda ms: sync.receive_batch(max_messages, ms), [], self._keep,
-                                  self._kept, max_messages)
+        got = await self._receive(
+            timeout, lambda ms: sync.receive_batch(max_messages, ms), [], self._keep, self._kept, max_messages
+        )
         return list(got)
 
     def __aiter__(self) -> AsyncIterator[Message]:
@@ -217,7 +233,9 @@ class JMSConsumer:
 
     # ------------------------------------------------------------------ listener
 
-    async def set_message_listener(self, listener: Callable[[Message], Awaitable[None] | None] | None) -> None:
+    async def set_message_listener(
+        self, listener: Callable[[Message], Awaitable[None] | None] | None
+    ) -> None:
         """Delivers messages to ``listener(message)`` on the event loop (a coroutine function
         or a plain function). The context's dispatch thread hands each message over with
         ``call_soon_threadsafe`` and waits for the listener to finish before the next one, so
@@ -255,10 +273,17 @@ class JMSConsumer:
         self._kept_bodies = deque(k for k in self._kept_bodies if k[0] == self._ctx.epoch)
         if self._kept or self._kept_bodies:
             mode = self._ctx.get_session_mode()
-            fate = ("was acknowledged when taken" if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
-                    else "returns to the queue with the session's rollback or recovery")
-            _log.warning("closing %r with %d message(s) a cancelled receive took and no receive had since; "
-                         "each %s", self, len(self._kept) + len(self._kept_bodies), fate)
+            fate = (
+                "was acknowledged when taken"
+                if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
+                else "returns to the queue with the session's rollback or recovery"
+            )
+            _log.warning(
+                "closing %r with %d message(s) a cancelled receive took and no receive had since; each %s",
+                self,
+                len(self._kept) + len(self._kept_bodies),
+                fate,
+            )
         if not self._ctx.closing:
             sync = self.sync
             await self._ctx.worker.submit(sync.close)

@@ -7,7 +7,8 @@ in order; the event loop only queues calls and awaits their results.
 from __future__ import annotations
 
 import logging
-from typing import Any, Awaitable, Callable, Generator, TypeVar
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, TypeVar
 
 from pyjms.aio.browse import MarkingBrowser
 from pyjms.aio.consumer import JMSConsumer, QueueBrowser
@@ -191,25 +192,33 @@ class JMSContext:
         self._consumers.append(consumer)
         return consumer
 
-    async def create_consumer(self, destination: Destination, message_selector: str | None = None,
-                              no_local: bool = False) -> JMSConsumer:
+    async def create_consumer(
+        self, destination: Destination, message_selector: str | None = None, no_local: bool = False
+    ) -> JMSConsumer:
         sync = self.sync
         return await self._consumer(lambda: sync.create_consumer(destination, message_selector, no_local))
 
-    async def create_durable_consumer(self, topic: Topic, name: str, message_selector: str | None = None,
-                                      no_local: bool = False) -> JMSConsumer:
+    async def create_durable_consumer(
+        self, topic: Topic, name: str, message_selector: str | None = None, no_local: bool = False
+    ) -> JMSConsumer:
         sync = self.sync
-        return await self._consumer(lambda: sync.create_durable_consumer(topic, name, message_selector, no_local))
+        return await self._consumer(
+            lambda: sync.create_durable_consumer(topic, name, message_selector, no_local)
+        )
 
-    async def create_shared_consumer(self, topic: Topic, name: str,
-                                     message_selector: str | None = None) -> JMSConsumer:
+    async def create_shared_consumer(
+        self, topic: Topic, name: str, message_selector: str | None = None
+    ) -> JMSConsumer:
         sync = self.sync
         return await self._consumer(lambda: sync.create_shared_consumer(topic, name, message_selector))
 
-    async def create_shared_durable_consumer(self, topic: Topic, name: str,
-                                             message_selector: str | None = None) -> JMSConsumer:
+    async def create_shared_durable_consumer(
+        self, topic: Topic, name: str, message_selector: str | None = None
+    ) -> JMSConsumer:
         sync = self.sync
-        return await self._consumer(lambda: sync.create_shared_durable_consumer(topic, name, message_selector))
+        return await self._consumer(
+            lambda: sync.create_shared_durable_consumer(topic, name, message_selector)
+        )
 
     async def unsubscribe(self, name: str) -> None:
         sync = self.sync
@@ -219,12 +228,18 @@ class JMSContext:
         sync = self.sync
         return QueueBrowser(self, await self._call(lambda: sync.create_browser(queue, message_selector)))
 
-    async def create_marking_browser(self, queue: Queue, message_selector: str | None = None,
-                                     cooperative: bool = False, claim_batch: int = 16) -> MarkingBrowser:
+    async def create_marking_browser(
+        self,
+        queue: Queue,
+        message_selector: str | None = None,
+        cooperative: bool = False,
+        claim_batch: int = 16,
+    ) -> MarkingBrowser:
         """IBM MQ's browse with mark (pyjms.browse), for asyncio: pyjms.aio.MarkingBrowser."""
         sync = self.sync
-        browser = await self._call(lambda: create_marking_browser(sync, queue, message_selector, cooperative,
-                                                                  claim_batch))
+        browser = await self._call(
+            lambda: create_marking_browser(sync, queue, message_selector, cooperative, claim_batch)
+        )
         return MarkingBrowser(self, browser)
 
     # ------------------------------------------------------------------ transactions and acks

@@ -17,8 +17,9 @@ completion thread (pyjms.api.completions) and reach the loop through call_soon_t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine, Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Coroutine, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyjms.api.destination import Destination
 from pyjms.api.message import Message
@@ -219,8 +220,9 @@ class JMSProducer:
         batch = list(bodies)
         return _outcome(self._ctx.worker.submit(lambda: producer.send_batch(destination, batch)))
 
-    def send_reply(self, request: Message, body: Any,
-                   expiry: str | int | timedelta = "copy") -> Coroutine[Any, Any, JMSProducer]:
+    def send_reply(
+        self, request: Message, body: Any, expiry: str | int | timedelta = "copy"
+    ) -> Coroutine[Any, Any, JMSProducer]:
         """Replies to a request: to its JMSReplyTo, correlated by its message id (E13); queued
         at the call, as send is."""
         producer = self._held()

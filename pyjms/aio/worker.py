@@ -28,7 +28,8 @@ import itertools
 import logging
 import threading
 from collections import deque
-from typing import Any, Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 from pyjms.bridge import jvm
 
@@ -47,8 +48,9 @@ class Job(Generic[T]):
 
     __slots__ = ("step", "future", "loop", "orphan", "cancelled")
 
-    def __init__(self, step: Callable[[], T], loop: asyncio.AbstractEventLoop,
-                 orphan: Callable[[T], None] | None) -> None:
+    def __init__(
+        self, step: Callable[[], T], loop: asyncio.AbstractEventLoop, orphan: Callable[[T], None] | None
+    ) -> None:
         self.step = step
         self.loop = loop
         self.future: asyncio.Future[T] = loop.create_future()
@@ -101,6 +103,7 @@ class Worker:
     def submit_detached(self, step: Callable[[], Any], what: str) -> None:
         """Queues ``step`` that nobody awaits (the clean-up after a caller went away); a failure
         is logged rather than left in a future nobody reads."""
+
         def logged(done: asyncio.Future[Any]) -> None:
             if not done.cancelled() and done.exception() is not None:
                 _log.warning("%s failed: %r", what, done.exception())

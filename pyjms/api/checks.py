@@ -44,7 +44,8 @@ def to_ms(value: Any, what: str) -> int:
 def check_priority(priority: Any) -> int:
     if not is_int(priority) or priority not in PRIORITY_RANGE:
         raise InvalidArgumentRuntimeException(
-            f"priority {priority!r} is outside the JMS range 0..9", reason=MQRC.PRIORITY_ERROR,
+            f"priority {priority!r} is outside the JMS range 0..9",
+            reason=MQRC.PRIORITY_ERROR,
             values={"priority": priority},
         )
     return int(priority)
@@ -54,7 +55,8 @@ def check_delivery_mode(mode: Any) -> int:
     if not is_int(mode) or mode not in DELIVERY_MODES:
         raise InvalidArgumentRuntimeException(
             f"delivery mode {mode!r} is not PERSISTENT (2) or NON_PERSISTENT (1)",
-            reason=MQRC.PERSISTENCE_ERROR, values={"delivery_mode": mode},
+            reason=MQRC.PERSISTENCE_ERROR,
+            values={"delivery_mode": mode},
         )
     return int(mode)
 
@@ -62,7 +64,9 @@ def check_delivery_mode(mode: Any) -> int:
 def check_bool(value: Any, what: str) -> bool:
     """A JMS boolean: True or False only (1, 'yes' and None are not)."""
     if not isinstance(value, bool):
-        raise InvalidArgumentRuntimeException(f"{what} must be True or False, got {value!r}", values={what: value})
+        raise InvalidArgumentRuntimeException(
+            f"{what} must be True or False, got {value!r}", values={what: value}
+        )
     return value
 
 
@@ -78,9 +82,11 @@ def check_epoch_ms(value: Any, what: str) -> int:
 def _check_duration(ms: int, what: str, name: str) -> None:
     if ms > MAX_DURATION_MS:
         raise mq_error(
-            InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
+            InvalidArgumentRuntimeException,
+            MQRC.EXPIRY_ERROR,
             f"{what} {ms} ms is too large: now + {what} would overflow a Java long "
-            f"(the largest is {MAX_DURATION_MS} ms)", **{name: ms},
+            f"(the largest is {MAX_DURATION_MS} ms)",
+            **{name: ms},
         )
 
 
@@ -89,8 +95,10 @@ def check_time_to_live(ttl: Any) -> int:
     ms = to_ms(ttl, "time_to_live")
     if ms < 0:
         raise mq_error(
-            InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
-            f"time-to-live {ms} ms is negative: use 0 for unlimited", time_to_live=ms,
+            InvalidArgumentRuntimeException,
+            MQRC.EXPIRY_ERROR,
+            f"time-to-live {ms} ms is negative: use 0 for unlimited",
+            time_to_live=ms,
         )
     _check_duration(ms, "time-to-live", "time_to_live")
     return ms
@@ -100,8 +108,10 @@ def check_delivery_delay(delay: Any) -> int:
     ms = to_ms(delay, "delivery_delay")
     if ms < 0:
         raise mq_error(
-            InvalidArgumentRuntimeException, MQRC.EXPIRY_ERROR,
-            f"delivery delay {ms} ms is negative", delivery_delay=ms,
+            InvalidArgumentRuntimeException,
+            MQRC.EXPIRY_ERROR,
+            f"delivery delay {ms} ms is negative",
+            delivery_delay=ms,
         )
     _check_duration(ms, "delivery delay", "delivery_delay")
     return ms

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pyjms.api import extension
 from pyjms.api.checks import to_ms
@@ -44,7 +45,9 @@ def _timeout(timeout_ms: int | timedelta | None) -> int | None:
 class JMSConsumer:
     """jakarta.jms.JMSConsumer, plus receive_batch and iteration."""
 
-    def __init__(self, ctx: JMSContext, receiver: Receiver, destination: Destination, selector: str | None) -> None:
+    def __init__(
+        self, ctx: JMSContext, receiver: Receiver, destination: Destination, selector: str | None
+    ) -> None:
         self._ctx = ctx
         self._r: Receiver | None = receiver  # None while parked for receive_by_token
         self._id = receiver.id
@@ -146,18 +149,28 @@ class JMSConsumer:
             self._wire().ack_last()
         return m.get_body(body_type)
 
-    _BODY_KINDS = {str: C.KIND_TEXT, bytes: C.KIND_BYTES, bytearray: C.KIND_BYTES, dict: C.KIND_MAP,
-                   Mapping: C.KIND_MAP, object: C.KIND_MESSAGE}
+    _BODY_KINDS = {
+        str: C.KIND_TEXT,
+        bytes: C.KIND_BYTES,
+        bytearray: C.KIND_BYTES,
+        dict: C.KIND_MAP,
+        Mapping: C.KIND_MAP,
+        object: C.KIND_MESSAGE,
+    }
 
     def _client_receive_body(self, body_type: type, timeout_ms: int | None) -> Any:
         """receive_body by the client's own receiveBody (Provider.jms2Client), which leaves a
         message whose body is not a body_type unconsumed in AUTO/DUPS_OK modes."""
         kind = self._BODY_KINDS.get(body_type)
         if kind is None:
-            raise MessageFormatRuntimeException(f"receive_body returns str, bytes, dict or object, not {body_type!r}")
+            raise MessageFormatRuntimeException(
+                f"receive_body returns str, bytes, dict or object, not {body_type!r}"
+            )
         while True:  # "forever" in slices, so that Ctrl-C and close() are noticed
             wait = _SLICE_MS if timeout_ms is None else timeout_ms
-            raw = self._wire().receive_body(kind, wait, f"receive_body({body_type.__name__}) from {self._destination}")
+            raw = self._wire().receive_body(
+                kind, wait, f"receive_body({body_type.__name__}) from {self._destination}"
+            )
             if raw is not None:
                 body = Message._received(C.IncomingRecord(raw, 0), None).get_body()
                 return bytearray(body) if body_type is bytearray else body
@@ -170,7 +183,9 @@ class JMSConsumer:
         then takes what is already there."""
         self._check()
         if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
-            raise InvalidArgumentRuntimeException(f"max_messages must be a positive int, got {max_messages!r}")
+            raise InvalidArgumentRuntimeException(
+                f"max_messages must be a positive int, got {max_messages!r}"
+            )
         wait = _timeout(timeout_ms) or 0
         raw = self._wire().receive_batch(max_messages, wait, f"receive_batch from {self._destination}")
         ack = self._ack
@@ -193,7 +208,9 @@ class JMSConsumer:
         those that are gone are simply not in the list. Provided by pyjms.browse."""
         return extension.implementation("receive_by_tokens")(self, tokens, timeout_ms)
 
-    def receive_by_message_ids(self, message_ids: Sequence[str], timeout_ms: int | timedelta = 1000) -> list[Message]:
+    def receive_by_message_ids(
+        self, message_ids: Sequence[str], timeout_ms: int | timedelta = 1000
+    ) -> list[Message]:
         """Gets the messages with these provider message ids (Message.get_message_token: the
         JMSMessageID as on the queue now) that are on the queue, with one consumer, waiting up
         to timeout_ms for them all; those that are gone are simply not in the list.
@@ -203,7 +220,9 @@ class JMSConsumer:
         """
         self._check()
         if not isinstance(self._destination, Queue):
-            raise InvalidDestinationRuntimeException(f"receive_by_token needs a consumer on a Queue, not {self._destination}")
+            raise InvalidDestinationRuntimeException(
+                f"receive_by_token needs a consumer on a Queue, not {self._destination}"
+            )
         if self._ctx.get_session_mode() == CLIENT_ACKNOWLEDGE:
             raise IllegalStateRuntimeException(
                 "receive_by_token needs an AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE or SESSION_TRANSACTED context"
@@ -231,7 +250,9 @@ class JMSConsumer:
             if self._selector:
                 selector = f"({self._selector}) AND {selector}"
             # it selects exactly the missing messages, so it may be sent them all at once
-            r = ctx._channel.prefetching_consumer(key, selector, len(missing), f"receive_by_token on {self._destination}")
+            r = ctx._channel.prefetching_consumer(
+                key, selector, len(missing), f"receive_by_token on {self._destination}"
+            )
             try:
                 while len(got) < len(wanted):
                     left_ms = int((deadline - time.monotonic()) * 1000)
@@ -285,7 +306,9 @@ class JMSConsumer:
         return self._listener
 
     def _listener_error(self, error: BaseException) -> None:
-        _log.error("message listener on %s failed; the message will be redelivered: %r", self._destination, error)
+        _log.error(
+            "message listener on %s failed; the message will be redelivered: %r", self._destination, error
+        )
 
     def close(self) -> None:
         if self._closed:

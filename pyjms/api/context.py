@@ -16,9 +16,11 @@ import logging
 import os
 import queue as _queue
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from pyjms.api import extension
+from pyjms.api.completions import NativeAsyncSends
 from pyjms.api.constants import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
@@ -26,7 +28,6 @@ from pyjms.api.constants import (
     SESSION_MODES,
     SESSION_TRANSACTED,
 )
-from pyjms.api.completions import NativeAsyncSends
 from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
@@ -99,7 +100,8 @@ class ConnectionFactory:
             raise InvalidArgumentRuntimeException(f"url must be a str, got {url!r}")
         if provider is not None and factory_class is not None:
             raise InvalidArgumentRuntimeException(
-                f"provider={provider!r} and factory_class={factory_class!r}: give one, not both")
+                f"provider={provider!r} and factory_class={factory_class!r}: give one, not both"
+            )
         if factory_class is None and (url is not None or provider is not None):
             urls.choose(url or "", provider)  # a URL no provider understands fails here, not at first use
         #: the provider named for the URL ("activemq", "artemis", "amqp"), or None: the URL says
@@ -162,7 +164,9 @@ class ConnectionFactory:
     def add_send_policy(self, policy: SendPolicy) -> ConnectionFactory:
         """Adds a policy at the end of the chain, for producers made from now on."""
         if not isinstance(policy, SendPolicy):
-            raise InvalidArgumentRuntimeException(f"a send policy must be a pyjms.api.policy.SendPolicy, got {policy!r}")
+            raise InvalidArgumentRuntimeException(
+                f"a send policy must be a pyjms.api.policy.SendPolicy, got {policy!r}"
+            )
         self.send_policies()
         with self._lock:
             assert self._policies is not None
@@ -188,7 +192,9 @@ class ConnectionFactory:
                     self._jfactory = provider.factory(client_url, props)
                     self._provider = provider
                 except s.JException as e:
-                    raise translate(e, f"cannot make a connection factory for {self.url or self.factory_class!r}") from None
+                    raise translate(
+                        e, f"cannot make a connection factory for {self.url or self.factory_class!r}"
+                    ) from None
             return self._provider, self._jfactory
 
     def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
@@ -210,7 +216,9 @@ class JMSContext:
         raise TypeError("use ConnectionFactory.create_context() or JMSContext.create_context()")
 
     @classmethod
-    def _open(cls, factory: ConnectionFactory, session_mode: int, parent: JMSContext | None = None) -> JMSContext:
+    def _open(
+        cls, factory: ConnectionFactory, session_mode: int, parent: JMSContext | None = None
+    ) -> JMSContext:
         if session_mode not in SESSION_MODES or isinstance(session_mode, bool):
             raise InvalidArgumentRuntimeException(
                 f"session mode {session_mode!r} is not one of {', '.join(f'{v} ({k})' for k, v in SESSION_MODES.items())}"
@@ -233,8 +241,9 @@ class JMSContext:
         provider, jfactory = factory._java()
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
         if parent is None:
-            channel = Channel.open(provider, jfactory, factory.user, factory.password, factory.client_id,
-                                   session_mode, what)
+            channel = Channel.open(
+                provider, jfactory, factory.user, factory.password, factory.client_id, session_mode, what
+            )
         else:
             channel = parent._channel.sibling(session_mode, what)
         self._channel = channel
@@ -365,14 +374,18 @@ class JMSContext:
 
     def _require_existing(self, destination: Destination) -> None:
         """Strict mode: 2085 for a destination the broker says it does not have."""
-        if isinstance(destination, (TemporaryQueue, TemporaryTopic)) or destination.name.startswith(_SERVICE_PREFIX):
+        if isinstance(destination, (TemporaryQueue, TemporaryTopic)) or destination.name.startswith(
+            _SERVICE_PREFIX
+        ):
             return  # made by this connection, or one of pyjms's own services' queues
         known = self._factory.provider.destination_exists(self, destination)
         if known is False:
             raise InvalidDestinationRuntimeException(
                 f"{destination} does not exist on the broker, and this factory does not create destinations "
-                f"(create_destinations=False)", reason=MQRC.UNKNOWN_OBJECT_NAME,
-                values={"destination": destination.key})
+                f"(create_destinations=False)",
+                reason=MQRC.UNKNOWN_OBJECT_NAME,
+                values={"destination": destination.key},
+            )
         self._existing.add(destination.key)  # known, or the broker cannot tell
 
     def _target_attributes(self, destination: Destination) -> Any:
@@ -472,7 +485,9 @@ class JMSContext:
 
         if isinstance(destination, Topic):
             # the provider may need its own selector on the wire (pyjms brokers: D16)
-            wire_selector = self._factory.provider.topic_consumer_selector(self, destination, message_selector)
+            wire_selector = self._factory.provider.topic_consumer_selector(
+                self, destination, message_selector
+            )
             receiver = self._channel.consumer(key, wire_selector, bool(no_local), what)
             return JMSConsumer(self, receiver, destination, message_selector)
         if not isinstance(destination, Queue):
@@ -500,12 +515,16 @@ class JMSContext:
             )
         key = self._jkey(topic)
         wire_selector = self._factory.provider.durable_consumer_selector(
-            self, topic, name, self._client_id, message_selector)
-        r = self._channel.durable_consumer(key, name, wire_selector, bool(no_local),
-                                           f"create_durable_consumer({topic}, {name!r})")
+            self, topic, name, self._client_id, message_selector
+        )
+        r = self._channel.durable_consumer(
+            key, name, wire_selector, bool(no_local), f"create_durable_consumer({topic}, {name!r})"
+        )
         return JMSConsumer(self, r, topic, message_selector)
 
-    def create_shared_consumer(self, topic: Topic, name: str, message_selector: str | None = None) -> JMSConsumer:
+    def create_shared_consumer(
+        self, topic: Topic, name: str, message_selector: str | None = None
+    ) -> JMSConsumer:
         return self._shared(topic, name, message_selector, durable=False)
 
     def create_shared_durable_consumer(
@@ -539,14 +558,19 @@ class JMSContext:
         return QueueBrowser(self, b, queue, message_selector)
 
     def create_marking_browser(
-        self, queue: Queue, message_selector: str | None = None, cooperative: bool = False, claim_batch: int = 16
+        self,
+        queue: Queue,
+        message_selector: str | None = None,
+        cooperative: bool = False,
+        claim_batch: int = 16,
     ) -> Any:
         """IBM MQ's browse with mark on queue: a handle of its own, or (cooperative=True, IBM's
         MQOO_CO_OP) one of a cooperating set whose marks every handle on the broker sees.
         Provided by pyjms.browse (the same as pyjms.browse.create_marking_browser(ctx, ...)):
         returns a pyjms.browse.MarkingBrowser."""
         return extension.implementation("create_marking_browser")(
-            self, queue, message_selector, cooperative, claim_batch)
+            self, queue, message_selector, cooperative, claim_batch
+        )
 
     def send_routed(self, entries: Sequence[bytes]) -> int:
         """Sends a batch of routed entries in one JVM crossing, in this context's transaction;
@@ -561,8 +585,9 @@ class JMSContext:
         if not entries:
             return 0
         self._drain_async()
-        return self._channel.send_routed(codec.pack_batch(entries, len(entries)), 0,
-                                         f"send of {len(entries)} routed messages")
+        return self._channel.send_routed(
+            codec.pack_batch(entries, len(entries)), 0, f"send of {len(entries)} routed messages"
+        )
 
     # ------------------------------------------------------------------ transactions and acks
 
@@ -615,7 +640,8 @@ class JMSContext:
         if not isinstance(synchronization, TransactionSynchronization):
             raise InvalidArgumentRuntimeException(
                 f"a synchronization must be a pyjms.api.synchronization.TransactionSynchronization, "
-                f"got {synchronization!r}")
+                f"got {synchronization!r}"
+            )
         self._check_open()
         with self._lock:
             if synchronization not in self._synchronizations:
@@ -724,4 +750,5 @@ class _AsyncSender:
 def _in_doubt(error: JMSRuntimeException) -> TransactionInDoubtRuntimeException:
     return TransactionInDoubtRuntimeException(
         f"the commit's outcome is unknown (it may or may not have been committed): {error}",
-        reason=MQRC.CALL_INTERRUPTED)
+        reason=MQRC.CALL_INTERRUPTED,
+    )

@@ -11,7 +11,8 @@ method raises NotSupportedRuntimeException naming the feature to import.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyjms.errors import NotSupportedRuntimeException
 
@@ -38,5 +39,7 @@ def implementation(method: str) -> Callable[..., Any]:
     """The implementation of ``method``, or NotSupportedRuntimeException."""
     found = _provided.get(method)
     if found is None:
-        raise NotSupportedRuntimeException(f"{method} is provided by {METHODS[method]}, which is not imported")
+        raise NotSupportedRuntimeException(
+            f"{method} is provided by {METHODS[method]}, which is not imported"
+        )
     return found

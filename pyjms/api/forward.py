@@ -42,13 +42,19 @@ def remaining_time_to_live(message: Message, at_ms: int | None = None) -> int:
     return max(1, expiration - (now_ms() if at_ms is None else at_ms))
 
 
-def _added(message: Message, drop: Collection[str], add: Mapping[str, tuple[int, Any]] | None
-           ) -> dict[str, tuple[int, Any]]:
+def _added(
+    message: Message, drop: Collection[str], add: Mapping[str, tuple[int, Any]] | None
+) -> dict[str, tuple[int, Any]]:
     """The properties a forward adds: the given ones, and the original send time, which the
     provider's new JMSTimestamp would lose (unless the forwarder drops it)."""
     added = dict(add or {})
     sent_at = message.get_jms_timestamp()
-    if sent_at and SEND_TIME not in drop and SEND_TIME not in added and SEND_TIME not in message.typed_properties():
+    if (
+        sent_at
+        and SEND_TIME not in drop
+        and SEND_TIME not in added
+        and SEND_TIME not in message.typed_properties()
+    ):
         added[SEND_TIME] = (C.T_LONG, sent_at)
     return added
 
@@ -62,8 +68,12 @@ def forwarded(
     reply_to: Any = KEEP,
 ) -> Message:
     """The unsent copy a forward sends (Message.copy, with the original send time kept)."""
-    return message.copy(correlation_id=correlation_id, reply_to=reply_to, drop_properties=drop_properties,
-                        add_properties=_added(message, drop_properties, add_properties))
+    return message.copy(
+        correlation_id=correlation_id,
+        reply_to=reply_to,
+        drop_properties=drop_properties,
+        add_properties=_added(message, drop_properties, add_properties),
+    )
 
 
 def forward(
@@ -81,8 +91,13 @@ def forward(
     its priority, delivery mode and remaining lifetime. ``add_properties`` are typed, as
     Message.typed_properties gives them. Returns the copy as sent (with its new message id);
     ``message`` itself is not modified, so a received message can be forwarded more than once."""
-    copy = forwarded(message, drop_properties=drop_properties, add_properties=add_properties,
-                     correlation_id=correlation_id, reply_to=reply_to)
+    copy = forwarded(
+        message,
+        drop_properties=drop_properties,
+        add_properties=add_properties,
+        correlation_id=correlation_id,
+        reply_to=reply_to,
+    )
     (producer or ctx.create_producer()).set_delivery_mode(message.get_jms_delivery_mode()).set_priority(
         message.get_jms_priority()
     ).set_time_to_live(remaining_time_to_live(message)).send(destination, copy)
@@ -101,7 +116,13 @@ def forward_entry(
 ) -> bytes:
     """The routed entry (for JMSContext.send_routed) that forwards ``message`` to
     ``destination`` as :func:`forward` does; ``time_to_live`` None keeps the remaining one."""
-    record = message.encode(correlation_id=correlation_id, reply_to=reply_to, drop_properties=drop_properties,
-                            add_properties=_added(message, drop_properties, add_properties))
+    record = message.encode(
+        correlation_id=correlation_id,
+        reply_to=reply_to,
+        drop_properties=drop_properties,
+        add_properties=_added(message, drop_properties, add_properties),
+    )
     ttl = remaining_time_to_live(message) if time_to_live is None else time_to_live
-    return C.pack_routed(destination.key, message.get_jms_delivery_mode(), message.get_jms_priority(), ttl, 0, record)
+    return C.pack_routed(
+        destination.key, message.get_jms_delivery_mode(), message.get_jms_priority(), ttl, 0, record
+    )

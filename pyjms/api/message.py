@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from pyjms.api import checks
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
@@ -46,9 +47,16 @@ _INT_RANGES = {
     C.T_LONG: (-(2**63), 2**63 - 1),
 }
 _TYPE_NAMES = {
-    C.T_BOOL: "boolean", C.T_BYTE: "byte", C.T_SHORT: "short", C.T_INT: "int",
-    C.T_LONG: "long", C.T_FLOAT: "float", C.T_DOUBLE: "double", C.T_STRING: "String",
-    C.T_BYTES: "byte[]", C.T_CHAR: "char",
+    C.T_BOOL: "boolean",
+    C.T_BYTE: "byte",
+    C.T_SHORT: "short",
+    C.T_INT: "int",
+    C.T_LONG: "long",
+    C.T_FLOAT: "float",
+    C.T_DOUBLE: "double",
+    C.T_STRING: "String",
+    C.T_BYTES: "byte[]",
+    C.T_CHAR: "char",
 }
 # JMS conversion table: which stored types each typed getter accepts (strings are parsed)
 _READABLE_AS = {
@@ -98,8 +106,9 @@ def check_property_name(name: Any) -> str:
         why = "is reserved: only JMSX* and JMS_<vendor>_* may start with JMS"
     else:
         return name
-    raise InvalidArgumentRuntimeException(f"property name {name!r} {why}", reason=MQRC.PROPERTY_NAME_ERROR,
-                                          values={"property_name": name})
+    raise InvalidArgumentRuntimeException(
+        f"property name {name!r} {why}", reason=MQRC.PROPERTY_NAME_ERROR, values={"property_name": name}
+    )
 
 
 def check_own_property_name(name: Any) -> str:
@@ -150,7 +159,9 @@ def checked_value(tag: int, value: Any, what: str) -> Any:
     """Validates a value for an explicit JMS type (set_byte_property(…, 300) is an error)."""
     if tag in _INT_RANGES:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise MessageFormatRuntimeException(f"{what} must be an int for a JMS {_TYPE_NAMES[tag]}, got {value!r}")
+            raise MessageFormatRuntimeException(
+                f"{what} must be an int for a JMS {_TYPE_NAMES[tag]}, got {value!r}"
+            )
         lo, hi = _INT_RANGES[tag]
         if not lo <= value <= hi:
             raise InvalidArgumentRuntimeException(
@@ -166,10 +177,13 @@ def checked_value(tag: int, value: Any, what: str) -> Any:
             number = math.inf
         if math.isinf(number) and not (isinstance(value, float) and math.isinf(value)):
             raise InvalidArgumentRuntimeException(
-                f"{what} {value} does not fit a JMS {_TYPE_NAMES[tag]}", values={"value": value})
+                f"{what} {value} does not fit a JMS {_TYPE_NAMES[tag]}", values={"value": value}
+            )
         if tag == C.T_FLOAT and math.isfinite(number) and abs(number) > _FLOAT_MAX:
             raise InvalidArgumentRuntimeException(
-                f"{what} {value!r} is outside the JMS float range (±{_FLOAT_MAX:.8g})", values={"value": value})
+                f"{what} {value!r} is outside the JMS float range (±{_FLOAT_MAX:.8g})",
+                values={"value": value},
+            )
         return number
     if tag == C.T_BOOL:
         if not isinstance(value, bool):
@@ -311,7 +325,15 @@ class Message:
     def _apply_sent_headers(self, headers: Mapping[str, Any]) -> None:
         """After a send: the provider's id, timestamp, expiration... (JMS sets them on the sent message)."""
         h = self._headers()
-        for k in ("message_id", "timestamp", "destination", "delivery_mode", "expiration", "priority", "delivery_time"):
+        for k in (
+            "message_id",
+            "timestamp",
+            "destination",
+            "delivery_mode",
+            "expiration",
+            "priority",
+            "delivery_time",
+        ):
             h[k] = headers.get(k)
 
     # ------------------------------------------------------------------ headers
@@ -579,7 +601,9 @@ class Message:
         if add_properties or drop_properties:
             props = {k: v for k, v in props.items() if k not in drop_properties}
             props.update(add_properties or {})
-        return C.pack_record(self._kind, self._body_for_send(), headers, C.pack_properties(props) if props else b"")
+        return C.pack_record(
+            self._kind, self._body_for_send(), headers, C.pack_properties(props) if props else b""
+        )
 
     def copy(
         self,
@@ -636,7 +660,9 @@ class TextMessage(Message):
     def set_text(self, text: str | None) -> None:
         self._check_body_writable()
         if text is not None and not isinstance(text, str):
-            raise MessageFormatRuntimeException(f"a TextMessage body must be a str, got {type(text).__name__}")
+            raise MessageFormatRuntimeException(
+                f"a TextMessage body must be a str, got {type(text).__name__}"
+            )
         self._body = text if text is None else check_text(text)
 
     def is_body_assignable_to(self, as_type: type) -> bool:

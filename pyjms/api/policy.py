@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from pyjms.api.message import KEEP, Message
 from pyjms.errors import JMSRuntimeException
@@ -96,8 +97,10 @@ class OutgoingSend:
         and properties applied."""
         h = self.headers
         return message.encode(
-            correlation_id=h.get("correlation_id", KEEP), jms_type=h.get("jms_type", KEEP),
-            reply_to=h.get("reply_to", KEEP), add_properties=self.properties,
+            correlation_id=h.get("correlation_id", KEEP),
+            jms_type=h.get("jms_type", KEEP),
+            reply_to=h.get("reply_to", KEEP),
+            add_properties=self.properties,
         )
 
     def property_values(self, message: Message) -> dict[str, Any]:

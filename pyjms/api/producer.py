@@ -8,8 +8,9 @@ pyjms.delay) take part. A send no policy applies to goes straight to the wire.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyjms.api import checks
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
@@ -68,8 +69,13 @@ class JMSProducer:
     # ------------------------------------------------------------------ options
 
     def _options(self, **changes: int) -> ProducerOptions:
-        values = {"delivery_mode": self._mode, "priority": self._priority, "time_to_live": self._ttl,
-                  "delivery_delay": self._delay, **changes}
+        values = {
+            "delivery_mode": self._mode,
+            "priority": self._priority,
+            "time_to_live": self._ttl,
+            "delivery_delay": self._delay,
+            **changes,
+        }
         return ProducerOptions(**values)
 
     def _check_options(self, options: ProducerOptions) -> None:
@@ -259,7 +265,9 @@ class JMSProducer:
     # ------------------------------------------------------------------ sending
 
     def _flags(self) -> int:
-        flags = (SEND_NO_MESSAGE_ID if self._disable_id else 0) | (SEND_NO_TIMESTAMP if self._disable_ts else 0)
+        flags = (SEND_NO_MESSAGE_ID if self._disable_id else 0) | (
+            SEND_NO_TIMESTAMP if self._disable_ts else 0
+        )
         # a delay no policy takes care of is the client's own (JMS 2.0 setDeliveryDelay)
         return flags | SEND_DELAY_NATIVE if self._delay else flags
 
@@ -283,8 +291,19 @@ class JMSProducer:
         return out
 
     def _outgoing(self, destination: Destination, messages: list[Message], describe: bool) -> OutgoingSend:
-        return OutgoingSend(self._ctx, destination, messages, self._mode, self._priority, self._ttl, self._delay,
-                            self._flags(), dict(self._props), self._overrides(), describe)
+        return OutgoingSend(
+            self._ctx,
+            destination,
+            messages,
+            self._mode,
+            self._priority,
+            self._ttl,
+            self._delay,
+            self._flags(),
+            dict(self._props),
+            self._overrides(),
+            describe,
+        )
 
     def send(self, destination: Destination, body: Any) -> JMSProducer:
         """Sends a str (TextMessage), bytes (BytesMessage), dict (MapMessage), None or a Message."""
@@ -295,16 +314,27 @@ class JMSProducer:
         if not policies and self._listener is None and isinstance(body, (str, bytes)):
             # the fast path: no Message object, one JVM call
             headers, props = self._packed_blocks()
-            record = C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
+            record = C.pack_record(
+                C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props
+            )
             if ctx._async is not None:
                 ctx._drain_async()
-            ctx._channel.send(key, record, self._mode, self._priority, self._ttl, self._delay, self._flags(),
-                              f"send to {destination}")
+            ctx._channel.send(
+                key,
+                record,
+                self._mode,
+                self._priority,
+                self._ttl,
+                self._delay,
+                self._flags(),
+                f"send to {destination}",
+            )
             return self
         message = message_for_body(body)
         out = self._outgoing(destination, [message], describe=True)
         listener = self._listener
         if listener is not None:
+
             def completed(headers: Mapping[str, Any] | None, error: JMSRuntimeException | None) -> None:
                 if headers is not None:
                     message._apply_sent_headers(headers)
@@ -347,7 +377,12 @@ class JMSProducer:
         else:
             ttl = checks.check_time_to_live(expiry)
         saved = (self._ttl, self._correlation_id, self._blocks)
-        self._ttl, self._correlation_id, self._blocks, self._active = ttl, request.get_jms_message_id(), None, None
+        self._ttl, self._correlation_id, self._blocks, self._active = (
+            ttl,
+            request.get_jms_message_id(),
+            None,
+            None,
+        )
         try:
             return self.send(reply_to, body)
         finally:
@@ -381,14 +416,23 @@ class JMSProducer:
             return 0
         policies = self._policies()
         if policies:
-            messages: list[Message] = [TextMessage(b) if isinstance(b, str) else BytesMessage(bytes(b)) for b in bodies]
+            messages: list[Message] = [
+                TextMessage(b) if isinstance(b, str) else BytesMessage(bytes(b)) for b in bodies
+            ]
             out = self._outgoing(destination, messages, describe=False)
             out._records = records  # what encoding the messages would give, made already
             return self._through(policies, out).count
         ctx._drain_async()
-        return ctx._channel.send_batch(key, C.pack_batch(records, len(records)), self._mode, self._priority,
-                                       self._ttl, self._delay, self._flags(),
-                                       f"send_batch of {len(records)} messages to {destination}")
+        return ctx._channel.send_batch(
+            key,
+            C.pack_batch(records, len(records)),
+            self._mode,
+            self._priority,
+            self._ttl,
+            self._delay,
+            self._flags(),
+            f"send_batch of {len(records)} messages to {destination}",
+        )
 
 
 def _to_wire(send: OutgoingSend) -> SendResult:
@@ -411,8 +455,12 @@ def _to_wire(send: OutgoingSend) -> SendResult:
                 return headers
             channel.send(key, records[0], *options, what)
             return None
-        channel.send_batch(key, C.pack_batch(records, len(records)), *options,
-                           f"send_batch of {len(records)} messages to {send.destination}")
+        channel.send_batch(
+            key,
+            C.pack_batch(records, len(records)),
+            *options,
+            f"send_batch of {len(records)} messages to {send.destination}",
+        )
         return None
 
     completion = send.completion
@@ -421,6 +469,7 @@ def _to_wire(send: OutgoingSend) -> SendResult:
         native.send(send.destination, (key, records[0], *options), completion)  # the client's own
         return SendResult(1)
     if completion is not None:
+
         def job() -> None:
             try:
                 headers = wire()

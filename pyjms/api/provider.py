@@ -15,7 +15,8 @@ only its provider's quirks. Methods that may ask the broker say so.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from pyjms.errors import JMSRuntimeException, SetupError
 
@@ -46,7 +47,9 @@ class ProviderPlugin:
     def default_url(self) -> str:
         """The URL to use when a factory names none (the registered default plug-in is
         asked, once per factory, when the URL is first needed; it may start a broker)."""
-        raise SetupError(f"no URL was given and {self.name} has no default broker: pass a URL or set PYJMS_URL")
+        raise SetupError(
+            f"no URL was given and {self.name} has no default broker: pass a URL or set PYJMS_URL"
+        )
 
     def topic_consumer_selector(self, ctx: JMSContext, topic: Topic, selector: str | None) -> str | None:
         """The selector a plain topic consumer is made with on the wire (the user's by default)."""
@@ -113,7 +116,9 @@ def register_provider(plugin: ProviderPlugin, *, default: bool = False) -> None:
             _default = plugin
 
 
-def provider_for(url: str | None, factory_class: str | None, provider_name: str | None = None) -> ProviderPlugin:
+def provider_for(
+    url: str | None, factory_class: str | None, provider_name: str | None = None
+) -> ProviderPlugin:
     """The plug-in for a factory's provider name (pyjms.bridge.urls), URL or class; with none
     of them, the default plug-in."""
     with _lock:

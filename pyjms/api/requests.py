@@ -18,7 +18,8 @@ import json
 import logging
 import threading
 import uuid
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pyjms.api.destination import Queue
 from pyjms.bridge import jvm
@@ -63,7 +64,9 @@ def error_from_answer(answer: dict[str, Any], what: str) -> JMSRuntimeException:
     """The pyjms error an ``{"ok": false}`` answer stands for."""
     cls = _KINDS.get(str(answer.get("kind")), InvalidArgumentRuntimeException)
     reason = answer.get("reason")
-    return cls(f"{what}: {answer.get('error', 'refused')}", reason=int(reason) if reason is not None else None)
+    return cls(
+        f"{what}: {answer.get('error', 'refused')}", reason=int(reason) if reason is not None else None
+    )
 
 
 class ServiceClient:
@@ -91,13 +94,18 @@ class ServiceClient:
             self._reply = self._ctx.create_temporary_queue()
             self._answers = self._ctx.create_consumer(self._reply)
         correlation = self._prefix + str(next(self._ids))
-        (self._producer.set_jms_reply_to(self._reply).set_jms_correlation_id(correlation)
-         .set_time_to_live(self.timeout_ms).send(self.queue, json.dumps({"op": op, **fields})))
+        (
+            self._producer.set_jms_reply_to(self._reply)
+            .set_jms_correlation_id(correlation)
+            .set_time_to_live(self.timeout_ms)
+            .send(self.queue, json.dumps({"op": op, **fields}))
+        )
         while True:
             answer = self._answers.receive(self.timeout_ms)
             if answer is None:
                 raise ServiceUnavailable(
-                    f"nothing answered {op!r} on {self.queue.name} within {self.timeout_ms} ms: it is served by {self.serves}")
+                    f"nothing answered {op!r} on {self.queue.name} within {self.timeout_ms} ms: it is served by {self.serves}"
+                )
             if answer.get_jms_correlation_id() == correlation:
                 break
             # an answer to an earlier request that timed out: skip it
@@ -108,8 +116,12 @@ class ServiceClient:
 
     def notify(self, op: str, **fields: Any) -> None:
         """A one-way notice: no answer, no wait."""
-        (self._producer.set_jms_reply_to(None).set_jms_correlation_id(None)
-         .set_time_to_live(NOTICE_TTL_MS).send(self.queue, json.dumps({"op": op, **fields})))
+        (
+            self._producer.set_jms_reply_to(None)
+            .set_jms_correlation_id(None)
+            .set_time_to_live(NOTICE_TTL_MS)
+            .send(self.queue, json.dumps({"op": op, **fields}))
+        )
 
     def close(self) -> None:
         self._ctx.close()
@@ -164,17 +176,22 @@ def _answer(m: Message, handle: Handler, producer: Any, queue: Queue) -> None:
     try:
         request = json.loads(m.get_text() or "{}")
         if not isinstance(request, dict):
-            raise InvalidArgumentRuntimeException(f"a request on {queue.name} must be a JSON object, not {request!r}")
+            raise InvalidArgumentRuntimeException(
+                f"a request on {queue.name} must be a JSON object, not {request!r}"
+            )
         answer = handle(request, m.get_string_property("JMSXUserID"))
     except JMSRuntimeException as e:
         answer = answer_for_error(e)
     except (KeyError, ValueError, TypeError, AttributeError) as e:  # a malformed request
-        answer = answer_for_error(InvalidArgumentRuntimeException(f"malformed request on {queue.name}: {e!r}"))
+        answer = answer_for_error(
+            InvalidArgumentRuntimeException(f"malformed request on {queue.name}: {e!r}")
+        )
     reply_to = m.get_jms_reply_to()
     if reply_to is None:
         return
     try:
         producer.set_jms_correlation_id(m.get_jms_correlation_id() or m.get_jms_message_id()).send(
-            reply_to, json.dumps(answer))
+            reply_to, json.dumps(answer)
+        )
     except JMSRuntimeException as e:  # the asker went away: nothing to answer
         _log.debug("answer to %s on %s failed: %s", reply_to, queue.name, e)

@@ -12,7 +12,8 @@ owns (their calls must translate Java exceptions the same way: ``Channel.call``)
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
@@ -140,8 +141,16 @@ class Channel:
         self._jexc: type[BaseException] = self._shim.JException
 
     @classmethod
-    def open(cls, provider: Any, factory: Any, user: str | None, password: str | None, client_id: str | None,
-             session_mode: int, what: str) -> Channel:
+    def open(
+        cls,
+        provider: Any,
+        factory: Any,
+        user: str | None,
+        password: str | None,
+        client_id: str | None,
+        session_mode: int,
+        what: str,
+    ) -> Channel:
         """A new connection with one session, through a provider's Java connection factory."""
         s = jvm.shim()
         jvm.detach_when_thread_ends()
@@ -169,8 +178,12 @@ class Channel:
         if failure is None:
             return error
         cause = translate(failure)
-        return type(error)(f"{error.message} (the connection broke: {cause.message})", error_code=error.error_code,
-                           reason=cause.reason or MQRC.CONNECTION_BROKEN, values=error.values)
+        return type(error)(
+            f"{error.message} (the connection broke: {cause.message})",
+            error_code=error.error_code,
+            reason=cause.reason or MQRC.CONNECTION_BROKEN,
+            values=error.values,
+        )
 
     def queue_names(self, prefix: str, wait_ms: int, what: str) -> list[str] | None:
         """The names of the broker's queues that start with prefix, or None if the provider
@@ -259,16 +272,18 @@ class Channel:
 
     # ------------------------------------------------------------------ sending
 
-    def send(self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
-             what: str) -> None:
+    def send(
+        self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int, what: str
+    ) -> None:
         jvm.detach_when_thread_ends()
         try:
             self.java.send(key, record, mode, priority, ttl, delay, flags)
         except self._jexc as e:
             raise self.translated(e, what) from None
 
-    def send_described(self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
-                       what: str) -> bytes:
+    def send_described(
+        self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int, what: str
+    ) -> bytes:
         """Sends one record; returns the header block the provider assigned (codec.read_headers)."""
         jvm.detach_when_thread_ends()
         try:
@@ -276,8 +291,9 @@ class Channel:
         except self._jexc as e:
             raise self.translated(e, what) from None
 
-    def send_batch(self, key: Any, batch: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int,
-                   what: str) -> int:
+    def send_batch(
+        self, key: Any, batch: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int, what: str
+    ) -> int:
         """Sends a batch (codec.pack_batch) to one destination with one set of options."""
         jvm.detach_when_thread_ends()
         try:
@@ -300,14 +316,23 @@ class Channel:
 
     def prefetching_consumer(self, key: Any, selector: str, prefetch: int, what: str) -> Receiver:
         """A consumer the provider sends at most ``prefetch`` messages ahead."""
-        return Receiver(self.call(lambda: self.java.prefetchingConsumer(key, selector, prefetch), what), self._jexc)
+        return Receiver(
+            self.call(lambda: self.java.prefetchingConsumer(key, selector, prefetch), what), self._jexc
+        )
 
-    def durable_consumer(self, key: Any, name: str, selector: str | None, no_local: bool, what: str) -> Receiver:
-        return Receiver(self.call(lambda: self.java.durableConsumer(key, name, selector, no_local), what),
-                        self._jexc)
+    def durable_consumer(
+        self, key: Any, name: str, selector: str | None, no_local: bool, what: str
+    ) -> Receiver:
+        return Receiver(
+            self.call(lambda: self.java.durableConsumer(key, name, selector, no_local), what), self._jexc
+        )
 
-    def shared_consumer(self, key: Any, name: str, selector: str | None, durable: bool, what: str) -> Receiver:
-        return Receiver(self.call(lambda: self.java.sharedConsumer(key, name, selector, durable), what), self._jexc)
+    def shared_consumer(
+        self, key: Any, name: str, selector: str | None, durable: bool, what: str
+    ) -> Receiver:
+        return Receiver(
+            self.call(lambda: self.java.sharedConsumer(key, name, selector, durable), what), self._jexc
+        )
 
     def unsubscribe(self, name: str, what: str) -> None:
         self.call(lambda: self.java.unsubscribe(name), what)

@@ -14,8 +14,8 @@ Entries may be jar files or directories of jars.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from pyjms.bridge import maven
 from pyjms.errors import SetupError
@@ -66,8 +66,10 @@ def provider_jars(provider: str, *, fetch: bool = True) -> list[str]:
     if cached is not None:
         return cached
     if not fetch:
-        raise SetupError(f"the {provider} provider's jars are not resolved yet: run "
-                         f"'pyjms providers fetch {provider}' (needs Maven and Maven Central)")
+        raise SetupError(
+            f"the {provider} provider's jars are not resolved yet: run "
+            f"'pyjms providers fetch {provider}' (needs Maven and Maven Central)"
+        )
     try:
         return maven.resolve(pom(), provider, cache_dir())
     except maven.ResolveError as e:

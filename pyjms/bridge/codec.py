@@ -16,9 +16,8 @@ length (-1 for None) then UTF-8; a property block is ``count:i32`` then (name, t
 from __future__ import annotations
 
 import struct
-from typing import Any, Iterable, Iterator
-
-from pyjms.errors import InvalidArgumentRuntimeException
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 # the kinds, flags and value tags are the contract's (pyjms.bridge.contract); named here too
 from pyjms.bridge.contract import (  # noqa: F401 - part of this module's API
@@ -42,6 +41,7 @@ from pyjms.bridge.contract import (  # noqa: F401 - part of this module's API
     T_SHORT,
     T_STRING,
 )
+from pyjms.errors import InvalidArgumentRuntimeException
 
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -75,7 +75,8 @@ def lone_surrogate(s: str, index: int) -> InvalidArgumentRuntimeException:
     shown = s if len(s) <= 40 else s[:40] + "..."
     return InvalidArgumentRuntimeException(
         f"the string {shown!r} has a lone surrogate {s[index]!r} at index {index}: it is not Unicode text, "
-        "and JMS strings travel as UTF-8", values={"index": index},
+        "and JMS strings travel as UTF-8",
+        values={"index": index},
     )
 
 

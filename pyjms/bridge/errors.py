@@ -32,7 +32,11 @@ def _class_names(jexc: Any) -> list[str]:
     cls = jexc.getClass()
     while cls is not None:
         simple = str(cls.getSimpleName())
-        names.append(simple[:-16] + "Exception" if simple.endswith("RuntimeException") and simple != "RuntimeException" else simple)
+        names.append(
+            simple[:-16] + "Exception"
+            if simple.endswith("RuntimeException") and simple != "RuntimeException"
+            else simple
+        )
         cls = cls.getSuperclass()
     return names
 
@@ -67,14 +71,31 @@ def _contract() -> Any:
 # IBM MQ's reasons for a connection, from the Java causes (class names, then messages):
 # the broker cannot be reached (MQRC_Q_MGR_NOT_AVAILABLE) or the connection broke under use
 # (MQRC_CONNECTION_BROKEN); checked in this order, so a refused reconnect is "not available"
-_UNREACHABLE_CLASSES = {"ConnectException", "UnknownHostException", "NoRouteToHostException",
-                        "PortUnreachableException", "ActiveMQConnectionTimedOutException"}
-_UNREACHABLE_TEXT = re.compile(r"Connection refused|Failed to create session factory|AMQ219007|AMQ219013|"
-                               r"Cannot connect to server", re.IGNORECASE)
-_BROKEN_CLASSES = {"EOFException", "ConnectionFailedException", "ActiveMQNotConnectedException",
-                   "ActiveMQDisconnectedException", "ConnectionClosedException", "TransportDisposedIOException"}
-_BROKEN_TEXT = re.compile(r"Connection reset|Broken pipe|Transport disposed|connection (?:was |has been )?(?:closed|lost|dropped)|"
-                          r"Channel disconnected|AMQ219016|remote peer closed", re.IGNORECASE)
+_UNREACHABLE_CLASSES = {
+    "ConnectException",
+    "UnknownHostException",
+    "NoRouteToHostException",
+    "PortUnreachableException",
+    "ActiveMQConnectionTimedOutException",
+}
+_UNREACHABLE_TEXT = re.compile(
+    r"Connection refused|Failed to create session factory|AMQ219007|AMQ219013|"
+    r"Cannot connect to server",
+    re.IGNORECASE,
+)
+_BROKEN_CLASSES = {
+    "EOFException",
+    "ConnectionFailedException",
+    "ActiveMQNotConnectedException",
+    "ActiveMQDisconnectedException",
+    "ConnectionClosedException",
+    "TransportDisposedIOException",
+}
+_BROKEN_TEXT = re.compile(
+    r"Connection reset|Broken pipe|Transport disposed|connection (?:was |has been )?(?:closed|lost|dropped)|"
+    r"Channel disconnected|AMQ219016|remote peer closed",
+    re.IGNORECASE,
+)
 
 
 def _causes(jexc: Any) -> list[tuple[list[str], str]]:

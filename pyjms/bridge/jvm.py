@@ -14,8 +14,9 @@ import contextlib
 import os
 import threading
 import weakref
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from pyjms.bridge import classpath as _classpath
 from pyjms.bridge import shim as _shim_module
@@ -24,8 +25,8 @@ from pyjms.errors import SetupError
 
 _lock = threading.RLock()
 _started = False
-_closers: "weakref.WeakKeyDictionary[Any, Callable[[], None]]" = weakref.WeakKeyDictionary()
-_first_closers: "weakref.WeakKeyDictionary[Any, Callable[[], None]]" = weakref.WeakKeyDictionary()
+_closers: weakref.WeakKeyDictionary[Any, Callable[[], None]] = weakref.WeakKeyDictionary()
+_first_closers: weakref.WeakKeyDictionary[Any, Callable[[], None]] = weakref.WeakKeyDictionary()
 _shutting_down = False
 _LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 
@@ -64,8 +65,11 @@ class _Shim:
 _shim: _Shim | None = None
 
 
-def start(extra_classpath: Sequence[str] = (), jvm_options: Sequence[str] = (),
-          providers: Sequence[str] = (_classpath.DEFAULT_PROVIDER,)) -> _Shim:
+def start(
+    extra_classpath: Sequence[str] = (),
+    jvm_options: Sequence[str] = (),
+    providers: Sequence[str] = (_classpath.DEFAULT_PROVIDER,),
+) -> _Shim:
     """Starts the JVM if it is not running; later calls return the running one's shim.
     The classpath holds ``providers``' jars and those of every provider already resolved."""
     global _started, _shim
@@ -81,7 +85,11 @@ def start(extra_classpath: Sequence[str] = (), jvm_options: Sequence[str] = (),
         # only a source checkout compiles the shim; a wheel's prebuilt shim needs no provider
         # resolved (nor Maven) beyond the one it uses
         checkout = _shim_module.SOURCE_DIR.is_dir()
-        compile_cp = _classpath.shim_compile_classpath() if checkout and not os.environ.get("PYJMS_CLASSPATH") else provider
+        compile_cp = (
+            _classpath.shim_compile_classpath()
+            if checkout and not os.environ.get("PYJMS_CLASSPATH")
+            else provider
+        )
         cp = [shim_jar(compile_cp), *provider]
         if jpype.isJVMStarted():
             raise SetupError("a JVM was started outside pyjms; start it through pyjms.bridge.jvm.start()")
@@ -136,7 +144,7 @@ def _shutdown() -> None:
     global _shutting_down
     _shutting_down = True
     for closers in (_first_closers, _closers):
-        for owner, close in list(closers.items()):
+        for _owner, close in list(closers.items()):
             with contextlib.suppress(Exception):
                 close()
         closers.clear()
@@ -167,7 +175,10 @@ def detach_when_thread_ends() -> None:
     """Called where a user's thread enters the JVM through pyjms (a new context, a send, any
     channel call): that thread detaches from the JVM when it ends. Cheap after the first call
     in a thread; the main thread stays attached (the JVM stops with it)."""
-    if getattr(_thread_exit, "detacher", None) is None and threading.current_thread() is not threading.main_thread():
+    if (
+        getattr(_thread_exit, "detacher", None) is None
+        and threading.current_thread() is not threading.main_thread()
+    ):
         _thread_exit.detacher = _DetachAtExit(shim().Thread.detach)
 
 

@@ -17,8 +17,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 #: the providers java/pom.xml has a profile for
 PROVIDERS = ("activemq", "artemis", "amqp", "ibmmq")
@@ -85,15 +85,25 @@ def resolve(pom: Path, provider: str, cache: Path, progress: Progress = stderr_p
         return cached
     target = cached_classpath_file(cache, pom, provider)
     target.parent.mkdir(parents=True, exist_ok=True)
-    progress(f"resolving the {provider} provider's jars from Maven Central ({pom}, profile "
-             f"'{provider}'); they go to the local Maven repository, the list to {target}")
+    progress(
+        f"resolving the {provider} provider's jars from Maven Central ({pom}, profile "
+        f"'{provider}'); they go to the local Maven repository, the list to {target}"
+    )
     with tempfile.TemporaryDirectory(prefix="pyjms-mvn-") as tmp:
         out = Path(tmp) / "classpath.txt"
-        cmd = [mvn_executable(), "-B", "-C", "-f", str(pom), "-P", provider,
-               "dependency:build-classpath", "-Dmdep.includeScope=runtime",
-               f"-Dmdep.outputFile={out}"]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                cwd=tmp)
+        cmd = [
+            mvn_executable(),
+            "-B",
+            "-C",
+            "-f",
+            str(pom),
+            "-P",
+            provider,
+            "dependency:build-classpath",
+            "-Dmdep.includeScope=runtime",
+            f"-Dmdep.outputFile={out}",
+        ]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)
         log: list[str] = []
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -123,7 +133,7 @@ def artifact_key(jar: str) -> tuple[str, tuple[object, ...]]:
     p = Path(jar)
     version, artifact = p.parent.name, p.parent.parent.name
     if p.name.startswith(f"{artifact}-{version}"):
-        name = artifact + p.name[len(artifact) + len(version) + 1:-4]
+        name = artifact + p.name[len(artifact) + len(version) + 1 : -4]
     else:
         m = _VERSIONED.match(p.name)
         if not m:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from pyjms.bridge import shimbuild
 from pyjms.bridge.classpath import cache_dir

@@ -14,8 +14,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 JAR_NAME = "pyjms-shim.jar"
 
@@ -65,14 +65,26 @@ def build(java_dir: Path, classpath: Sequence[str], out_jar: Path) -> Path:
     with tempfile.TemporaryDirectory(prefix="pyjms-shim-") as tmp:
         classes = Path(tmp) / "classes"
         classes.mkdir()
-        cmd = [jdk_tool("javac"), "--release", "17", "-nowarn", "-encoding", "UTF-8",
-               "-d", str(classes), "-cp", os.pathsep.join(classpath), *map(str, srcs)]
+        cmd = [
+            jdk_tool("javac"),
+            "--release",
+            "17",
+            "-nowarn",
+            "-encoding",
+            "UTF-8",
+            "-d",
+            str(classes),
+            "-cp",
+            os.pathsep.join(classpath),
+            *map(str, srcs),
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise ShimBuildError(f"javac failed building the pyjms shim:\n{done.stderr}")
         staged = Path(tmp) / JAR_NAME
-        done = subprocess.run([jdk_tool("jar"), "cf", str(staged), "-C", str(classes), "."],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [jdk_tool("jar"), "cf", str(staged), "-C", str(classes), "."], capture_output=True, text=True
+        )
         if done.returncode != 0:
             raise ShimBuildError(f"jar failed packaging the pyjms shim:\n{done.stderr}")
         tmp_target = out_jar.with_suffix(f".{os.getpid()}.tmp")

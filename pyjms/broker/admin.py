@@ -3,5 +3,12 @@
 from pyjms.providers.activemq.admin import ADMIN_QUEUE, Admin, AdminService, AttributeCache
 from pyjms.rules.attributes import Attributes, QueueAttributes, TopicAttributes
 
-__all__ = ["Admin", "AdminService", "AttributeCache", "Attributes", "QueueAttributes", "TopicAttributes",
-           "ADMIN_QUEUE"]
+__all__ = [
+    "Admin",
+    "AdminService",
+    "AttributeCache",
+    "Attributes",
+    "QueueAttributes",
+    "TopicAttributes",
+    "ADMIN_QUEUE",
+]

@@ -33,15 +33,33 @@ from pyjms.browse.service import MARK_QUEUE, MarkService
 from pyjms.browse.tokens import receive_by_token, receive_by_tokens
 
 __all__ = [
-    "MarkingBrowser", "NoMessageAvailable", "NoMessageUnderCursor", "MarkService", "MARK_QUEUE",
-    "BROWSE_FIRST", "BROWSE_NEXT", "MARK_BROWSE_HANDLE", "MARK_BROWSE_CO_OP", "UNMARK_BROWSE_CO_OP",
-    "UNMARK_BROWSE_HANDLE", "UNMARKED_BROWSE_MSG", "BROWSE_HANDLE", "BROWSE_CO_OP",
-    "create_marking_browser", "mark_browse_interval", "set_mark_browse_interval",
+    "MarkingBrowser",
+    "NoMessageAvailable",
+    "NoMessageUnderCursor",
+    "MarkService",
+    "MARK_QUEUE",
+    "BROWSE_FIRST",
+    "BROWSE_NEXT",
+    "MARK_BROWSE_HANDLE",
+    "MARK_BROWSE_CO_OP",
+    "UNMARK_BROWSE_CO_OP",
+    "UNMARK_BROWSE_HANDLE",
+    "UNMARKED_BROWSE_MSG",
+    "BROWSE_HANDLE",
+    "BROWSE_CO_OP",
+    "create_marking_browser",
+    "mark_browse_interval",
+    "set_mark_browse_interval",
 ]
 
 
-def create_marking_browser(ctx: JMSContext, queue: Queue, message_selector: str | None = None,
-                           cooperative: bool = False, claim_batch: int = 16) -> MarkingBrowser:
+def create_marking_browser(
+    ctx: JMSContext,
+    queue: Queue,
+    message_selector: str | None = None,
+    cooperative: bool = False,
+    claim_batch: int = 16,
+) -> MarkingBrowser:
     """IBM MQ's browse with mark on queue: a handle of its own, or (cooperative=True, IBM's
     MQOO_CO_OP) one of a cooperating set whose marks every handle on the broker sees.
     ``ctx.create_marking_browser(...)`` is the same call (this package provides it)."""

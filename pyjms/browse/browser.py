@@ -158,9 +158,12 @@ class MarkingBrowser:
         (MQRC_NO_MSG_AVAILABLE, 2033) if none comes within wait_ms."""
         m = self.get_or_none(options, wait_ms)
         if m is None:
-            raise NoMessageAvailable(f"no {'unmarked ' if options & O.UNMARKED_BROWSE_MSG else ''}message on "
-                                     f"{self._queue}" + (f" matching {self._selector!r}" if self._selector else ""),
-                                     reason=MQRC.NO_MSG_AVAILABLE, values={"queue": self._queue.name})
+            raise NoMessageAvailable(
+                f"no {'unmarked ' if options & O.UNMARKED_BROWSE_MSG else ''}message on "
+                f"{self._queue}" + (f" matching {self._selector!r}" if self._selector else ""),
+                reason=MQRC.NO_MSG_AVAILABLE,
+                values={"queue": self._queue.name},
+            )
         return m
 
     def get_or_none(self, options: int = O.BROWSE_HANDLE, wait_ms: int = 0) -> Message | None:
@@ -332,7 +335,9 @@ class MarkingBrowser:
         while True:
             while self._reserved:
                 m, at = self._reserved.popleft()
-                if self._interval_ms < 0 or (time.monotonic() - at) * 1000.0 < self._interval_ms * (1 - _LAPSE_MARGIN):
+                if self._interval_ms < 0 or (time.monotonic() - at) * 1000.0 < self._interval_ms * (
+                    1 - _LAPSE_MARGIN
+                ):
                     return m
             # offer the service several times claim_batch candidates and take claim_batch:
             # with other dispatchers on the queue most candidates are theirs already

@@ -15,13 +15,18 @@ from pyjms.errors import JMSRuntimeException
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
 
+
 class MarkClient(ServiceClient):
     """Requests and notices to PYJMS.MARKS (pyjms.api.requests), on a session of its own."""
 
     def __init__(self, parent: JMSContext, timeout_ms: int = 5000) -> None:
-        super().__init__(parent, Queue(MARK_QUEUE), timeout_ms=timeout_ms,
-                         serves="a pyjms broker, or `pyjms mark-service --url URL` beside another broker "
-                                "(cooperative browsing needs one)")
+        super().__init__(
+            parent,
+            Queue(MARK_QUEUE),
+            timeout_ms=timeout_ms,
+            serves="a pyjms broker, or `pyjms mark-service --url URL` beside another broker "
+            "(cooperative browsing needs one)",
+        )
 
 
 class Heartbeat:

@@ -16,8 +16,8 @@ Three things end a mark:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval
 from pyjms.errors import IllegalStateRuntimeException

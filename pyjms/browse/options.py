@@ -42,31 +42,43 @@ def check_get_options(options: int, cooperative: bool) -> int:
     if isinstance(options, bool) or not isinstance(options, int):
         raise _options_error(0, f"must be an int of MQGMO flags, got {options!r}")
     if options & ~_GET_OPTIONS:
-        raise _options_error(options, f"unknown or unsupported flags {options & ~_GET_OPTIONS:#x} "
-                                      "(a marking browser takes BROWSE_FIRST/NEXT, UNMARKED_BROWSE_MSG, "
-                                      "MARK_BROWSE_HANDLE, MARK_BROWSE_CO_OP; unmark with unmark())")
+        raise _options_error(
+            options,
+            f"unknown or unsupported flags {options & ~_GET_OPTIONS:#x} "
+            "(a marking browser takes BROWSE_FIRST/NEXT, UNMARKED_BROWSE_MSG, "
+            "MARK_BROWSE_HANDLE, MARK_BROWSE_CO_OP; unmark with unmark())",
+        )
     if bool(options & BROWSE_FIRST) == bool(options & BROWSE_NEXT):
         raise _options_error(options, "exactly one of BROWSE_FIRST and BROWSE_NEXT is needed")
     if options & MARK_BROWSE_HANDLE and options & MARK_BROWSE_CO_OP:
         raise _options_error(options, "MARK_BROWSE_HANDLE and MARK_BROWSE_CO_OP exclude each other")
     if options & MARK_BROWSE_CO_OP and not cooperative:
-        raise _options_error(options, "MARK_BROWSE_CO_OP needs a browser opened cooperative=True (MQOO_CO_OP)")
+        raise _options_error(
+            options, "MARK_BROWSE_CO_OP needs a browser opened cooperative=True (MQOO_CO_OP)"
+        )
     return options
 
 
 def check_unmark_options(options: int, cooperative: bool) -> int:
     if isinstance(options, bool) or not isinstance(options, int) or not options or options & ~_UNMARK_OPTIONS:
-        raise _options_error(options if isinstance(options, int) else 0,
-                             "unmark takes UNMARK_BROWSE_HANDLE and/or UNMARK_BROWSE_CO_OP")
+        raise _options_error(
+            options if isinstance(options, int) else 0,
+            "unmark takes UNMARK_BROWSE_HANDLE and/or UNMARK_BROWSE_CO_OP",
+        )
     if options & UNMARK_BROWSE_CO_OP and not cooperative:
-        raise _options_error(options, "UNMARK_BROWSE_CO_OP needs a browser opened cooperative=True (MQOO_CO_OP)")
+        raise _options_error(
+            options, "UNMARK_BROWSE_CO_OP needs a browser opened cooperative=True (MQOO_CO_OP)"
+        )
     return options
 
 
 def check_interval(interval_ms: object) -> int:
     """A MsgMarkBrowseInterval: milliseconds 0..999,999,999, or -1 for never."""
-    if (isinstance(interval_ms, bool) or not isinstance(interval_ms, int)
-            or not (interval_ms == -1 or 0 <= interval_ms <= MAX_INTERVAL_MS)):
+    if (
+        isinstance(interval_ms, bool)
+        or not isinstance(interval_ms, int)
+        or not (interval_ms == -1 or 0 <= interval_ms <= MAX_INTERVAL_MS)
+    ):
         raise InvalidArgumentRuntimeException(
             f"MsgMarkBrowseInterval {interval_ms!r} must be -1 (never unmark) or 0..{MAX_INTERVAL_MS:,} ms",
             values={"mark_browse_interval": interval_ms},
@@ -77,6 +89,7 @@ def check_interval(interval_ms: object) -> int:
 def check_lease(lease_ms: object) -> int:
     """How long a silent browse handle keeps its marks: ms, at least 100."""
     if isinstance(lease_ms, bool) or not isinstance(lease_ms, int) or lease_ms < 100:
-        raise InvalidArgumentRuntimeException(f"mark lease {lease_ms!r} ms must be an int >= 100",
-                                              values={"mark_lease_ms": lease_ms})
+        raise InvalidArgumentRuntimeException(
+            f"mark lease {lease_ms!r} ms must be an int >= 100", values={"mark_lease_ms": lease_ms}
+        )
     return lease_ms

@@ -24,6 +24,7 @@ from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 if TYPE_CHECKING:
     from pyjms.api.context import ConnectionFactory
 
+
 class MarkService:
     """Serves a MarkTable on PYJMS.MARKS from one thread, which owns the table."""
 
@@ -79,8 +80,12 @@ class MarkService:
 
     def config(self) -> dict[str, Any]:
         t = self.table
-        return {"interval_ms": t.interval_ms, "lease_ms": t.lease_ms, "marks": t.count(),
-                "handles": t.live_handles()}
+        return {
+            "interval_ms": t.interval_ms,
+            "lease_ms": t.lease_ms,
+            "marks": t.count(),
+            "handles": t.live_handles(),
+        }
 
     # ------------------------------------------------------------------ loop
 
@@ -102,8 +107,15 @@ class MarkService:
                 swept = now
 
         with jvm.java_thread():
-            serve(self.factory, Queue(MARK_QUEUE), self.handle, self._stop, ready=self._ready, batch=256,
-                  each_round=sweep)
+            serve(
+                self.factory,
+                Queue(MARK_QUEUE),
+                self.handle,
+                self._stop,
+                ready=self._ready,
+                batch=256,
+                each_round=sweep,
+            )
 
     def stop(self) -> None:
         self._stop.set()

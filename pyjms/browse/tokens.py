@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import Sequence
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
@@ -77,8 +77,13 @@ class TokenSettlement(TransactionSynchronization):
             try:
                 self._marks.notify(outcome, queue=queue, ids=tokens)
             except JMSRuntimeException as e:  # best effort: unheard, the marks lapse with the interval
-                _log.warning("could not tell the mark service of %d %s message(s) on %s: %s",
-                             len(tokens), outcome, queue, e)
+                _log.warning(
+                    "could not tell the mark service of %d %s message(s) on %s: %s",
+                    len(tokens),
+                    outcome,
+                    queue,
+                    e,
+                )
 
 
 #: each context's settlement, made at its first get by token
@@ -95,15 +100,19 @@ def _settlement(ctx: JMSContext) -> TokenSettlement:
         return settlement
 
 
-def receive_by_tokens(consumer: JMSConsumer, tokens: Sequence[str], timeout_ms: int | timedelta = 1000
-                      ) -> list[Message]:
+def receive_by_tokens(
+    consumer: JMSConsumer, tokens: Sequence[str], timeout_ms: int | timedelta = 1000
+) -> list[Message]:
     """JMSConsumer.receive_by_tokens: the messages with these tokens that are on the queue."""
     wanted = [check_token(t) for t in tokens]
     got = consumer.receive_by_message_ids(wanted, timeout_ms)
     if got:
         ctx = consumer.context
-        _settlement(ctx).got(consumer.destination.name, [m.get_message_token() for m in got],
-                             settled=ctx.get_session_mode() != SESSION_TRANSACTED)
+        _settlement(ctx).got(
+            consumer.destination.name,
+            [m.get_message_token() for m in got],
+            settled=ctx.get_session_mode() != SESSION_TRANSACTED,
+        )
     return got
 
 
@@ -115,10 +124,13 @@ def receive_by_token(consumer: JMSConsumer, token: str, timeout_ms: int | timede
         if expired_under_cursor(token):
             raise NoMessageUnderCursor(
                 f"message {token} on {consumer.destination} expired after it was browsed",
-                reason=MQRC.NO_MSG_UNDER_CURSOR, values={"token": token},
+                reason=MQRC.NO_MSG_UNDER_CURSOR,
+                values={"token": token},
             )
         raise NoMessageAvailable(
             f"message {token} is not on {consumer.destination}: another consumer got it, it expired, "
-            "or it was removed", reason=MQRC.NO_MSG_AVAILABLE, values={"token": token},
+            "or it was removed",
+            reason=MQRC.NO_MSG_AVAILABLE,
+            values={"token": token},
         )
     return got[0]

@@ -14,8 +14,10 @@ from pyjms.cli.interrupts import Interrupts
 INTERRUPTS = Interrupts()
 
 #: what a command that talks to a broker says when none is named
-NO_BROKER = ("no broker named: run `pyjms broker` in another terminal, then give its URL with "
-             "--url tcp://127.0.0.1:61616 (or set PYJMS_URL)")
+NO_BROKER = (
+    "no broker named: run `pyjms broker` in another terminal, then give its URL with "
+    "--url tcp://127.0.0.1:61616 (or set PYJMS_URL)"
+)
 
 #: characters a provider reads as a wildcard or a list of destinations (ActiveMQ: * > and the
 #: composite ","; Artemis: * and #), so a send would fan out instead of reaching one name
@@ -35,9 +37,11 @@ def broker_url(args: argparse.Namespace) -> str:
 
 
 def add_url_options(parser: argparse.ArgumentParser, *, user: bool = True) -> None:
-    parser.add_argument("--url", default=None,
-                        help="the broker's URL, e.g. tcp://127.0.0.1:61616 (default: PYJMS_URL); "
-                             "`pyjms broker` runs one")
+    parser.add_argument(
+        "--url",
+        default=None,
+        help="the broker's URL, e.g. tcp://127.0.0.1:61616 (default: PYJMS_URL); `pyjms broker` runs one",
+    )
     if user:
         parser.add_argument("--user", default=None, help="user name for the broker")
         parser.add_argument("--password", default=None, help="password for the broker")
@@ -76,7 +80,8 @@ def refuse_wildcards(destination: Destination, allowed: bool) -> None:
         raise CommandError(
             f"{destination}: {' '.join(repr(c) for c in found)} in a name is a wildcard or a list of "
             f"destinations to the broker, so the message would go to every match; "
-            f"pass --allow-wildcards to mean that")
+            f"pass --allow-wildcards to mean that"
+        )
 
 
 def note(text: str) -> None:

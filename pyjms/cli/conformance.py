@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from pyjms.api.constants import PERSISTENT, SESSION_TRANSACTED
 from pyjms.api.context import ConnectionFactory
@@ -61,15 +62,23 @@ def _reason(fn: Callable[[], object]) -> str:
     return OK
 
 
-def run(url: str | None, mode: str = "auto", *, staging_queue: str = STAGING_QUEUE,
-        connect: Mapping[str, Any] | None = None, queue: str | None = None) -> list[Row]:
+def run(
+    url: str | None,
+    mode: str = "auto",
+    *,
+    staging_queue: str = STAGING_QUEUE,
+    connect: Mapping[str, Any] | None = None,
+    queue: str | None = None,
+) -> list[Row]:
     """The rows for one delay mode. ``connect`` holds any other ConnectionFactory arguments (user,
     password, factory_class, properties, classpath), e.g. to reach IBM MQ or Artemis through
     their own JMS clients. ``queue`` names an existing queue to use, for brokers that do not
     create queues on demand (IBM MQ); by default each run makes its own CONFORMANCE.<tag>."""
+
     def connection_factory(delivery_delay: str) -> ConnectionFactory:
-        return ConnectionFactory(url, delivery_delay=delivery_delay, staging_queue=staging_queue,
-                                       **(connect or {}))
+        return ConnectionFactory(
+            url, delivery_delay=delivery_delay, staging_queue=staging_queue, **(connect or {})
+        )
 
     factory = connection_factory(mode)
     tag = uuid.uuid4().hex[:8]
@@ -86,14 +95,38 @@ def run(url: str | None, mode: str = "auto", *, staging_queue: str = STAGING_QUE
         q = ctx.create_queue(queue or f"CONFORMANCE.{tag}")
         producer = ctx.create_producer
 
-        rows.append(Row("E08", "negative time-to-live", MQRC.EXPIRY_ERROR.mq_name,
-                        _reason(lambda: producer().set_time_to_live(-1))))
-        rows.append(Row("D06", "TTL 1000 ms, then delay 2000 ms", MQRC.EXPIRY_ERROR.mq_name,
-                        _reason(lambda: producer().set_time_to_live(1000).set_delivery_delay(2000))))
-        rows.append(Row("D06", "delay 2000 ms, then TTL 1000 ms", MQRC.EXPIRY_ERROR.mq_name,
-                        tried(lambda: producer().set_delivery_delay(2000).set_time_to_live(1000))))
-        rows.append(Row("D06", "delay equal to TTL is allowed", OK,
-                        tried(lambda: producer().set_delivery_delay(1000).set_time_to_live(1000))))
+        rows.append(
+            Row(
+                "E08",
+                "negative time-to-live",
+                MQRC.EXPIRY_ERROR.mq_name,
+                _reason(lambda: producer().set_time_to_live(-1)),
+            )
+        )
+        rows.append(
+            Row(
+                "D06",
+                "TTL 1000 ms, then delay 2000 ms",
+                MQRC.EXPIRY_ERROR.mq_name,
+                _reason(lambda: producer().set_time_to_live(1000).set_delivery_delay(2000)),
+            )
+        )
+        rows.append(
+            Row(
+                "D06",
+                "delay 2000 ms, then TTL 1000 ms",
+                MQRC.EXPIRY_ERROR.mq_name,
+                tried(lambda: producer().set_delivery_delay(2000).set_time_to_live(1000)),
+            )
+        )
+        rows.append(
+            Row(
+                "D06",
+                "delay equal to TTL is allowed",
+                OK,
+                tried(lambda: producer().set_delivery_delay(1000).set_time_to_live(1000)),
+            )
+        )
 
         def retained() -> None:
             m = ctx.create_text_message("retained")
@@ -101,12 +134,26 @@ def run(url: str | None, mode: str = "auto", *, staging_queue: str = STAGING_QUE
             producer().set_delivery_delay(1000).send(ctx.create_topic(f"CONFORMANCE.{tag}"), m)
 
         rows.append(Row("D07", "delayed retained publication", MQRC.OPTIONS_ERROR.mq_name, tried(retained)))
-        rows.append(Row("D08", "delayed grouped message (JMSXGroupID)", MQRC.OPTIONS_ERROR.mq_name,
-                        tried(lambda: producer().set_delivery_delay(1000).set_property("JMSXGroupID", "g").send(q, "x"))))
+        rows.append(
+            Row(
+                "D08",
+                "delayed grouped message (JMSXGroupID)",
+                MQRC.OPTIONS_ERROR.mq_name,
+                tried(
+                    lambda: producer().set_delivery_delay(1000).set_property("JMSXGroupID", "g").send(q, "x")
+                ),
+            )
+        )
         none = connection_factory("none")
         with none.create_context() as plain:
-            rows.append(Row("D04", "delay with no mechanism", MQRC.FUNCTION_NOT_SUPPORTED.mq_name,
-                            _reason(lambda: plain.create_producer().set_delivery_delay(1000))))
+            rows.append(
+                Row(
+                    "D04",
+                    "delay with no mechanism",
+                    MQRC.FUNCTION_NOT_SUPPORTED.mq_name,
+                    _reason(lambda: plain.create_producer().set_delivery_delay(1000)),
+                )
+            )
 
         # rules on the target's attributes: a pyjms broker's admin service defines them
         # as long as a delayed send's own check waits (AttributeCache.TIMEOUT_MS): a first
@@ -118,14 +165,34 @@ def run(url: str | None, mode: str = "auto", *, staging_queue: str = STAGING_QUE
         except JMSRuntimeException:
             have_admin = False
         targets = [
-            ("D05", "delayed put to a clustered queue with DEFBIND(OPEN)", MQRC.OPTIONS_ERROR,
-             lambda t: admin.define_queue(t, clustered=True, default_bind="OPEN"), "x"),
-            ("D22", "delayed put to a put-inhibited queue", MQRC.PUT_INHIBITED,
-             lambda t: admin.define_queue(t, put_enabled=False), "x"),
-            ("D22", "delayed put larger than MAXMSGL", MQRC.MSG_TOO_BIG_FOR_Q,
-             lambda t: admin.define_queue(t, max_msg_length=10), "x" * 100),
-            ("D22", "delayed put to a full queue", MQRC.Q_FULL,
-             lambda t: admin.define_queue(t, max_depth=0), "x"),
+            (
+                "D05",
+                "delayed put to a clustered queue with DEFBIND(OPEN)",
+                MQRC.OPTIONS_ERROR,
+                lambda t: admin.define_queue(t, clustered=True, default_bind="OPEN"),
+                "x",
+            ),
+            (
+                "D22",
+                "delayed put to a put-inhibited queue",
+                MQRC.PUT_INHIBITED,
+                lambda t: admin.define_queue(t, put_enabled=False),
+                "x",
+            ),
+            (
+                "D22",
+                "delayed put larger than MAXMSGL",
+                MQRC.MSG_TOO_BIG_FOR_Q,
+                lambda t: admin.define_queue(t, max_msg_length=10),
+                "x" * 100,
+            ),
+            (
+                "D22",
+                "delayed put to a full queue",
+                MQRC.Q_FULL,
+                lambda t: admin.define_queue(t, max_depth=0),
+                "x",
+            ),
         ]
         for i, (rule, text, reason, define, body) in enumerate(targets):
             if not have_admin:
@@ -133,16 +200,38 @@ def run(url: str | None, mode: str = "auto", *, staging_queue: str = STAGING_QUE
                 continue
             target = Queue(f"CONFORMANCE.{tag}.{i}")
             define(target)
-            rows.append(Row(rule, text, reason.mq_name,
-                            tried(lambda: producer().set_delivery_delay(1000).send(target, body))))
+            rows.append(
+                Row(
+                    rule,
+                    text,
+                    reason.mq_name,
+                    tried(lambda: producer().set_delivery_delay(1000).send(target, body)),
+                )
+            )
         if have_admin:
             topic = Topic(f"CONFORMANCE.{tag}.T")
             admin.define_topic(topic, persistent_delivery="ALLDUR")
-            rows.append(Row("D23", "delayed persistent publish, PMSGDLV(ALLDUR)", MQRC.PUBLICATION_FAILURE.mq_name,
-                            tried(lambda: producer().set_delivery_delay(1000).set_delivery_mode(PERSISTENT).send(topic, "x"))))
+            rows.append(
+                Row(
+                    "D23",
+                    "delayed persistent publish, PMSGDLV(ALLDUR)",
+                    MQRC.PUBLICATION_FAILURE.mq_name,
+                    tried(
+                        lambda: (
+                            producer().set_delivery_delay(1000).set_delivery_mode(PERSISTENT).send(topic, "x")
+                        )
+                    ),
+                )
+            )
         else:
-            rows.append(Row("D23", "delayed persistent publish, PMSGDLV(ALLDUR)", MQRC.PUBLICATION_FAILURE.mq_name,
-                            NO_ADMIN))
+            rows.append(
+                Row(
+                    "D23",
+                    "delayed persistent publish, PMSGDLV(ALLDUR)",
+                    MQRC.PUBLICATION_FAILURE.mq_name,
+                    NO_ADMIN,
+                )
+            )
 
         if unavailable:
             rows += [Row(rule, text, OK, no_delay) for rule, text in BEHAVIOUR.items()]
@@ -152,8 +241,11 @@ def run(url: str | None, mode: str = "auto", *, staging_queue: str = STAGING_QUE
 
 
 #: what a delayed message does once sent, each proven by a real delayed delivery
-BEHAVIOUR = {"D10": "delayed message invisible until commit", "D01": "delivered, not before send time + delay",
-             "D17": "expiration counts from the send"}
+BEHAVIOUR = {
+    "D10": "delayed message invisible until commit",
+    "D01": "delivered, not before send time + delay",
+    "D17": "expiration counts from the send",
+}
 
 
 def _behaviour(factory: ConnectionFactory, tag: str, queue: str) -> list[Row]:
@@ -183,16 +275,26 @@ def _behaviour(factory: ConnectionFactory, tag: str, queue: str) -> list[Row]:
             # send time + TTL, never + the delay (800 ms): a client may read the clock for
             # JMSExpiration a moment before JMSTimestamp (Artemis's does), so allow it that moment
             exp_ok = 0 <= m.get_jms_timestamp() + 5000 - got.get_jms_expiration() <= CLOCK_READS_MS
-            rows.append(Row("D17", BEHAVIOUR["D17"], OK,
-                            OK if exp_ok else f"expiration {got.get_jms_expiration() - m.get_jms_timestamp()} ms after send"))
+            rows.append(
+                Row(
+                    "D17",
+                    BEHAVIOUR["D17"],
+                    OK,
+                    OK
+                    if exp_ok
+                    else f"expiration {got.get_jms_expiration() - m.get_jms_timestamp()} ms after send",
+                )
+            )
     return rows
 
 
 def render(rows: list[Row], mode: str, mechanism: str, provider: str = "") -> str:
     width = max(len(r.description) for r in rows)
     on = f" on {provider}" if provider else ""
-    lines = [f"pyjms conformance: delay mode {mode} (mechanism {mechanism}){on}",
-             f"{'rule':5} {'behaviour':{width}} {'expected':28} {'observed':28} result"]
+    lines = [
+        f"pyjms conformance: delay mode {mode} (mechanism {mechanism}){on}",
+        f"{'rule':5} {'behaviour':{width}} {'expected':28} {'observed':28} result",
+    ]
     for r in rows:
         result = "pass" if r.passed else "skip" if r.skipped else "FAIL"
         lines.append(f"{r.rule:5} {r.description:{width}} {r.expected:28} {r.observed:28} {result}")

@@ -6,8 +6,8 @@ import argparse
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Sequence
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Queue, Topic
@@ -51,8 +51,14 @@ def _cmd_broker(args: argparse.Namespace) -> int:
         raise CommandError("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
     data_dir = check_data_dir(args.data, args.provider) if args.data is not None else None
     stop = threading.Event()
-    options = dict(port=args.port, data_dir=data_dir, name=args.name, delay_processor=not args.no_delay_processor,
-                   mark_browse_interval=args.mark_browse_interval, mark_lease_ms=args.mark_lease)
+    options = dict(
+        port=args.port,
+        data_dir=data_dir,
+        name=args.name,
+        delay_processor=not args.no_delay_processor,
+        mark_browse_interval=args.mark_browse_interval,
+        mark_lease_ms=args.mark_lease,
+    )
 
     jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS, providers=(args.provider,))
 
@@ -63,8 +69,11 @@ def _cmd_broker(args: argparse.Namespace) -> int:
 
     broker = interruptible(start, "starting the broker")
     stopped_by = stop_on_signals(stop)
-    persistence = (f"persistent (data in {data_dir})" if data_dir is not None else
-                   "non-persistent (messages last as long as this process; --data DIR keeps them)")
+    persistence = (
+        f"persistent (data in {data_dir})"
+        if data_dir is not None
+        else "non-persistent (messages last as long as this process; --data DIR keeps them)"
+    )
     try:
         # one line a supervisor (or a test) can wait for: the URLs follow "ready:"
         print(f"pyjms broker {broker.name} {persistence} ready: {' '.join(broker.connect_uris)}", flush=True)
@@ -82,20 +91,31 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
     jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
     reach(factory)
     refuse_a_second_processor(factory, args.staging_queue)
-    processor = interruptible(lambda: DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start(),
-                              "starting the delay processor")
+    processor = interruptible(
+        lambda: DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start(),
+        "starting the delay processor",
+    )
     stopped_by = stop_on_signals(stop)
-    print(f"pyjms delay processor on {factory.url} queue {processor.staging}: running; a progress line every "
-          f"{args.report_every:g} s, Ctrl-C stops it", flush=True)
+    print(
+        f"pyjms delay processor on {factory.url} queue {processor.staging}: running; a progress line every "
+        f"{args.report_every:g} s, Ctrl-C stops it",
+        flush=True,
+    )
     try:
         while not stop.wait(args.report_every):
             st = processor.stats
-            print(f"staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed} "
-                  f"pending slots {processor.pending_slots}", flush=True)
+            print(
+                f"staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed} "
+                f"pending slots {processor.pending_slots}",
+                flush=True,
+            )
     finally:
         processor.stop()
     st = processor.stats
-    print(f"stopped: staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed}", flush=True)
+    print(
+        f"stopped: staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed}",
+        flush=True,
+    )
     return exit_status(stopped_by)
 
 
@@ -104,11 +124,16 @@ def _cmd_mark_service(args: argparse.Namespace) -> int:
     factory = ConnectionFactory(broker_url(args), args.user, args.password)
     jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
     reach(factory)  # an unreachable broker: one line now, not a thread's traceback and a 30 s wait
-    service = interruptible(lambda: MarkService(factory, args.mark_browse_interval, args.mark_lease).start(),
-                            "starting the mark service")
+    service = interruptible(
+        lambda: MarkService(factory, args.mark_browse_interval, args.mark_lease).start(),
+        "starting the mark service",
+    )
     stopped_by = stop_on_signals(stop)
-    print(f"pyjms mark service on {factory.url}: MsgMarkBrowseInterval {service.table.interval_ms} ms, "
-          f"handle lease {service.table.lease_ms} ms; Ctrl-C stops it", flush=True)
+    print(
+        f"pyjms mark service on {factory.url}: MsgMarkBrowseInterval {service.table.interval_ms} ms, "
+        f"handle lease {service.table.lease_ms} ms; Ctrl-C stops it",
+        flush=True,
+    )
     try:
         while not stop.wait(1.0):
             pass
@@ -130,22 +155,33 @@ def _cmd_mark_interval(args: argparse.Namespace) -> int:
 def _cmd_admin(args: argparse.Namespace) -> int:
     admin = Admin(ConnectionFactory(broker_url(args), args.user, args.password))
     describing = args.action in ("describe", "delete")
-    kind = Topic if args.action == "define-topic" or (describing and args.name.startswith("topic://")) else Queue
+    kind = (
+        Topic if args.action == "define-topic" or (describing and args.name.startswith("topic://")) else Queue
+    )
     dest = parse_destination(args.name, kind, "name")
     if args.action == "define-queue":
-        a = admin.define_queue(dest.name, max_depth=args.max_depth, max_msg_length=args.max_msg_length,
-                               put_enabled=args.put == "enabled", clustered=args.clustered,
-                               default_bind=args.default_bind)
+        a = admin.define_queue(
+            dest.name,
+            max_depth=args.max_depth,
+            max_msg_length=args.max_msg_length,
+            put_enabled=args.put == "enabled",
+            clustered=args.clustered,
+            default_bind=args.default_bind,
+        )
     elif args.action == "define-topic":
-        a = admin.define_topic(dest.name, persistent_delivery=args.pmsgdlv, nonpersistent_delivery=args.npmsgdlv)
+        a = admin.define_topic(
+            dest.name, persistent_delivery=args.pmsgdlv, nonpersistent_delivery=args.npmsgdlv
+        )
     else:
         if args.action == "delete":
             admin.delete(dest)
             print(f"{dest}: attributes removed")
             return 0
         a = admin.describe(dest)
-    print(f"{dest.name}: " + ("no attributes (no limits)" if a is None else
-                              " ".join(f"{k}={v}" for k, v in asdict(a).items())))
+    print(
+        f"{dest.name}: "
+        + ("no attributes (no limits)" if a is None else " ".join(f"{k}={v}" for k, v in asdict(a).items()))
+    )
     return 0
 
 
@@ -157,12 +193,21 @@ def _cmd_dlq_handler(args: argparse.Namespace) -> int:
 def _cmd_conformance(args: argparse.Namespace) -> int:
     if args.factory_class is None:
         args.url = broker_url(args)  # the factory class's own properties may name the broker instead
-    connect = {"user": args.user, "password": args.password, "factory_class": args.factory_class,
-               "properties": messaging.name_values(args.property, "--property"), "classpath": args.classpath or ()}
+    connect = {
+        "user": args.user,
+        "password": args.password,
+        "factory_class": args.factory_class,
+        "properties": messaging.name_values(args.property, "--property"),
+        "classpath": args.classpath or (),
+    }
     failed = 0
     for mode in args.mode:
-        rows = conformance.run(args.url, mode, staging_queue=args.staging_queue, connect=connect, queue=args.queue)
-        factory = ConnectionFactory(args.url, delivery_delay=mode, staging_queue=args.staging_queue, **connect)
+        rows = conformance.run(
+            args.url, mode, staging_queue=args.staging_queue, connect=connect, queue=args.queue
+        )
+        factory = ConnectionFactory(
+            args.url, delivery_delay=mode, staging_queue=args.staging_queue, **connect
+        )
         with factory.create_context() as ctx:
             mechanism, provider = delay_mechanism(ctx).value, ctx.provider_name
         print(conformance.render(rows, mode, mechanism, provider), flush=True)
@@ -190,36 +235,66 @@ def _subcommand(sub: argparse._SubParsersAction, name: str, helptext: str) -> ar
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="pyjms", description="JMS 2.0 from Python, with IBM MQ semantics.",
+        prog="pyjms",
+        description="JMS 2.0 from Python, with IBM MQ semantics.",
         epilog="Commands that talk to a broker need its URL: --url, or PYJMS_URL. "
-               "`pyjms broker` runs one on 127.0.0.1:61616.")
+        "`pyjms broker` runs one on 127.0.0.1:61616.",
+    )
     p.add_argument("--version", action="version", version=f"pyjms {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     b = _subcommand(sub, "broker", "run an ActiveMQ (or Artemis) broker on 127.0.0.1 until Ctrl-C or SIGTERM")
-    b.add_argument("--provider", choices=["activemq", "artemis"], default="activemq",
-                   help="ActiveMQ Classic (default) or Apache Artemis (CORE and AMQP on --port)")
-    b.add_argument("--port", type=int, default=61616, help="OpenWire (Artemis: CORE and AMQP) port (0 picks a free one)")
-    b.add_argument("--stomp-port", type=int, default=None, help="also listen for STOMP on this port (ActiveMQ)")
-    b.add_argument("--amqp-port", type=int, default=0,
-                   help="AMQP 1.0 port (ActiveMQ; default 0: a free one, shown on the ready line; AMQP's usual "
-                        "is 5672). Artemis speaks AMQP on --port")
-    b.add_argument("--data", default=None, metavar="DIR",
-                   help="keep messages in this directory (ActiveMQ: KahaDB; Artemis: journal), so the broker is "
-                        "persistent; default: none, messages live only as long as the broker")
+    b.add_argument(
+        "--provider",
+        choices=["activemq", "artemis"],
+        default="activemq",
+        help="ActiveMQ Classic (default) or Apache Artemis (CORE and AMQP on --port)",
+    )
+    b.add_argument(
+        "--port", type=int, default=61616, help="OpenWire (Artemis: CORE and AMQP) port (0 picks a free one)"
+    )
+    b.add_argument(
+        "--stomp-port", type=int, default=None, help="also listen for STOMP on this port (ActiveMQ)"
+    )
+    b.add_argument(
+        "--amqp-port",
+        type=int,
+        default=0,
+        help="AMQP 1.0 port (ActiveMQ; default 0: a free one, shown on the ready line; AMQP's usual "
+        "is 5672). Artemis speaks AMQP on --port",
+    )
+    b.add_argument(
+        "--data",
+        default=None,
+        metavar="DIR",
+        help="keep messages in this directory (ActiveMQ: KahaDB; Artemis: journal), so the broker is "
+        "persistent; default: none, messages live only as long as the broker",
+    )
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
     b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")
-    b.add_argument("--mark-browse-interval", type=int, default=5000,
-                   help="MsgMarkBrowseInterval in ms for cooperative browse marks (-1: never lapse)")
-    b.add_argument("--mark-lease", type=int, default=10_000,
-                   help="ms after which a silent browse handle's marks are released")
+    b.add_argument(
+        "--mark-browse-interval",
+        type=int,
+        default=5000,
+        help="MsgMarkBrowseInterval in ms for cooperative browse marks (-1: never lapse)",
+    )
+    b.add_argument(
+        "--mark-lease",
+        type=int,
+        default=10_000,
+        help="ms after which a silent browse handle's marks are released",
+    )
     b.set_defaults(run=_cmd_broker)
 
     messaging.add_parsers(sub)
 
-    m = _subcommand(sub, "mark-service", "serve cooperative browse marks for a broker that is not a pyjms broker")
+    m = _subcommand(
+        sub, "mark-service", "serve cooperative browse marks for a broker that is not a pyjms broker"
+    )
     add_url_options(m)
-    m.add_argument("--mark-browse-interval", type=int, default=5000, help="MsgMarkBrowseInterval in ms (-1: never)")
+    m.add_argument(
+        "--mark-browse-interval", type=int, default=5000, help="MsgMarkBrowseInterval in ms (-1: never)"
+    )
     m.add_argument("--mark-lease", type=int, default=10_000, help="ms after which a silent handle's marks go")
     m.set_defaults(run=_cmd_mark_service)
 
@@ -230,50 +305,99 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = _subcommand(sub, "delay-processor", "run the staging-queue delay processor against a broker")
     add_url_options(d)
-    d.add_argument("--staging-queue", default=STAGING_QUEUE, help=f"the staging queue (default {STAGING_QUEUE})")
-    d.add_argument("--dead-letter-queue", default="SYSTEM.DEAD.LETTER.QUEUE",
-                   help="where messages whose target refuses them go (default SYSTEM.DEAD.LETTER.QUEUE)")
-    d.add_argument("--report-every", type=float, default=10.0, metavar="SECONDS",
-                   help="seconds between progress lines (default 10)")
+    d.add_argument(
+        "--staging-queue", default=STAGING_QUEUE, help=f"the staging queue (default {STAGING_QUEUE})"
+    )
+    d.add_argument(
+        "--dead-letter-queue",
+        default="SYSTEM.DEAD.LETTER.QUEUE",
+        help="where messages whose target refuses them go (default SYSTEM.DEAD.LETTER.QUEUE)",
+    )
+    d.add_argument(
+        "--report-every",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds between progress lines (default 10)",
+    )
     d.set_defaults(run=_cmd_delay_processor)
 
     a = _subcommand(sub, "admin", "define or show IBM MQ-style destination attributes on a pyjms broker")
     add_url_options(a)
-    a.add_argument("action", choices=["define-queue", "define-topic", "describe", "delete"],
-                   help="define-queue/define-topic set attributes; describe shows them; delete removes them")
+    a.add_argument(
+        "action",
+        choices=["define-queue", "define-topic", "describe", "delete"],
+        help="define-queue/define-topic set attributes; describe shows them; delete removes them",
+    )
     a.add_argument("name", help="queue or topic name (describe/delete: NAME, queue://NAME or topic://NAME)")
     a.add_argument("--max-depth", type=int, default=-1, help="MAXDEPTH (-1: no limit)")
     a.add_argument("--max-msg-length", type=int, default=-1, help="MAXMSGL in bytes (-1: no limit)")
-    a.add_argument("--put", choices=["enabled", "disabled"], default="enabled", help="PUT(ENABLED) or PUT(DISABLED)")
+    a.add_argument(
+        "--put", choices=["enabled", "disabled"], default="enabled", help="PUT(ENABLED) or PUT(DISABLED)"
+    )
     a.add_argument("--clustered", action="store_true", help="CLUSTER: the queue is a cluster queue")
     a.add_argument("--default-bind", choices=["OPEN", "NOTFIXED", "GROUP"], default="OPEN", help="DEFBIND")
-    a.add_argument("--pmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLDUR",
-                   help="PMSGDLV: persistent delivery to subscribers (topics)")
-    a.add_argument("--npmsgdlv", choices=["ALLDUR", "ALLAVAIL", "ALL"], default="ALLAVAIL",
-                   help="NPMSGDLV: non-persistent delivery to subscribers (topics)")
+    a.add_argument(
+        "--pmsgdlv",
+        choices=["ALLDUR", "ALLAVAIL", "ALL"],
+        default="ALLDUR",
+        help="PMSGDLV: persistent delivery to subscribers (topics)",
+    )
+    a.add_argument(
+        "--npmsgdlv",
+        choices=["ALLDUR", "ALLAVAIL", "ALL"],
+        default="ALLAVAIL",
+        help="NPMSGDLV: non-persistent delivery to subscribers (topics)",
+    )
     a.set_defaults(run=_cmd_admin)
 
     c = _subcommand(sub, "conformance", "run IBM MQ's delay/expiry restrictions against a provider")
-    c.add_argument("--url", default=None, help="provider URL (ActiveMQ's tcp://, Artemis's artemis+tcp://, amqp://; "
-                                               "default PYJMS_URL), or the factory's brokerURL --property")
+    c.add_argument(
+        "--url",
+        default=None,
+        help="provider URL (ActiveMQ's tcp://, Artemis's artemis+tcp://, amqp://; "
+        "default PYJMS_URL), or the factory's brokerURL --property",
+    )
     c.add_argument("--user", default=None, help="user name for the broker")
     c.add_argument("--password", default=None, help="password for the broker")
-    c.add_argument("--factory-class", default=None,
-                   help="another provider's ConnectionFactory class, e.g. com.ibm.mq.jakarta.jms.MQConnectionFactory")
-    c.add_argument("--property", action="append", metavar="NAME=VALUE", help="factory bean property (repeatable)")
-    c.add_argument("--classpath", action="append", metavar="JAR", help="the provider's client jars (repeatable)")
-    c.add_argument("--mode", action="append", choices=["auto", "native", "scheduler", "staging", "none"],
-                   help="delay mechanism(s) to test (repeatable; default: auto)")
-    c.add_argument("--staging-queue", default=STAGING_QUEUE, help=f"the staging queue (default {STAGING_QUEUE})")
-    c.add_argument("--queue", default=None,
-                   help="an existing queue to use, where queues are not created on demand (IBM MQ: DEV.QUEUE.1)")
+    c.add_argument(
+        "--factory-class",
+        default=None,
+        help="another provider's ConnectionFactory class, e.g. com.ibm.mq.jakarta.jms.MQConnectionFactory",
+    )
+    c.add_argument(
+        "--property", action="append", metavar="NAME=VALUE", help="factory bean property (repeatable)"
+    )
+    c.add_argument(
+        "--classpath", action="append", metavar="JAR", help="the provider's client jars (repeatable)"
+    )
+    c.add_argument(
+        "--mode",
+        action="append",
+        choices=["auto", "native", "scheduler", "staging", "none"],
+        help="delay mechanism(s) to test (repeatable; default: auto)",
+    )
+    c.add_argument(
+        "--staging-queue", default=STAGING_QUEUE, help=f"the staging queue (default {STAGING_QUEUE})"
+    )
+    c.add_argument(
+        "--queue",
+        default=None,
+        help="an existing queue to use, where queues are not created on demand (IBM MQ: DEV.QUEUE.1)",
+    )
     c.set_defaults(run=_cmd_conformance)
 
     add_dlq_handler(sub).set_defaults(run=_cmd_dlq_handler)
 
-    pv = _subcommand(sub, "providers", "resolve providers' jars from Maven Central ahead of use, or list them")
-    pv.add_argument("action", choices=["fetch", "list"], help="fetch: resolve now; list: show what is resolved")
-    pv.add_argument("names", nargs="*", metavar="NAME", help="activemq, artemis, amqp, ibmmq (default: activemq)")
+    pv = _subcommand(
+        sub, "providers", "resolve providers' jars from Maven Central ahead of use, or list them"
+    )
+    pv.add_argument(
+        "action", choices=["fetch", "list"], help="fetch: resolve now; list: show what is resolved"
+    )
+    pv.add_argument(
+        "names", nargs="*", metavar="NAME", help="activemq, artemis, amqp, ibmmq (default: activemq)"
+    )
     pv.set_defaults(run=_cmd_providers)
     return p
 

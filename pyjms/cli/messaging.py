@@ -15,7 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import IO, Any
 
 from pyjms.api.constants import CLIENT_ACKNOWLEDGE, DELIVERY_DELAY_CHOICES, NON_PERSISTENT, PERSISTENT
@@ -66,11 +66,15 @@ class StdinFrames:
         sep = self._separator
         while True:
             if sep is not None and (end := self._buffer.find(sep)) >= 0:
-                frame, self._buffer = self._buffer[:end], self._buffer[end + len(sep):]
+                frame, self._buffer = self._buffer[:end], self._buffer[end + len(sep) :]
                 start, self.offset = self.offset, self.offset + end + len(sep)
                 yield start, frame
                 continue
-            chunk = self._stream.read1(_READ_SIZE) if hasattr(self._stream, "read1") else self._stream.read(_READ_SIZE)
+            chunk = (
+                self._stream.read1(_READ_SIZE)
+                if hasattr(self._stream, "read1")
+                else self._stream.read(_READ_SIZE)
+            )
             if not chunk:
                 break
             self._buffer += chunk
@@ -84,8 +88,10 @@ def utf8_text(data: bytes, where: str, offset: int = 0) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise CommandError(f"{where} is not UTF-8 at byte offset {offset + e.start} "
-                           f"(byte 0x{data[e.start]:02x}); send bytes as a BytesMessage with --binary") from None
+        raise CommandError(
+            f"{where} is not UTF-8 at byte offset {offset + e.start} "
+            f"(byte 0x{data[e.start]:02x}); send bytes as a BytesMessage with --binary"
+        ) from None
 
 
 def argument_bodies(args: argparse.Namespace) -> list[str | bytes]:
@@ -103,14 +109,24 @@ def cmd_send(args: argparse.Namespace) -> int:
     refuse_wildcards(destination, args.allow_wildcards)
     properties = name_values(args.property, "--property")
     bodies = argument_bodies(args)
-    factory = ConnectionFactory(broker_url(args), args.user, args.password, delivery_delay=args.delivery_delay,
-                                staging_queue=args.staging_queue, create_destinations=not args.no_create)
+    factory = ConnectionFactory(
+        broker_url(args),
+        args.user,
+        args.password,
+        delivery_delay=args.delivery_delay,
+        staging_queue=args.staging_queue,
+        create_destinations=not args.no_create,
+    )
     separator = b"\0" if args.null else (None if args.binary else b"\n")
     frames = StdinFrames(sys.stdin.buffer, separator)
     sent = 0
     with factory.create_context() as ctx:
-        producer = (ctx.create_producer().set_priority(args.priority).set_time_to_live(args.ttl)
-                    .set_delivery_mode(NON_PERSISTENT if args.non_persistent else PERSISTENT))
+        producer = (
+            ctx.create_producer()
+            .set_priority(args.priority)
+            .set_time_to_live(args.ttl)
+            .set_delivery_mode(NON_PERSISTENT if args.non_persistent else PERSISTENT)
+        )
         if args.delay:
             producer.set_delivery_delay(args.delay)
         for name, value in properties.items():
@@ -120,8 +136,11 @@ def cmd_send(args: argparse.Namespace) -> int:
             for item in source:
                 if isinstance(item, tuple):
                     offset, data = item
-                    body: str | bytes = data if args.binary else utf8_text(
-                        data, f"standard input, message {sent + 1},", offset)
+                    body: str | bytes = (
+                        data
+                        if args.binary
+                        else utf8_text(data, f"standard input, message {sent + 1},", offset)
+                    )
                 else:
                     body = item
                 with INTERRUPTS.whole():  # a message is sent, or not, never cut halfway
@@ -130,8 +149,14 @@ def cmd_send(args: argparse.Namespace) -> int:
                 if sent % PROGRESS_EVERY == 0:
                     note(f"sent {sent} message(s) to {destination} so far")
         except KeyboardInterrupt:
-            left = f"; {frames.unfinished} byte(s) of an unfinished line were not sent" if frames.unfinished else ""
-            note(f"interrupted: sent {sent} message(s) to {destination}, every one read before the interrupt{left}")
+            left = (
+                f"; {frames.unfinished} byte(s) of an unfinished line were not sent"
+                if frames.unfinished
+                else ""
+            )
+            note(
+                f"interrupted: sent {sent} message(s) to {destination}, every one read before the interrupt{left}"
+            )
             raise
         except CommandError as e:
             raise CommandError(f"{e}; sent {sent} message(s) before it") from None
@@ -153,12 +178,17 @@ def name_values(pairs: list[str] | None, option: str) -> dict[str, str]:
 
 
 def _millis(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _body_kind(m: Message) -> str:
-    for cls, kind in ((TextMessage, "text"), (BytesMessage, "bytes"), (MapMessage, "map"),
-                      (StreamMessage, "stream"), (ObjectMessage, "object")):
+    for cls, kind in (
+        (TextMessage, "text"),
+        (BytesMessage, "bytes"),
+        (MapMessage, "map"),
+        (StreamMessage, "stream"),
+        (ObjectMessage, "object"),
+    ):
         if isinstance(m, cls):
             return kind
     return "none"
@@ -199,20 +229,36 @@ def _json_value(v: Any) -> Any:
 
 def as_json(m: Message) -> str:
     """One line of JSON: headers, properties, body type and body (bytes as {"base64": ...})."""
-    return json.dumps({"headers": headers_of(m), "properties": _json_value(m.properties),
-                       "body_type": _body_kind(m), "body": _json_value(_body(m))}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "headers": headers_of(m),
+            "properties": _json_value(m.properties),
+            "body_type": _body_kind(m),
+            "body": _json_value(_body(m)),
+        },
+        ensure_ascii=False,
+    )
 
 
 def as_text(m: Message) -> str:
     """A message for people: the id and headers on one line, then its properties, then its body."""
     h = headers_of(m)
-    head = [h["JMSMessageID"] or "(no id)", h["JMSDestination"], h["JMSDeliveryMode"].lower().replace("_", "-"),
-            f"priority={h['JMSPriority']}", f"timestamp={_millis(h['JMSTimestamp'])}" if h["JMSTimestamp"] else ""]
+    head = [
+        h["JMSMessageID"] or "(no id)",
+        h["JMSDestination"],
+        h["JMSDeliveryMode"].lower().replace("_", "-"),
+        f"priority={h['JMSPriority']}",
+        f"timestamp={_millis(h['JMSTimestamp'])}" if h["JMSTimestamp"] else "",
+    ]
     if h["JMSExpiration"]:
         head.append(f"expires={_millis(h['JMSExpiration'])}")
     if h["JMSDeliveryTime"] and h["JMSDeliveryTime"] != h["JMSTimestamp"]:
         head.append(f"delivery-time={_millis(h['JMSDeliveryTime'])}")
-    for key, label in (("JMSCorrelationID", "correlation-id"), ("JMSReplyTo", "reply-to"), ("JMSType", "type")):
+    for key, label in (
+        ("JMSCorrelationID", "correlation-id"),
+        ("JMSReplyTo", "reply-to"),
+        ("JMSType", "type"),
+    ):
         if h[key]:
             head.append(f"{label}={h[key]}")
     if h["JMSRedelivered"]:
@@ -221,15 +267,21 @@ def as_text(m: Message) -> str:
     properties = m.properties
     if properties:
         lines.append("  properties: " + ", ".join(f"{k}={v!r}" for k, v in sorted(properties.items())))
-    body = "(an ObjectMessage: pyjms does not deserialize Java objects)" if isinstance(m, ObjectMessage) else repr(_body(m))
+    body = (
+        "(an ObjectMessage: pyjms does not deserialize Java objects)"
+        if isinstance(m, ObjectMessage)
+        else repr(_body(m))
+    )
     lines.append(f"  {_body_kind(m)}: {body}")
     return "\n".join(lines)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true",
-                        help="one JSON object per message: headers, properties, body_type, body "
-                             "(bytes as {\"base64\": ...})")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='one JSON object per message: headers, properties, body_type, body (bytes as {"base64": ...})',
+    )
 
 
 def _write(m: Message, args: argparse.Namespace) -> None:
@@ -239,14 +291,18 @@ def _write(m: Message, args: argparse.Namespace) -> None:
 
 def cmd_receive(args: argparse.Namespace) -> int:
     destination = destination_from(args)
-    factory = ConnectionFactory(broker_url(args), args.user, args.password, create_destinations=not args.no_create)
+    factory = ConnectionFactory(
+        broker_url(args), args.user, args.password, create_destinations=not args.no_create
+    )
     written = 0
     with factory.create_context(CLIENT_ACKNOWLEDGE) as ctx:
         consumer = ctx.create_consumer(destination, args.selector)
         if args.timeout == 0:
             note(f"waiting for messages on {destination} until Ctrl-C (--timeout 0)")
         elif isinstance(destination, Topic):
-            note(f"subscribed to {destination}: messages published from now on, for {args.timeout} ms of quiet")
+            note(
+                f"subscribed to {destination}: messages published from now on, for {args.timeout} ms of quiet"
+            )
         idle_since = time.monotonic()
         try:
             while not args.max or written < args.max:
@@ -261,8 +317,10 @@ def cmd_receive(args: argparse.Namespace) -> int:
                 written += 1
                 idle_since = time.monotonic()
         except KeyboardInterrupt:
-            note(f"interrupted: received {written} message(s) from {destination}; any message not written "
-                 f"stays on the broker")
+            note(
+                f"interrupted: received {written} message(s) from {destination}; any message not written "
+                f"stays on the broker"
+            )
             raise
     note(f"received {written} message(s) from {destination}")
     return 0
@@ -270,7 +328,9 @@ def cmd_receive(args: argparse.Namespace) -> int:
 
 def cmd_browse(args: argparse.Namespace) -> int:
     destination = destination_from(args)
-    factory = ConnectionFactory(broker_url(args), args.user, args.password, create_destinations=not args.no_create)
+    factory = ConnectionFactory(
+        broker_url(args), args.user, args.password, create_destinations=not args.no_create
+    )
     shown = 0
     with factory.create_context() as ctx:
         browser = ctx.create_browser(destination, args.selector)
@@ -300,16 +360,20 @@ def cmd_queues(args: argparse.Namespace) -> int:
     print(f"{'DESTINATION':{width}}  {'DEPTH':>8}  {'CONSUMERS':>9}  {'ENQUEUED':>9}  {'DEQUEUED':>9}")
     for r in rows:
         depth = r["depth"] if r["destination"].startswith("queue://") else "-"
-        print(f"{r['destination']:{width}}  {depth:>8}  {r['consumers']:>9}  {r['enqueued']:>9}  {r['dequeued']:>9}")
+        print(
+            f"{r['destination']:{width}}  {depth:>8}  {r['consumers']:>9}  {r['enqueued']:>9}  {r['dequeued']:>9}"
+        )
     return 0
 
 
 def add_parsers(sub: Any) -> None:
     s = sub.add_parser(
-        "send", help="send messages: the arguments, else one per line of standard input as it is read",
+        "send",
+        help="send messages: the arguments, else one per line of standard input as it is read",
         description="Sends text messages to a queue or topic: each argument, else each line of standard "
-                    "input as soon as it is read (--null: NUL-ended chunks; --binary: bytes). Input that is "
-                    "not UTF-8 is refused with its byte offset, unless --binary sends it as a BytesMessage.")
+        "input as soon as it is read (--null: NUL-ended chunks; --binary: bytes). Input that is "
+        "not UTF-8 is refused with its byte offset, unless --binary sends it as a BytesMessage.",
+    )
     add_url_options(s)
     target = s.add_mutually_exclusive_group(required=True)
     target.add_argument("-q", "--queue", help="queue name (NAME or queue://NAME)")
@@ -317,53 +381,94 @@ def add_parsers(sub: Any) -> None:
     s.add_argument("--priority", type=int, default=4, help="JMSPriority 0-9 (default 4)")
     s.add_argument("--ttl", type=int, default=0, help="time-to-live in ms (default 0: never expires)")
     s.add_argument("--delay", type=int, default=0, help="delivery delay in ms (default 0: none)")
-    s.add_argument("--delivery-delay", choices=DELIVERY_DELAY_CHOICES, default="auto", metavar="MODE",
-                   help="how a delayed message is held: auto (the provider's own mechanism if it has one, "
-                        "default), native, scheduler, staging (pyjms's staging queue and delay processor), none "
-                        f"({', '.join(DELIVERY_DELAY_CHOICES)})")
-    s.add_argument("--staging-queue", default=STAGING_QUEUE,
-                   help=f"the staging queue of --delivery-delay staging (default {STAGING_QUEUE})")
-    s.add_argument("--non-persistent", action="store_true",
-                   help="send NON_PERSISTENT (default: PERSISTENT, as JMS does)")
-    s.add_argument("-p", "--property", action="append", metavar="NAME=VALUE", help="a string property (repeatable)")
-    s.add_argument("--null", action="store_true", help="standard input: messages end with a NUL byte, not a newline")
-    s.add_argument("--binary", action="store_true",
-                   help="send BytesMessages: all of standard input as one (with --null: one per chunk), "
-                        "or each argument's bytes")
-    s.add_argument("--allow-wildcards", action="store_true",
-                   help="let * > # , in a name reach every destination they match (refused by default)")
-    s.add_argument("--no-create", action="store_true",
-                   help="refuse a queue or topic the broker does not have, as IBM MQ does "
-                        "(MQRC_UNKNOWN_OBJECT_NAME 2085; on pyjms brokers, which can tell), instead of creating it")
+    s.add_argument(
+        "--delivery-delay",
+        choices=DELIVERY_DELAY_CHOICES,
+        default="auto",
+        metavar="MODE",
+        help="how a delayed message is held: auto (the provider's own mechanism if it has one, "
+        "default), native, scheduler, staging (pyjms's staging queue and delay processor), none "
+        f"({', '.join(DELIVERY_DELAY_CHOICES)})",
+    )
+    s.add_argument(
+        "--staging-queue",
+        default=STAGING_QUEUE,
+        help=f"the staging queue of --delivery-delay staging (default {STAGING_QUEUE})",
+    )
+    s.add_argument(
+        "--non-persistent", action="store_true", help="send NON_PERSISTENT (default: PERSISTENT, as JMS does)"
+    )
+    s.add_argument(
+        "-p", "--property", action="append", metavar="NAME=VALUE", help="a string property (repeatable)"
+    )
+    s.add_argument(
+        "--null", action="store_true", help="standard input: messages end with a NUL byte, not a newline"
+    )
+    s.add_argument(
+        "--binary",
+        action="store_true",
+        help="send BytesMessages: all of standard input as one (with --null: one per chunk), "
+        "or each argument's bytes",
+    )
+    s.add_argument(
+        "--allow-wildcards",
+        action="store_true",
+        help="let * > # , in a name reach every destination they match (refused by default)",
+    )
+    s.add_argument(
+        "--no-create",
+        action="store_true",
+        help="refuse a queue or topic the broker does not have, as IBM MQ does "
+        "(MQRC_UNKNOWN_OBJECT_NAME 2085; on pyjms brokers, which can tell), instead of creating it",
+    )
     s.add_argument("body", nargs="*", help="message bodies (none: read standard input)")
     s.set_defaults(run=cmd_send)
 
     for name, verb, helptext in (
-            ("receive", "receive", "take messages from a queue or topic and print them with their headers and "
-                                   "properties; each is acknowledged only after it was written"),
-            ("browse", "browse", "print the messages on a queue without taking them")):
+        (
+            "receive",
+            "receive",
+            "take messages from a queue or topic and print them with their headers and "
+            "properties; each is acknowledged only after it was written",
+        ),
+        ("browse", "browse", "print the messages on a queue without taking them"),
+    ):
         r = sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
         add_url_options(r)
         if name == "receive":
             target = r.add_mutually_exclusive_group(required=True)
             target.add_argument("-q", "--queue", help="queue name (NAME or queue://NAME)")
-            target.add_argument("-t", "--topic", help="topic name (NAME or topic://NAME): messages published "
-                                                      "while receive runs")
-            r.add_argument("--timeout", type=int, default=1000, metavar="MS",
-                           help="stop after this many ms with no message (default 1000; 0: wait forever, "
-                                "until Ctrl-C)")
+            target.add_argument(
+                "-t",
+                "--topic",
+                help="topic name (NAME or topic://NAME): messages published while receive runs",
+            )
+            r.add_argument(
+                "--timeout",
+                type=int,
+                default=1000,
+                metavar="MS",
+                help="stop after this many ms with no message (default 1000; 0: wait forever, until Ctrl-C)",
+            )
         else:
             r.add_argument("-q", "--queue", required=True, help="queue name (NAME or queue://NAME)")
         r.add_argument("--selector", default=None, help="JMS message selector, e.g. \"region = 'eu'\"")
-        r.add_argument("--max", type=int, default=0, help=f"{verb} at most this many messages (default 0: no limit)")
-        r.add_argument("--no-create", action="store_true",
-                       help="refuse a queue or topic the broker does not have, as IBM MQ does "
-                        "(MQRC_UNKNOWN_OBJECT_NAME 2085; on pyjms brokers, which can tell), instead of creating it")
+        r.add_argument(
+            "--max", type=int, default=0, help=f"{verb} at most this many messages (default 0: no limit)"
+        )
+        r.add_argument(
+            "--no-create",
+            action="store_true",
+            help="refuse a queue or topic the broker does not have, as IBM MQ does "
+            "(MQRC_UNKNOWN_OBJECT_NAME 2085; on pyjms brokers, which can tell), instead of creating it",
+        )
         add_output_options(r)
         r.set_defaults(run=cmd_receive if name == "receive" else cmd_browse)
 
-    helptext = ("list the broker's queues and topics with their depth (messages waiting) and consumers; "
-                "a pyjms broker can tell, through its admin service")
+    helptext = (
+        "list the broker's queues and topics with their depth (messages waiting) and consumers; "
+        "a pyjms broker can tell, through its admin service"
+    )
     qs = sub.add_parser("queues", help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
     add_url_options(qs)
     qs.add_argument("--all", action="store_true", help="include pyjms's own PYJMS.* and SYSTEM.* queues")

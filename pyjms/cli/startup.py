@@ -49,13 +49,17 @@ def check_data_dir(path: str, provider: str) -> Path:
         try:
             fd = os.open(lock_file, os.O_RDWR)
         except OSError as e:
-            raise CommandError(f"--data {path}: cannot open its lock file {lock_file}: {e.strerror or e}") from None
+            raise CommandError(
+                f"--data {path}: cannot open its lock file {lock_file}: {e.strerror or e}"
+            ) from None
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
             if e.errno in (errno.EACCES, errno.EAGAIN):
-                raise CommandError(f"--data {path}: in use by another broker (its lock file {lock_file} is "
-                                   f"held); stop that broker or give another directory") from None
+                raise CommandError(
+                    f"--data {path}: in use by another broker (its lock file {lock_file} is "
+                    f"held); stop that broker or give another directory"
+                ) from None
             raise CommandError(f"--data {path}: cannot lock {lock_file}: {e.strerror or e}") from None
         finally:
             os.close(fd)  # closing releases the probe's lock at once
@@ -110,7 +114,10 @@ _CONSUMER_ADVISORY = "ActiveMQ.Advisory.Consumer.Queue."
 def queue_consumers(factory: ConnectionFactory, queue: str, wait_ms: int = 3000) -> int | None:
     """How many consumers a queue has now, on brokers that tell (ActiveMQ's advisories); None
     where the broker cannot tell."""
-    if factory.factory_class is not None or urls.choose(factory.url, factory.provider_name_hint)[0] != "activemq":
+    if (
+        factory.factory_class is not None
+        or urls.choose(factory.url, factory.provider_name_hint)[0] != "activemq"
+    ):
         return None
     with factory.create_context() as ctx:
         advisory = ctx.create_consumer(ctx.create_topic(_CONSUMER_ADVISORY + queue))
@@ -128,4 +135,5 @@ def refuse_a_second_processor(factory: ConnectionFactory, staging_queue: str) ->
         raise CommandError(
             f"queue://{staging_queue} on {factory.url} already has {consumers} consumer(s): the broker's own delay "
             f"processor (a pyjms broker runs one unless started with --no-delay-processor) or another "
-            f"delay-processor serves it, and a second would compete with it; stop that one first")
+            f"delay-processor serves it, and a second would compete with it; stop that one first"
+        )

@@ -44,7 +44,9 @@ class DelayMechanism(str, Enum):
 
     @property
     def send_flag(self) -> int:
-        return {DelayMechanism.NATIVE: SEND_DELAY_NATIVE, DelayMechanism.SCHEDULER: SEND_DELAY_SCHEDULER}.get(self, 0)
+        return {DelayMechanism.NATIVE: SEND_DELAY_NATIVE, DelayMechanism.SCHEDULER: SEND_DELAY_SCHEDULER}.get(
+            self, 0
+        )
 
 
 CHOICES = DELIVERY_DELAY_CHOICES
@@ -87,8 +89,10 @@ def probe(ctx: JMSContext) -> DelayMechanism:
     for name in ctx.provider.delay_mechanisms(ctx):
         # a broker may claim a delay it then ignores (ActiveMQ Classic's AMQP connector offers
         # DELAYED_DELIVERY with its scheduler off): such a claim is tried before it is believed
-        if name == DelayMechanism.NATIVE and channel.supports_native_delay() and (
-            channel.native_delay_known() or delay_works(ctx, SEND_DELAY_NATIVE)
+        if (
+            name == DelayMechanism.NATIVE
+            and channel.supports_native_delay()
+            and (channel.native_delay_known() or delay_works(ctx, SEND_DELAY_NATIVE))
         ):
             return DelayMechanism.NATIVE
         if name == DelayMechanism.SCHEDULER and (channel.scheduler_known() or scheduler_works(ctx)):

@@ -22,7 +22,14 @@ from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue, TemporaryTopic, Topic
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
-from pyjms.api.policy import OutgoingSend, Proceed, ProducerOptions, SendPolicy, SendResult, install_send_policy
+from pyjms.api.policy import (
+    OutgoingSend,
+    Proceed,
+    ProducerOptions,
+    SendPolicy,
+    SendResult,
+    install_send_policy,
+)
 from pyjms.bridge.contract import SEND_DELAY_FLAGS
 from pyjms.delay import staging
 from pyjms.delay.mechanism import DelayMechanism, known_without_io, resolve
@@ -91,19 +98,34 @@ class DelayPolicy(SendPolicy):
             copies.extend(staged)
         completion = send.completion
         # no TTL on the staged copies: the processor expires them, with a report (D18)
-        proceed(send.replace(
-            destination=Queue(self.factory.staging_queue), messages=copies, time_to_live=0, delivery_delay=0,
-            flags=send.flags & ~SEND_DELAY_FLAGS, properties={}, headers={}, describe=False,
-            completion=None if completion is None else (lambda headers, error: completion(None, error)),
-        ))
+        proceed(
+            send.replace(
+                destination=Queue(self.factory.staging_queue),
+                messages=copies,
+                time_to_live=0,
+                delivery_delay=0,
+                flags=send.flags & ~SEND_DELAY_FLAGS,
+                properties={},
+                headers={},
+                describe=False,
+                completion=None if completion is None else (lambda headers, error: completion(None, error)),
+            )
+        )
         if len(send.messages) != 1:
             return SendResult(len(send.messages))
         ttl = send.time_to_live
-        return SendResult(1, {
-            "message_id": original_id, "timestamp": now, "destination": send.destination,
-            "delivery_mode": send.delivery_mode, "priority": send.priority,
-            "expiration": now + ttl if ttl else 0, "delivery_time": now + send.delivery_delay,
-        })
+        return SendResult(
+            1,
+            {
+                "message_id": original_id,
+                "timestamp": now,
+                "destination": send.destination,
+                "delivery_mode": send.delivery_mode,
+                "priority": send.priority,
+                "expiration": now + ttl if ttl else 0,
+                "delivery_time": now + send.delivery_delay,
+            },
+        )
 
 
 def _subscribers(ctx: JMSContext, topic: Topic) -> list[str] | None:

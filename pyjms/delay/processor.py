@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue
@@ -64,9 +65,24 @@ _log = logging.getLogger("pyjms.delay")
 
 # the names this module had before it was split, still importable from here
 __all__ = [
-    "DEFAULT_DEAD_LETTER_QUEUE", "DRAIN_CHUNK", "FEEDBACK", "LEGACY_SLOT_MS", "MQFB_EXPIRATION", "OPEN_AHEAD",
-    "OPEN_AHEAD_MAX", "RECOVERED_WAIT_MS", "REPORT_DISCARD", "REPORT_EXCEPTION", "REPORT_EXPIRATION", "SLOT_MS",
-    "SLOT_PREFIX", "SMALLEST_PAGE", "DelayProcessor", "ProcessorStats", "control_queue", "parse_marker",
+    "DEFAULT_DEAD_LETTER_QUEUE",
+    "DRAIN_CHUNK",
+    "FEEDBACK",
+    "LEGACY_SLOT_MS",
+    "MQFB_EXPIRATION",
+    "OPEN_AHEAD",
+    "OPEN_AHEAD_MAX",
+    "RECOVERED_WAIT_MS",
+    "REPORT_DISCARD",
+    "REPORT_EXCEPTION",
+    "REPORT_EXPIRATION",
+    "SLOT_MS",
+    "SLOT_PREFIX",
+    "SMALLEST_PAGE",
+    "DelayProcessor",
+    "ProcessorStats",
+    "control_queue",
+    "parse_marker",
     "processor_answers",
 ]
 
@@ -108,8 +124,17 @@ class DelayProcessor:
         self._rules = RulesWatcher(self.factory, self.staging, self._plain, self._stop)
         suspended = self._rules.suspended
         self._sorter = Sorter(self.factory, self._book, self.stats, new_mover, self._stop, suspended)
-        self._deliverer = Deliverer(self.factory, self._book, self.stats, self._plain, new_mover, self._stop,
-                                    suspended, record_lateness, fresh_broker)
+        self._deliverer = Deliverer(
+            self.factory,
+            self._book,
+            self.stats,
+            self._plain,
+            new_mover,
+            self._stop,
+            suspended,
+            record_lateness,
+            fresh_broker,
+        )
         self._ping = PingResponder(self.factory, self.staging, self._stop)
 
     # ------------------------------------------------------------------ names
@@ -129,8 +154,12 @@ class DelayProcessor:
 
     def start(self) -> DelayProcessor:
         self._deliverer.start()  # finds the slots a previous processor filed, before any thread runs
-        for name, loop in (("sorter", self._sorter.run), ("deliverer", self._deliverer.run), ("ping", self._ping.run),
-                           ("rules", self._rules.run)):
+        for name, loop in (
+            ("sorter", self._sorter.run),
+            ("deliverer", self._deliverer.run),
+            ("ping", self._ping.run),
+            ("rules", self._rules.run),
+        ):
             t = threading.Thread(target=self._guard(name, loop), name=f"pyjms-delay-{name}", daemon=True)
             t.start()
             self._threads.append(t)

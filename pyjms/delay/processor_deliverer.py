@@ -16,12 +16,14 @@ import logging
 import struct
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import from_key
+from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
@@ -31,7 +33,6 @@ from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
 from pyjms.errors import JMSRuntimeException
-from pyjms.api.expiry import now_ms
 
 _log = logging.getLogger("pyjms.delay")
 
@@ -67,9 +68,18 @@ class Deliverer:
     opened ahead, the moves not committed yet, and the slots it reads again later; it shares
     the slot book with the sorter and the plain targets with the rules thread."""
 
-    def __init__(self, factory: ConnectionFactory, book: SlotBook, stats: ProcessorStats, plain: PlainTargets,
-                 new_mover: Callable[[JMSContext], Mover], stop: threading.Event, suspended: threading.Event,
-                 record_lateness: bool, fresh_broker: bool = False) -> None:
+    def __init__(
+        self,
+        factory: ConnectionFactory,
+        book: SlotBook,
+        stats: ProcessorStats,
+        plain: PlainTargets,
+        new_mover: Callable[[JMSContext], Mover],
+        stop: threading.Event,
+        suspended: threading.Event,
+        record_lateness: bool,
+        fresh_broker: bool = False,
+    ) -> None:
         self._factory = factory
         self._book = book
         self._stats = stats
@@ -124,15 +134,22 @@ class Deliverer:
                 if names is None:
                     return  # the provider cannot list them: the markers are all there is
                 found = self._book.recover(
-                    ctx, names, lambda queues: ctx.channel.non_empty_queues(queues, "find slot queues"))
+                    ctx, names, lambda queues: ctx.channel.non_empty_queues(queues, "find slot queues")
+                )
         except Exception as e:  # e.g. not allowed to read the broker's advisories; or stopping
             if not self._stop.is_set() and not jvm.shutting_down():
-                _log.warning("delay processor: the broker did not list its slot queues (%s); "
-                             "slots are found by their markers alone", e)
+                _log.warning(
+                    "delay processor: the broker did not list its slot queues (%s); "
+                    "slots are found by their markers alone",
+                    e,
+                )
             return
         if found:
-            _log.warning("delay processor: found %d slot queue(s) without a marker: %s", len(found),
-                         ", ".join(str(slot) for slot in found[:10]))
+            _log.warning(
+                "delay processor: found %d slot queue(s) without a marker: %s",
+                len(found),
+                ", ".join(str(slot) for slot in found[:10]),
+            )
 
     def run(self) -> None:
         with self._factory.create_context(SESSION_TRANSACTED) as ctx:
@@ -189,8 +206,11 @@ class Deliverer:
             return  # the sorter committed more to it while it drained: again
         compact, following = finished
         if not complete:  # owed messages did not come: read the slot again later
-            _log.warning("slot %s: %d filed messages did not arrive in time; reading it again later",
-                         slot, self._book.owed(slot) or 0)
+            _log.warning(
+                "slot %s: %d filed messages did not arrive in time; reading it again later",
+                slot,
+                self._book.owed(slot) or 0,
+            )
             self._rechecks.append((time.monotonic() + 2.0, slot, 15))  # every 2 s for 30 s
         behind = following is not None and (following + 1) * self._slot_ms <= now_ms()
         if compact or not behind or sum(n for _, n in self._uncommitted) >= DRAIN_CHUNK:
@@ -279,7 +299,7 @@ class Deliverer:
         # their consumers open together, so that they share one wait for the broker's dispatch
         # (read one by one, hundreds of slots found at start-up cost RECOVERED_WAIT_MS each)
         for start in range(0, len(ready), OPEN_AHEAD_MAX):
-            group = ready[start:start + OPEN_AHEAD_MAX]
+            group = ready[start : start + OPEN_AHEAD_MAX]
             for slot, _ in group:
                 if slot not in self._opened:
                     self._opened[slot] = (self._slot_consumer(slot), time.monotonic())
@@ -366,8 +386,14 @@ class Deliverer:
         ctx = self._ctx
         assert ctx is not None
         plain = self._plain.java_set()
-        raw = bytes(ctx.channel.call(lambda: self._due_mover.deliverDue(consumer.wire_receiver().java, DRAIN_CHUNK, timeout, plain),
-                                     f"delay processor slot {slot}"))
+        raw = bytes(
+            ctx.channel.call(
+                lambda: self._due_mover.deliverDue(
+                    consumer.wire_receiver().java, DRAIN_CHUNK, timeout, plain
+                ),
+                f"delay processor slot {slot}",
+            )
+        )
         (n,) = struct.unpack_from(">i", raw, 0)
         if n < 0:
             log_poison_notes()  # the chunk may have had poison too
@@ -375,7 +401,9 @@ class Deliverer:
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
                 target = from_key(m.get_string_property(staging.TARGET))
-                if target.key not in self._plain and not has_rules(ctx.provider.target_attributes(ctx, target)):
+                if target.key not in self._plain and not has_rules(
+                    ctx.provider.target_attributes(ctx, target)
+                ):
                     self._plain.add(target.key)
             return -n
         if n:
@@ -405,8 +433,11 @@ class Deliverer:
             for m in messages:
                 wire_id = m.get_message_token()
                 if wire_id in self._poison:
-                    mover.fail(m, from_key(m.get_string_property(staging.TARGET)),
-                               JMSRuntimeException("the put to the target failed at commit"))
+                    mover.fail(
+                        m,
+                        from_key(m.get_string_property(staging.TARGET)),
+                        JMSRuntimeException("the put to the target failed at commit"),
+                    )
                 else:
                     mover.deliver(m)
                 self._commit(lambda: self._poison.add(wire_id))

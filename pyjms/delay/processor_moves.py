@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, Queue, from_key
+from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
@@ -20,7 +21,6 @@ from pyjms.delay import staging
 from pyjms.dlq import header as dlh
 from pyjms.errors import JMSRuntimeException
 from pyjms.rules.delivery import check_target_accepts
-from pyjms.api.expiry import now_ms
 
 _log = logging.getLogger("pyjms.delay")
 
@@ -49,7 +49,9 @@ class Mover:
     """Puts due messages to their targets, or expires or dead-letters them, within one
     transacted context; the caller commits (after flush)."""
 
-    def __init__(self, ctx: JMSContext, stats: ProcessorStats, dead_letter_queue: str, record_lateness: bool) -> None:
+    def __init__(
+        self, ctx: JMSContext, stats: ProcessorStats, dead_letter_queue: str, record_lateness: bool
+    ) -> None:
         self.ctx = ctx
         self._put = _Putter(ctx)
         self._stats = stats
@@ -64,7 +66,11 @@ class Mover:
         due = m.get_long_property(staging.DELIVERY_TIME)
         if now < due:
             self._stats.early += 1
-        expiration = m.get_long_property(staging.STAGED_EXPIRATION) if m.property_exists(staging.STAGED_EXPIRATION) else 0
+        expiration = (
+            m.get_long_property(staging.STAGED_EXPIRATION)
+            if m.property_exists(staging.STAGED_EXPIRATION)
+            else 0
+        )
         if expiration and now >= expiration:
             self._expire(m)
             return
@@ -122,7 +128,9 @@ class _Putter:
         record = m.encode(correlation_id=own, drop_properties=staging.STAGING_HEADER, add_properties=extra)
         self._add_record(target, m, expiration - now if expiration else 0, record)
 
-    def dead_letter(self, dlq: Destination, m: Message, target: Destination, error: JMSRuntimeException) -> None:
+    def dead_letter(
+        self, dlq: Destination, m: Message, target: Destination, error: JMSRuntimeException
+    ) -> None:
         extra = dlh.DeadLetterHeader.for_failure(
             target, error, message=m, put_appl_name=PUT_APPL_NAME
         ).typed_properties()
@@ -133,14 +141,19 @@ class _Putter:
     def report(self, reply_to: Destination, m: Message, feedback: int) -> None:
         """A report for the original message: its id as correlation id, unlimited lifetime (E15)."""
         record = m.encode(
-            correlation_id=m.get_jms_message_id(), reply_to=None,
-            drop_properties=staging.STAGING_HEADER + staging.ORIGINAL_MESSAGE + (REPORT_EXPIRATION, REPORT_EXCEPTION),
+            correlation_id=m.get_jms_message_id(),
+            reply_to=None,
+            drop_properties=staging.STAGING_HEADER
+            + staging.ORIGINAL_MESSAGE
+            + (REPORT_EXPIRATION, REPORT_EXCEPTION),
             add_properties={FEEDBACK: (C.T_INT, feedback)},
         )
         self._add_record(reply_to, m, 0, record)
 
     def _add_record(self, destination: Destination, m: Message, ttl: int, record: bytes) -> None:
-        self._pending.append(C.pack_routed(destination.key, m.get_jms_delivery_mode(), m.get_jms_priority(), ttl, 0, record))
+        self._pending.append(
+            C.pack_routed(destination.key, m.get_jms_delivery_mode(), m.get_jms_priority(), ttl, 0, record)
+        )
         if len(self._pending) >= self.BATCH:
             self.flush()
 

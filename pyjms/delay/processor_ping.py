@@ -24,14 +24,20 @@ class PingResponder:
         self._stop = stop
 
     def run(self) -> None:
-        serve(self._factory, self._queue, lambda request, sender: {"ok": True, "serves": self._queue.name},
-              self._stop, answer_ttl_ms=10_000)
+        serve(
+            self._factory,
+            self._queue,
+            lambda request, sender: {"ok": True, "serves": self._queue.name},
+            self._stop,
+            answer_ttl_ms=10_000,
+        )
 
 
 def processor_answers(ctx: JMSContext, timeout_ms: int = 1000) -> bool:
     """Whether a delay processor serves this factory's staging queue (it answers a ping)."""
-    with ServiceClient(ctx, control_queue(ctx.factory.staging_queue), timeout_ms=timeout_ms,
-                       serves="a delay processor") as processor:
+    with ServiceClient(
+        ctx, control_queue(ctx.factory.staging_queue), timeout_ms=timeout_ms, serves="a delay processor"
+    ) as processor:
         try:
             processor.call("ping")
             return True

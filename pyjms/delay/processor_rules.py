@@ -74,7 +74,9 @@ class PlainTargets:
 class RulesWatcher:
     """The rules thread; it owns the plain targets' pruning and the suspended flag."""
 
-    def __init__(self, factory: ConnectionFactory, staging: str, plain: PlainTargets, stop: threading.Event) -> None:
+    def __init__(
+        self, factory: ConnectionFactory, staging: str, plain: PlainTargets, stop: threading.Event
+    ) -> None:
         self._factory = factory
         self._staging = staging
         self._plain = plain
@@ -100,8 +102,10 @@ class RulesWatcher:
         attrs = ctx.provider.target_attributes(ctx, Queue(self._staging))
         disabled = attrs is not None and getattr(attrs, "put_enabled", True) is False
         if disabled and not self.suspended.is_set():
-            _log.warning("staging queue %s is PUT(DISABLED): the delay processor stops until it is enabled",
-                         self._staging)
+            _log.warning(
+                "staging queue %s is PUT(DISABLED): the delay processor stops until it is enabled",
+                self._staging,
+            )
             self.suspended.set()
         elif not disabled and self.suspended.is_set():
             _log.warning("staging queue %s is PUT(ENABLED): the delay processor starts again", self._staging)

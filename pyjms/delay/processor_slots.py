@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
@@ -166,8 +166,12 @@ class SlotBook:
 
     # ------------------------------------------------------------------ markers
 
-    def recover(self, ctx: JMSContext, queue_names: list[str] | None = None,
-                non_empty: Callable[[list[str]], list[str]] | None = None) -> list[int]:
+    def recover(
+        self,
+        ctx: JMSContext,
+        queue_names: list[str] | None = None,
+        non_empty: Callable[[list[str]], list[str]] | None = None,
+    ) -> list[int]:
         """Reads the markers (browse, no consume) and makes their slots pending again; returns
         the slots found that were not pending. Slots of another length are noted as foreign.
 
@@ -264,6 +268,10 @@ class SlotBook:
         with self._lock:
             self._dead_markers = 0
             self._drained.clear()  # their markers are gone now
-            for slot in [n for n, moved in self._moved.items() if n not in self._known and moved >= self._filed.get(n, 0)]:
+            for slot in [
+                n
+                for n, moved in self._moved.items()
+                if n not in self._known and moved >= self._filed.get(n, 0)
+            ]:
                 self._moved.pop(slot, None)
                 self._filed.pop(slot, None)

@@ -12,12 +12,14 @@ import logging
 import struct
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from pyjms.api.consumer import JMSConsumer
 from pyjms.api.constants import SESSION_TRANSACTED
+from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
@@ -25,7 +27,6 @@ from pyjms.bridge.channel import log_poison_notes
 from pyjms.delay import staging
 from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
-from pyjms.api.expiry import now_ms
 
 if TYPE_CHECKING:
     from pyjms.api.producer import JMSProducer
@@ -40,8 +41,15 @@ class Sorter:
     """The sorter thread. It owns its context and what is made on it; it shares only the slot
     book (and the stats) with the deliverer."""
 
-    def __init__(self, factory: ConnectionFactory, book: SlotBook, stats: ProcessorStats,
-                 new_mover: Callable[[JMSContext], Mover], stop: threading.Event, suspended: threading.Event) -> None:
+    def __init__(
+        self,
+        factory: ConnectionFactory,
+        book: SlotBook,
+        stats: ProcessorStats,
+        new_mover: Callable[[JMSContext], Mover],
+        stop: threading.Event,
+        suspended: threading.Event,
+    ) -> None:
         self._factory = factory
         self._book = book
         self._stats = stats
@@ -62,7 +70,8 @@ class Sorter:
             self._mover = self._new_mover(ctx)
             self._markers = ctx.create_producer()
             self._filer = jvm.shim().jclass("org.pyjms.shim.delay.SlotFiler")(
-                ctx.channel.java, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms)
+                ctx.channel.java, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms
+            )
             while not self._stop.is_set():
                 if self._suspended.is_set():
                     self._stop.wait(0.1)

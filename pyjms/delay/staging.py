@@ -63,8 +63,9 @@ def staging_properties(
     return props
 
 
-def staged_copies(send: OutgoingSend, message: Message, now_ms: int, subscribers: list[str] | None
-                  ) -> tuple[str, list[Message]]:
+def staged_copies(
+    send: OutgoingSend, message: Message, now_ms: int, subscribers: list[str] | None
+) -> tuple[str, list[Message]]:
     """The original id of one delayed message and its staged copies: one, or for a topic one
     per subscriber address (D16; ``subscribers`` None means one copy, matched at delivery).
     Each copy has the producer's headers and properties folded in, the staging header, and the
@@ -72,12 +73,20 @@ def staged_copies(send: OutgoingSend, message: Message, now_ms: int, subscribers
     h = send.headers
     original_id = new_message_id()
     own_correlation = h["correlation_id"] if "correlation_id" in h else message.get_jms_correlation_id()
-    props = {**send.properties, **staging_properties(send.destination.key, now_ms, send.delivery_delay,
-                                                      send.time_to_live, original_id, own_correlation)}
+    props = {
+        **send.properties,
+        **staging_properties(
+            send.destination.key, now_ms, send.delivery_delay, send.time_to_live, original_id, own_correlation
+        ),
+    }
 
     def copy(extra: dict[str, tuple[int, Any]]) -> Message:
-        return message.copy(correlation_id=original_id, jms_type=h.get("jms_type", KEEP),
-                            reply_to=h.get("reply_to", KEEP), add_properties={**props, **extra})
+        return message.copy(
+            correlation_id=original_id,
+            jms_type=h.get("jms_type", KEEP),
+            reply_to=h.get("reply_to", KEEP),
+            add_properties={**props, **extra},
+        )
 
     if subscribers is None:
         return original_id, [copy({})]

@@ -12,7 +12,16 @@ from pyjms.dlq.header import DeadLetterDetails, DeadLetterHeader, dead_letter
 from pyjms.dlq.rules import Action, ControlData, Rule, RulesTable, RulesTableError
 
 __all__ = [
-    "RulesTable", "Rule", "ControlData", "RulesTableError", "Action",
-    "DeadLetterHeader", "DeadLetterDetails", "dead_letter", "DLQHandler", "HandlerStats",
-    "put_unchanged", "handler_factory",
+    "RulesTable",
+    "Rule",
+    "ControlData",
+    "RulesTableError",
+    "Action",
+    "DeadLetterHeader",
+    "DeadLetterDetails",
+    "dead_letter",
+    "DLQHandler",
+    "HandlerStats",
+    "put_unchanged",
+    "handler_factory",
 ]

@@ -42,16 +42,31 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--url", default=None, help="the broker's URL, e.g. tcp://127.0.0.1:61616 (default: PYJMS_URL)")
+    parser.add_argument(
+        "--url", default=None, help="the broker's URL, e.g. tcp://127.0.0.1:61616 (default: PYJMS_URL)"
+    )
     parser.add_argument("--user", default=None, help="user name for the broker")
     parser.add_argument("--password", default=None, help="password for the broker")
-    parser.add_argument("-q", "--queue", default=None,
-                        help="the dead-letter queue (default: INPUTQ of the table, else the provider's: ActiveMQ.DLQ)")
-    parser.add_argument("-m", "--queue-manager", default=None,
-                        help="this broker's queue manager name for DESTQM/FWDQM/REPLYQM (default: INPUTQM, else '')")
+    parser.add_argument(
+        "-q",
+        "--queue",
+        default=None,
+        help="the dead-letter queue (default: INPUTQ of the table, else the provider's: ActiveMQ.DLQ)",
+    )
+    parser.add_argument(
+        "-m",
+        "--queue-manager",
+        default=None,
+        help="this broker's queue manager name for DESTQM/FWDQM/REPLYQM (default: INPUTQM, else '')",
+    )
     parser.add_argument("-r", "--rules", default="-", help="rules table file; '-' or omitted: standard input")
-    parser.add_argument("--progress", type=float, default=5.0, metavar="SECONDS",
-                        help="seconds between progress lines (0: none)")
+    parser.add_argument(
+        "--progress",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="seconds between progress lines (0: none)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every move")
 
 
@@ -59,7 +74,8 @@ def run_command(args: argparse.Namespace) -> int:
     """The subcommand. JMSRuntimeException (e.g. RulesTableError) is left to the caller."""
     table = _read_table(args.rules)  # first: a table with errors starts nothing (Q07)
     logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     factory = ConnectionFactory(args.url, args.user, args.password)
@@ -94,15 +110,20 @@ def _read_table(path: str) -> RulesTable:
     try:
         data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as e:
-        raise InvalidArgumentRuntimeException(f"cannot read the rules table {name}: {e.strerror or e}") from None
+        raise InvalidArgumentRuntimeException(
+            f"cannot read the rules table {name}: {e.strerror or e}"
+        ) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InvalidArgumentRuntimeException(
-            f"the rules table {name} is not UTF-8 text: byte 0x{data[e.start]:02x} at byte offset {e.start}") from None
+            f"the rules table {name} is not UTF-8 text: byte 0x{data[e.start]:02x} at byte offset {e.start}"
+        ) from None
     nul = data.find(b"\0")
     if nul >= 0:
-        raise InvalidArgumentRuntimeException(f"the rules table {name} is not text: a NUL byte at byte offset {nul}")
+        raise InvalidArgumentRuntimeException(
+            f"the rules table {name} is not text: a NUL byte at byte offset {nul}"
+        )
     return RulesTable.parse(text)
 
 

@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 def _typed(values: Mapping[str, bool | int | float | str] | None) -> dict[str, tuple[int, object]]:
     # pyjms's own route: the dead-letter and transmission-queue headers are JMS_PYJMS_* names
-    return {check_own_property_name(name): (tag_for(value, what=f"property {name!r}"), value)
-            for name, value in (values or {}).items()}
+    return {
+        check_own_property_name(name): (tag_for(value, what=f"property {name!r}"), value)
+        for name, value in (values or {}).items()
+    }
 
 
 def put_unchanged(
@@ -40,7 +42,9 @@ def put_unchanged(
     ``strip`` names properties to leave out and ``add`` adds properties (JMS type from the
     Python type); nothing else changes. Returns the copy as sent (with its new message id).
     """
-    return forward(ctx, destination, message, drop_properties=strip, add_properties=_typed(add), producer=producer)
+    return forward(
+        ctx, destination, message, drop_properties=strip, add_properties=_typed(add), producer=producer
+    )
 
 
 def copy_message(message: Message) -> Message:

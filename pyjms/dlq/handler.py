@@ -50,7 +50,13 @@ from pyjms.api.message import Message, ObjectMessage, StreamMessage
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
 from pyjms.dlq.forward import handler_factory, put_unchanged
-from pyjms.dlq.header import ACTIVEMQ_CAUSE, HEADER_PROPERTIES, DeadLetterDetails, DeadLetterHeader, message_fields
+from pyjms.dlq.header import (
+    ACTIVEMQ_CAUSE,
+    HEADER_PROPERTIES,
+    DeadLetterDetails,
+    DeadLetterHeader,
+    message_fields,
+)
 from pyjms.dlq.rules import Action, Rule, RulesTable
 from pyjms.errors import (
     InvalidArgumentRuntimeException,
@@ -186,10 +192,13 @@ class DLQHandler:
         if not (queue or control.input_q or default_queue):
             raise InvalidArgumentRuntimeException(
                 f"no dead-letter queue to process: name one (queue=..., INPUTQ in the table); "
-                f"{self._factory.provider.name} has no default")
+                f"{self._factory.provider.name} has no default"
+            )
         self.queue = queue or control.input_q or default_queue
         self.queue_manager = (queue_manager if queue_manager is not None else control.input_qm) or ""
-        self.retry_interval_s = float(control.retry_interval_s if retry_interval_s is None else retry_interval_s)
+        self.retry_interval_s = float(
+            control.retry_interval_s if retry_interval_s is None else retry_interval_s
+        )
         self.wait: bool | int = control.wait if wait is None else wait
         self.poll_interval_s = poll_interval_s
         self.report_interval_s = report_interval_s
@@ -205,7 +214,9 @@ class DLQHandler:
         self._move_ctx: JMSContext  # made by run()
 
     def __repr__(self) -> str:
-        return f"DLQHandler(queue={self.queue!r}, queue_manager={self.queue_manager!r}, rules={len(self.table)})"
+        return (
+            f"DLQHandler(queue={self.queue!r}, queue_manager={self.queue_manager!r}, rules={len(self.table)})"
+        )
 
     # ------------------------------------------------------------------ running
 
@@ -404,7 +415,9 @@ class DLQHandler:
             self._unreachable(message_id)
         return attempted
 
-    def _drain(self, move_ctx: JMSContext, consumer: JMSConsumer, pending: dict[str, _Move]) -> tuple[bool, bool]:
+    def _drain(
+        self, move_ctx: JMSContext, consumer: JMSConsumer, pending: dict[str, _Move]
+    ) -> tuple[bool, bool]:
         """Gets and moves pending messages; (reopen the consumer?, any attempt made?).
 
         After a failure the consumer must go: ActiveMQ hands a rolled-back message straight
@@ -492,10 +505,18 @@ class DLQHandler:
         else:
             self.stats.retried += 1
         where = f" to {move.target}" if move.target is not None else ""
-        _log.info("%s: %s%s (rule on line %d, %s)", move.message_id, action.value, where, move.rule.line,
-                  move.header.reason_name)
+        _log.info(
+            "%s: %s%s (rule on line %d, %s)",
+            move.message_id,
+            action.value,
+            where,
+            move.rule.line,
+            move.header.reason_name,
+        )
 
-    def _failed(self, message_id: str, index: int, rule: Rule, error: JMSRuntimeException, counted: bool = False) -> None:
+    def _failed(
+        self, message_id: str, index: int, rule: Rule, error: JMSRuntimeException, counted: bool = False
+    ) -> None:
         tracked = self._tracked.setdefault(message_id, _Tracked())
         if not counted:
             tracked.attempts[index] = tracked.attempts.get(index, 0) + 1
@@ -506,7 +527,11 @@ class DLQHandler:
         tracked.due = time.monotonic() + (0.0 if exhausted else self.retry_interval_s)
         _log.warning(
             "%s: %s by the rule on line %d failed (attempt %d of %d%s): %s",
-            message_id, rule.action.value, rule.line, attempts, rule.retry,
+            message_id,
+            rule.action.value,
+            rule.line,
+            attempts,
+            rule.retry,
             "; trying the next matching rule" if exhausted else f"; again in {self.retry_interval_s:g} s",
             error,
         )
@@ -521,7 +546,9 @@ class DLQHandler:
                 "%s on %s could not be got for %d passes: another reader holds it, or it is behind "
                 "more messages than the broker pages in for a selector (ActiveMQ maxPageSize, 200) "
                 "and the messages the handler leaves keep it there",
-                message_id, self.queue, tracked.unreachable,
+                message_id,
+                self.queue,
+                tracked.unreachable,
             )
 
     # ------------------------------------------------------------------ bookkeeping

@@ -65,8 +65,8 @@ from pyjms.errors import (
     MessageFormatRuntimeException,
     ResourceAllocationRuntimeException,
 )
-from pyjms.rules.expiry import now_ms
 from pyjms.reasons import MQRC
+from pyjms.rules.expiry import now_ms
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
@@ -231,7 +231,9 @@ class DeadLetterHeader:
         """
         if message.property_exists(REASON):
             return cls._read(message)
-        cause = message.get_string_property(ACTIVEMQ_CAUSE) if message.property_exists(ACTIVEMQ_CAUSE) else None
+        cause = (
+            message.get_string_property(ACTIVEMQ_CAUSE) if message.property_exists(ACTIVEMQ_CAUSE) else None
+        )
         if cause is None:
             return None
         return cls.from_activemq(message, cause, queue_manager, original_destination, dead_lettered_ms)
@@ -244,7 +246,9 @@ class DeadLetterHeader:
                 dest_q=message.get_string_property(DEST_Q) or "",
                 dest_q_mgr=message.get_string_property(DEST_Q_MGR) or "",
                 put_appl_name=message.get_string_property(PUT_APPL_NAME) or "",
-                put_appl_type=message.get_int_property(PUT_APPL_TYPE) if message.property_exists(PUT_APPL_TYPE) else 0,
+                put_appl_type=message.get_int_property(PUT_APPL_TYPE)
+                if message.property_exists(PUT_APPL_TYPE)
+                else 0,
                 put_date=message.get_string_property(PUT_DATE) or "",
                 put_time=message.get_string_property(PUT_TIME) or "",
                 format=message.get_string_property(FORMAT) or "",
@@ -272,7 +276,9 @@ class DeadLetterHeader:
             reason = MQRC_BACKOUT_THRESHOLD_REACHED
         else:
             reason = MQRC_UNEXPECTED_ERROR
-        at = dead_lettered_ms or (int(expiration.group(1)) if expiration else 0) or message.get_jms_timestamp()
+        at = (
+            dead_lettered_ms or (int(expiration.group(1)) if expiration else 0) or message.get_jms_timestamp()
+        )
         date, time = put_stamp(at) if at else ("", "")
         return cls(
             reason=reason,

@@ -234,13 +234,15 @@ class RulesTable:
             with open(path, "rb") as file:
                 data = file.read()
         except OSError as e:
-            raise InvalidArgumentRuntimeException(f"cannot read the rules table {os.fspath(path)!r}: {e.strerror or e}",
-                                                  values={"path": os.fspath(path)}) from None
+            raise InvalidArgumentRuntimeException(
+                f"cannot read the rules table {os.fspath(path)!r}: {e.strerror or e}",
+                values={"path": os.fspath(path)},
+            ) from None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise InvalidArgumentRuntimeException(
-                f"the rules table {os.fspath(path)!r} is not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})",
+                f"the rules table {os.fspath(path)!r} is not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r})",
                 values={"path": os.fspath(path), "offset": e.start},
             ) from None
         return cls.parse(text)
@@ -437,8 +439,13 @@ def _interpret(entries: list[_Entry], problems: _Problems) -> tuple[ControlData,
             if index == 0 and (values := _values(_CONTROL_KEYWORDS, entry, items, problems)) is not None:
                 control = ControlData(**values)
             elif index > 0:
-                problems.append((entry.line, "control data (INPUTQ, INPUTQM, RETRYINT, WAIT) "
-                                 "is allowed only in the first entry of the table"))
+                problems.append(
+                    (
+                        entry.line,
+                        "control data (INPUTQ, INPUTQM, RETRYINT, WAIT) "
+                        "is allowed only in the first entry of the table",
+                    )
+                )
         elif (values := _values(_RULE_KEYWORDS, entry, items, problems)) is not None:
             rules.append(Rule(line=entry.line, **values))
     return control, rules
@@ -457,8 +464,13 @@ def _values(
             problems.append((line, f"{item.keyword} appears more than once in one entry"))
         elif not item.value:  # FORMAT() and FORMAT('') alike: IBM wants a significant character
             seen.add(item.keyword)
-            problems.append((line, f"{item.keyword}() needs at least one significant character; "
-                             f"write {item.keyword}(' ') for blank"))
+            problems.append(
+                (
+                    line,
+                    f"{item.keyword}() needs at least one significant character; "
+                    f"write {item.keyword}(' ') for blank",
+                )
+            )
         else:
             seen.add(item.keyword)
             attribute, convert = keywords[item.keyword]
@@ -576,5 +588,13 @@ _RULE_KEYWORDS: _Keywords = {
     "RETRY": ("retry", partial(_count, MIN_RETRY)),
 }
 
-__all__ = ["Action", "ControlData", "PutAut", "Rule", "RulesTable", "RulesTableError",
-           "MAX_NUMBER", "MIN_RETRY"]
+__all__ = [
+    "Action",
+    "ControlData",
+    "PutAut",
+    "Rule",
+    "RulesTable",
+    "RulesTableError",
+    "MAX_NUMBER",
+    "MIN_RETRY",
+]

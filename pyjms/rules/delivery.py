@@ -10,7 +10,8 @@ the values that broke the rule and IBM MQ's reason code.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pyjms.api.checks import (  # noqa: F401 - the client's checks, named here too
     DELIVERY_MODES,
@@ -38,17 +39,21 @@ def check_delay_within_ttl(delay_ms: int, ttl_ms: int) -> None:
     """D06: a nonzero delay longer than a nonzero TTL would expire before delivery."""
     if delay_ms > 0 and ttl_ms > 0 and delay_ms > ttl_ms:
         raise mq_error(
-            JMSRuntimeException, MQRC.EXPIRY_ERROR,
+            JMSRuntimeException,
+            MQRC.EXPIRY_ERROR,
             f"delivery delay {delay_ms} ms exceeds time-to-live {ttl_ms} ms, so the message would expire before delivery",
-            delivery_delay=delay_ms, time_to_live=ttl_ms,
+            delivery_delay=delay_ms,
+            time_to_live=ttl_ms,
         )
 
 
 def delay_not_supported(delay_ms: int, provider: str) -> JMSRuntimeException:
     """D04: a nonzero delay where no delay mechanism is available."""
     return mq_error(
-        NotSupportedRuntimeException, MQRC.FUNCTION_NOT_SUPPORTED,
-        f"delivery delay {delay_ms} ms is not supported on {provider}", delivery_delay=delay_ms,
+        NotSupportedRuntimeException,
+        MQRC.FUNCTION_NOT_SUPPORTED,
+        f"delivery delay {delay_ms} ms is not supported on {provider}",
+        delivery_delay=delay_ms,
     )
 
 
@@ -65,16 +70,20 @@ def check_delayed_message(delay_ms: int, property_values: dict[str, Any]) -> Non
     retain = property_values.get(RETAIN_PROPERTY)
     if retain is not None and str(retain) == "1":
         raise mq_error(
-            JMSRuntimeException, MQRC.OPTIONS_ERROR,
+            JMSRuntimeException,
+            MQRC.OPTIONS_ERROR,
             f"a retained publication ({RETAIN_PROPERTY}=1) cannot have a delivery delay ({delay_ms} ms)",
-            delivery_delay=delay_ms, **{RETAIN_PROPERTY: retain},
+            delivery_delay=delay_ms,
+            **{RETAIN_PROPERTY: retain},
         )
     group = property_values.get(GROUP_PROPERTY)
     if group is not None:
         raise mq_error(
-            JMSRuntimeException, MQRC.OPTIONS_ERROR,
+            JMSRuntimeException,
+            MQRC.OPTIONS_ERROR,
             f"a grouped message ({GROUP_PROPERTY}={group!r}) cannot have a delivery delay ({delay_ms} ms)",
-            delivery_delay=delay_ms, **{GROUP_PROPERTY: group},
+            delivery_delay=delay_ms,
+            **{GROUP_PROPERTY: group},
         )
 
 
@@ -93,22 +102,34 @@ def check_delayed_target(
         if delivery != "ALLAVAIL":
             kind = "PMSGDLV" if persistent else "NPMSGDLV"
             raise mq_error(
-                JMSRuntimeException, MQRC.PUBLICATION_FAILURE,
+                JMSRuntimeException,
+                MQRC.PUBLICATION_FAILURE,
                 f"a delayed publication to {destination_key} needs {kind}(ALLAVAIL), the topic has {kind}({delivery})",
-                delivery_delay=delay_ms, **{kind: delivery},
+                delivery_delay=delay_ms,
+                **{kind: delivery},
             )
         return
     if a.clustered and a.default_bind != "NOTFIXED":
         raise mq_error(
-            JMSRuntimeException, MQRC.OPTIONS_ERROR,
+            JMSRuntimeException,
+            MQRC.OPTIONS_ERROR,
             f"a delayed message to clustered queue {destination_key} needs DEFBIND(NOTFIXED), it has DEFBIND({a.default_bind})",
-            delivery_delay=delay_ms, DEFBIND=a.default_bind,
+            delivery_delay=delay_ms,
+            DEFBIND=a.default_bind,
         )
     check_target_accepts(destination_key, a, size=size)
 
 
-_VALUE_BYTES = {C.T_BOOL: 1, C.T_BYTE: 1, C.T_SHORT: 2, C.T_CHAR: 2, C.T_INT: 4, C.T_FLOAT: 4, C.T_LONG: 8,
-                C.T_DOUBLE: 8}
+_VALUE_BYTES = {
+    C.T_BOOL: 1,
+    C.T_BYTE: 1,
+    C.T_SHORT: 2,
+    C.T_CHAR: 2,
+    C.T_INT: 4,
+    C.T_FLOAT: 4,
+    C.T_LONG: 8,
+    C.T_DOUBLE: 8,
+}
 
 
 def _value_length(tag: int, value: Any) -> int:
@@ -135,14 +156,19 @@ def message_length(message: Message, extra_properties: Mapping[str, tuple[int, A
     pyjms's or the provider's encoding. The brokers count the same (org.pyjms.shim.MessageLength)."""
     body = message.get_body() if isinstance(message, (TextMessage, BytesMessage)) else None
     if isinstance(message, MapMessage):
-        length = sum(len(k.encode("utf-8")) + _value_length(t, v) for k, (t, v) in message.typed_map().items())
+        length = sum(
+            len(k.encode("utf-8")) + _value_length(t, v) for k, (t, v) in message.typed_map().items()
+        )
     elif body is None:
         length = 0
     else:
         length = len(body.encode("utf-8")) if isinstance(body, str) else len(body)
     properties = {**message.typed_properties(), **(extra_properties or {})}
-    return length + sum(len(name.encode("utf-8")) + _value_length(tag, value)
-                        for name, (tag, value) in properties.items() if _property_counts(name))
+    return length + sum(
+        len(name.encode("utf-8")) + _value_length(tag, value)
+        for name, (tag, value) in properties.items()
+        if _property_counts(name)
+    )
 
 
 def check_target_accepts(destination_key: str, attributes: Any, *, size: int = 0) -> None:
@@ -154,16 +180,22 @@ def check_target_accepts(destination_key: str, attributes: Any, *, size: int = 0
     if a is None or not hasattr(a, "put_enabled"):
         return
     if not a.put_enabled:
-        raise mq_error(IllegalStateRuntimeException, MQRC.PUT_INHIBITED, f"queue {destination_key} is put-inhibited")
+        raise mq_error(
+            IllegalStateRuntimeException, MQRC.PUT_INHIBITED, f"queue {destination_key} is put-inhibited"
+        )
     if 0 <= a.max_msg_length < size:
         raise mq_error(
-            JMSRuntimeException, MQRC.MSG_TOO_BIG_FOR_Q,
+            JMSRuntimeException,
+            MQRC.MSG_TOO_BIG_FOR_Q,
             f"a message of {size} bytes (body and properties) exceeds MAXMSGL {a.max_msg_length} of {destination_key}",
-            size=size, MAXMSGL=a.max_msg_length,
+            size=size,
+            MAXMSGL=a.max_msg_length,
         )
     if 0 <= a.max_depth <= a.depth:
         raise mq_error(
-            ResourceAllocationRuntimeException, MQRC.Q_FULL,
+            ResourceAllocationRuntimeException,
+            MQRC.Q_FULL,
             f"queue {destination_key} is full ({a.depth} of MAXDEPTH {a.max_depth})",
-            depth=a.depth, MAXDEPTH=a.max_depth,
+            depth=a.depth,
+            MAXDEPTH=a.max_depth,
         )

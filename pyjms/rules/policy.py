@@ -37,8 +37,13 @@ class DelayedMessageRules(SendPolicy):
         if attributes is None:
             return
         size = max((rules.message_length(m, send.properties) for m in send.messages), default=0)
-        rules.check_delayed_target(send.destination.key, attributes, persistent=send.delivery_mode == PERSISTENT,
-                                   size=size, delay_ms=delay)
+        rules.check_delayed_target(
+            send.destination.key,
+            attributes,
+            persistent=send.delivery_mode == PERSISTENT,
+            size=size,
+            delay_ms=delay,
+        )
 
 
 def _rules_for(factory: ConnectionFactory) -> SendPolicy:

@@ -77,7 +77,8 @@ class JMSDataSource(DataSource):
     def _write_columns(self, schema: StructType, overwrite: bool) -> dict:
         if overwrite:
             raise NotSupportedRuntimeException(
-                "a JMS destination cannot be overwritten, only appended to: use mode('append')")
+                "a JMS destination cannot be overwritten, only appended to: use mode('append')"
+            )
         columns = check_write_schema(schema)
         if "destination" not in columns:
             self.jms_options.require_destination()
@@ -95,8 +96,21 @@ def register(spark: Any) -> None:
 
 
 __all__ = [
-    "register", "WorkerPythonError", "check_worker_python",
-    "JMSDataSource", "JMSOptions", "READ_SCHEMA", "WRITE_COLUMNS",
-    "JMSBatchWrite", "JMSStreamingWrite", "JMSCommitMessage", "JMSBrowseBatch", "JMSConsumeBatch",
-    "JMSPartition", "JMSMicroBatchStream", "DLQ_DETAIL", "consume_after_job", "ConsumeResult",
+    "register",
+    "WorkerPythonError",
+    "check_worker_python",
+    "JMSDataSource",
+    "JMSOptions",
+    "READ_SCHEMA",
+    "WRITE_COLUMNS",
+    "JMSBatchWrite",
+    "JMSStreamingWrite",
+    "JMSCommitMessage",
+    "JMSBrowseBatch",
+    "JMSConsumeBatch",
+    "JMSPartition",
+    "JMSMicroBatchStream",
+    "DLQ_DETAIL",
+    "consume_after_job",
+    "ConsumeResult",
 ]

@@ -25,7 +25,7 @@ consume
 from __future__ import annotations
 
 import zlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
@@ -83,14 +83,17 @@ class JMSBrowseBatch(_JMSBatchRead):
             return
         chunk: list[Message] = []
         taken = 0
-        with connection_factory(self.options).create_context(AUTO_ACKNOWLEDGE) as ctx, \
-                ctx.create_browser(self._queue(), self.options.message_selector) as browser:
+        with (
+            connection_factory(self.options).create_context(AUTO_ACKNOWLEDGE) as ctx,
+            ctx.create_browser(self._queue(), self.options.message_selector) as browser,
+        ):
             for m in browser:
                 if partition.count > 1 and _owner(m, partition.count) != partition.index:
                     continue
                 chunk.append(m)
                 if len(chunk) >= self.options.batch_size or (
-                        partition.limit is not None and taken + len(chunk) >= partition.limit):
+                    partition.limit is not None and taken + len(chunk) >= partition.limit
+                ):
                     batch = rows.batch(chunk)
                     chunk = []
                     if batch is not None:
@@ -145,4 +148,3 @@ class JMSConsumeBatch(_JMSBatchRead):
             committed = True
         finally:
             close_context(ctx, rollback=not committed)
-

@@ -16,8 +16,9 @@ messages not yet acknowledged are read again by the next run: at-least-once, lik
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.destination import Queue, from_key
@@ -40,7 +41,8 @@ def consume_after_job(
     messages it saw. ``options`` are the ``jms`` format's read options (``mode`` must not be set)."""
     if "mode" in options:
         raise InvalidArgumentRuntimeException(
-            f"consume_after_job browses, then acknowledges: drop the option mode={options['mode']!r}")
+            f"consume_after_job browses, then acknowledges: drop the option mode={options['mode']!r}"
+        )
     if isinstance(ack_batch, bool) or not isinstance(ack_batch, int) or not 1 <= ack_batch <= 10_000:
         raise InvalidArgumentRuntimeException(f"ack_batch {ack_batch!r} must be an int 1..10000")
     jms = JMSOptions.parse(dict(options))
@@ -57,7 +59,7 @@ def consume_after_job(
     with connection_factory(jms).create_context(SESSION_TRANSACTED) as ctx:
         consumer = ctx.create_consumer(queue)
         for start in range(0, len(tokens), ack_batch):
-            got = consumer.receive_by_tokens(tokens[start:start + ack_batch], jms.receive_timeout)
+            got = consumer.receive_by_tokens(tokens[start : start + ack_batch], jms.receive_timeout)
             ctx.commit()
             acknowledged += len(got)
     return ConsumeResult(len(tokens), acknowledged, len(tokens) - acknowledged, result)

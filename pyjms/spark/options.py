@@ -10,14 +10,19 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from pyjms.api.constants import DEFAULT_PRIORITY, NON_PERSISTENT, PERSISTENT
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import from_key
 from pyjms.delay.mechanism import check_choice
-from pyjms.errors import InvalidArgumentRuntimeException, InvalidDestinationRuntimeException, JMSRuntimeException
+from pyjms.errors import (
+    InvalidArgumentRuntimeException,
+    InvalidDestinationRuntimeException,
+    JMSRuntimeException,
+)
 from pyjms.rules import delivery as rules
 
 _log = logging.getLogger("pyjms.spark")
@@ -37,8 +42,9 @@ def _pairs(raw: str | None, name: str) -> tuple[tuple[str, str], ...]:
             continue
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise InvalidArgumentRuntimeException(f"option {name} takes name=value pairs, got {item!r}",
-                                                  values={name: raw})
+            raise InvalidArgumentRuntimeException(
+                f"option {name} takes name=value pairs, got {item!r}", values={name: raw}
+            )
         out.append((key.strip(), value.strip()))
     return tuple(out)
 
@@ -46,8 +52,9 @@ def _pairs(raw: str | None, name: str) -> tuple[tuple[str, str], ...]:
 def destination_key(value: str, what: str) -> str:
     """``queue://NAME`` or ``topic://NAME`` as given, or a plain NAME as a queue."""
     if not isinstance(value, str) or not value.strip():
-        raise InvalidDestinationRuntimeException(f"{what} must be a destination name, got {value!r}",
-                                                 values={what: value})
+        raise InvalidDestinationRuntimeException(
+            f"{what} must be a destination name, got {value!r}", values={what: value}
+        )
     if "://" not in value:
         return f"queue://{value}"
     from_key(value)  # raises for an unknown scheme
@@ -58,7 +65,9 @@ def delivery_mode_value(value: Any) -> int:
     """1, 2, "1", "2", "PERSISTENT" or "NON_PERSISTENT" (any case) as a checked JMS delivery mode."""
     if isinstance(value, str):
         name = value.strip().upper()
-        value = DELIVERY_MODE_NAMES.get(name, int(name) if name.isascii() and name.isdigit() and len(name) < 20 else value)
+        value = DELIVERY_MODE_NAMES.get(
+            name, int(name) if name.isascii() and name.isdigit() and len(name) < 20 else value
+        )
     return rules.check_delivery_mode(value)
 
 
@@ -74,11 +83,13 @@ def _optional_int(options: Mapping[str, str], name: str, minimum: int | None = N
     try:
         value = int(str(raw).strip())
     except ValueError:
-        raise InvalidArgumentRuntimeException(f"option {name} must be an integer, got {raw!r}",
-                                              values={name: raw}) from None
+        raise InvalidArgumentRuntimeException(
+            f"option {name} must be an integer, got {raw!r}", values={name: raw}
+        ) from None
     if minimum is not None and value < minimum:
-        raise InvalidArgumentRuntimeException(f"option {name} must be at least {minimum}, got {value}",
-                                              values={name: value})
+        raise InvalidArgumentRuntimeException(
+            f"option {name} must be at least {minimum}, got {value}", values={name: value}
+        )
     return value
 
 
@@ -87,7 +98,8 @@ def _choice(options: Mapping[str, str], name: str, choices: tuple[str, ...]) -> 
     value = choices[0] if raw is None else str(raw).strip().lower()
     if value not in choices:
         raise InvalidArgumentRuntimeException(
-            f"option {name} must be one of {', '.join(choices)}, got {raw!r}", values={name: raw})
+            f"option {name} must be one of {', '.join(choices)}, got {raw!r}", values={name: raw}
+        )
     return value
 
 
@@ -123,12 +135,24 @@ class JMSOptions:
 
     #: option name (as users write it) for each field
     NAMES: ClassVar[dict[str, str]] = {
-        "url": "url", "user": "user", "password": "password", "destination": "destination",
-        "delivery_delay": "deliveryDelay", "time_to_live": "timeToLive", "priority": "priority",
-        "delivery_mode": "deliveryMode", "batch_size": "batchSize", "on_invalid": "onInvalid",
-        "dead_letter_queue": "deadLetterQueue", "message_selector": "messageSelector", "mode": "mode",
-        "max_messages": "maxMessages", "num_partitions": "numPartitions", "receive_timeout": "receiveTimeout",
-        "max_messages_per_trigger": "maxMessagesPerTrigger", "delay_mechanism": "deliveryDelayMechanism",
+        "url": "url",
+        "user": "user",
+        "password": "password",
+        "destination": "destination",
+        "delivery_delay": "deliveryDelay",
+        "time_to_live": "timeToLive",
+        "priority": "priority",
+        "delivery_mode": "deliveryMode",
+        "batch_size": "batchSize",
+        "on_invalid": "onInvalid",
+        "dead_letter_queue": "deadLetterQueue",
+        "message_selector": "messageSelector",
+        "mode": "mode",
+        "max_messages": "maxMessages",
+        "num_partitions": "numPartitions",
+        "receive_timeout": "receiveTimeout",
+        "max_messages_per_trigger": "maxMessagesPerTrigger",
+        "delay_mechanism": "deliveryDelayMechanism",
         "factory_properties": "factoryProperties",
     }
 
@@ -138,20 +162,26 @@ class JMSOptions:
         known = {n.lower() for n in cls.NAMES.values()}
         unknown = sorted(set(o) - known - _SPARK_OPTIONS)
         if unknown:  # a typo would silently change behaviour: say so where the job is planned
-            _log.warning("jms data source: ignoring unknown options %s (known: %s)", unknown,
-                         ", ".join(sorted(cls.NAMES.values())))
+            _log.warning(
+                "jms data source: ignoring unknown options %s (known: %s)",
+                unknown,
+                ", ".join(sorted(cls.NAMES.values())),
+            )
         url = o.get("url") or os.environ.get("PYJMS_URL")
         if not url:
             raise InvalidArgumentRuntimeException(
                 "the jms data source needs the option url (e.g. tcp://broker:61616), or PYJMS_URL set "
-                "on the driver and executors", values={"url": None})
+                "on the driver and executors",
+                values={"url": None},
+            )
         if url.startswith("vm:"):
             # every Spark Python worker is its own process with its own JVM: a vm:// broker in
             # one of them is invisible to the others
             raise InvalidArgumentRuntimeException(
                 f"url {url!r} is in-process; Spark's Python workers are separate processes, so use a "
                 "broker they can all reach, e.g. tcp://127.0.0.1:61616 (python -m pyjms broker)",
-                values={"url": url})
+                values={"url": url},
+            )
         dest = o.get("destination") or o.get("path")
         dlq = o.get("deadletterqueue")
         ttl = rules.check_time_to_live(_int(o, "timeToLive", 0))
@@ -164,7 +194,8 @@ class JMSOptions:
         if on_invalid == "dlq" and not dlq:
             raise InvalidArgumentRuntimeException(
                 "onInvalid=dlq needs the option deadLetterQueue (the queue invalid rows go to)",
-                values={"onInvalid": "dlq", "deadLetterQueue": None})
+                values={"onInvalid": "dlq", "deadLetterQueue": None},
+            )
         mechanism = str(o.get("deliverydelaymechanism") or "auto").strip().lower()
         check_choice(mechanism)
         selector = o.get("messageselector")
@@ -193,7 +224,8 @@ class JMSOptions:
     def require_destination(self) -> str:
         if self.destination is None:
             raise InvalidDestinationRuntimeException(
-                "the jms data source needs the option destination (a queue name, queue://NAME or topic://NAME)")
+                "the jms data source needs the option destination (a queue name, queue://NAME or topic://NAME)"
+            )
         return self.destination
 
     def require_queue(self) -> str:
@@ -201,7 +233,8 @@ class JMSOptions:
         if not key.startswith("queue://"):
             raise InvalidDestinationRuntimeException(
                 f"reading needs a queue, got {key!r}: a topic keeps no messages to browse or consume",
-                values={"destination": key})
+                values={"destination": key},
+            )
         return key
 
 
@@ -222,9 +255,13 @@ def connection_factory(options: JMSOptions) -> ConnectionFactory:
     with _factories_lock:
         f = _factories.get(key)
         if f is None:
-            f = _factories[key] = ConnectionFactory(options.url, options.user, options.password,
-                                                    delivery_delay=options.delay_mechanism,
-                                                    properties=dict(options.factory_properties))
+            f = _factories[key] = ConnectionFactory(
+                options.url,
+                options.user,
+                options.password,
+                delivery_delay=options.delay_mechanism,
+                properties=dict(options.factory_properties),
+            )
         return f
 
 

@@ -8,7 +8,8 @@ broker scheduler, IBM MQ's remaining expiry in tenths of a second).
 from __future__ import annotations
 
 import struct
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -27,32 +28,34 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from pyjms.api.expiry import is_expired, now_ms, remaining_expiry
 from pyjms.api.message import DELIVERY_TIME_PROPERTY, EXPIRATION_PROPERTY, SEND_TIME_PROPERTY, Message
 from pyjms.bridge import codec as C
 from pyjms.errors import InvalidArgumentRuntimeException
-from pyjms.api.expiry import is_expired, now_ms, remaining_expiry
 
 _STRING_MAP = MapType(StringType(), StringType(), valueContainsNull=True)
 
 #: a read's columns, in order
-READ_SCHEMA = StructType([
-    StructField("message_id", StringType()),
-    StructField("destination", StringType()),
-    StructField("correlation_id", StringType()),
-    StructField("type", StringType()),
-    StructField("reply_to", StringType()),
-    StructField("priority", IntegerType()),
-    StructField("delivery_mode", IntegerType()),
-    StructField("timestamp", TimestampType()),
-    StructField("delivery_time", TimestampType()),
-    StructField("expiration", TimestampType()),
-    StructField("remaining_expiry", LongType()),
-    StructField("redelivered", BooleanType()),
-    StructField("delivery_count", IntegerType()),
-    StructField("properties", _STRING_MAP),
-    StructField("body", BinaryType()),
-    StructField("text", StringType()),
-])
+READ_SCHEMA = StructType(
+    [
+        StructField("message_id", StringType()),
+        StructField("destination", StringType()),
+        StructField("correlation_id", StringType()),
+        StructField("type", StringType()),
+        StructField("reply_to", StringType()),
+        StructField("priority", IntegerType()),
+        StructField("delivery_mode", IntegerType()),
+        StructField("timestamp", TimestampType()),
+        StructField("delivery_time", TimestampType()),
+        StructField("expiration", TimestampType()),
+        StructField("remaining_expiry", LongType()),
+        StructField("redelivered", BooleanType()),
+        StructField("delivery_count", IntegerType()),
+        StructField("properties", _STRING_MAP),
+        StructField("body", BinaryType()),
+        StructField("text", StringType()),
+    ]
+)
 
 _INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
 #: a write's columns and the Spark types each may have; only body is required
@@ -83,11 +86,13 @@ def check_read_schema(schema: StructType | None) -> StructType:
         if known is None:
             raise InvalidArgumentRuntimeException(
                 f"column {f.name!r} is not one the jms data source reads; it reads {', '.join(by_name)}",
-                values={"column": f.name})
+                values={"column": f.name},
+            )
         if known.dataType != f.dataType:
             raise InvalidArgumentRuntimeException(
                 f"column {f.name!r} is {known.dataType.simpleString()}, not {f.dataType.simpleString()}",
-                values={"column": f.name})
+                values={"column": f.name},
+            )
     return schema
 
 
@@ -96,13 +101,15 @@ def check_write_schema(schema: StructType) -> dict[str, DataType]:
     columns = {f.name: f.dataType for f in schema.fields}
     if "body" not in columns:
         raise InvalidArgumentRuntimeException(
-            "writing to jms needs a body column (string or binary)", values={"columns": list(columns)})
+            "writing to jms needs a body column (string or binary)", values={"columns": list(columns)}
+        )
     for name, dtype in columns.items():
         allowed = WRITE_COLUMNS.get(name)
         if allowed is None:
             raise InvalidArgumentRuntimeException(
                 f"column {name!r} is not one the jms data source writes; select from {', '.join(WRITE_COLUMNS)}",
-                values={"column": name})
+                values={"column": name},
+            )
         ok = isinstance(dtype, allowed)
         if ok and isinstance(dtype, MapType):
             ok = isinstance(dtype.keyType, StringType) and isinstance(dtype.valueType, StringType)
@@ -110,7 +117,8 @@ def check_write_schema(schema: StructType) -> dict[str, DataType]:
             raise InvalidArgumentRuntimeException(
                 f"column {name!r} has type {dtype.simpleString()}; it must be "
                 f"{' or '.join(t.typeName() for t in allowed) if name != 'properties' else 'map<string,string>'}",
-                values={"column": name, "type": dtype.simpleString()})
+                values={"column": name, "type": dtype.simpleString()},
+            )
     return columns
 
 
@@ -139,7 +147,7 @@ def _bodies(rec: C.IncomingRecord) -> tuple[bytes | None, str | None]:
         (n,) = _I32.unpack_from(rec.buf, rec.body_at)
         if n < 0:
             return None, None
-        raw = rec.buf[rec.body_at + 4: rec.body_at + 4 + n]
+        raw = rec.buf[rec.body_at + 4 : rec.body_at + 4 + n]
         return raw, raw.decode("utf-8", "surrogateescape")
     if rec.kind == _BYTES:
         return bytes(rec.body()), None
@@ -178,16 +186,30 @@ class ArrowRows:
             props = m.typed_properties()
             body, text = _bodies(rec)
             count = h["delivery_count"]
-            rows.append((
-                h["message_id"], h["destination"], h["correlation_id"], h["type"], h["reply_to"],
-                h["priority"], h["delivery_mode"], _micros(m.get_jms_timestamp()),
-                _micros(m.get_jms_delivery_time()), _micros(expiration), remaining_expiry(expiration, now),
-                bool(h["redelivered"]), count if count else 1,
-                [(k, _property_text(v)) for k, (_, v) in props.items() if k not in _TRANSPORT_PROPERTIES],
-                body, text,
-            ))
+            rows.append(
+                (
+                    h["message_id"],
+                    h["destination"],
+                    h["correlation_id"],
+                    h["type"],
+                    h["reply_to"],
+                    h["priority"],
+                    h["delivery_mode"],
+                    _micros(m.get_jms_timestamp()),
+                    _micros(m.get_jms_delivery_time()),
+                    _micros(expiration),
+                    remaining_expiry(expiration, now),
+                    bool(h["redelivered"]),
+                    count if count else 1,
+                    [(k, _property_text(v)) for k, (_, v) in props.items() if k not in _TRANSPORT_PROPERTIES],
+                    body,
+                    text,
+                )
+            )
         if not rows:
             return None
-        columns = list(zip(*rows))
-        arrays = [pa.array(columns[i], type=f.type) for i, f in zip(self._wanted, self.arrow_schema)]
+        columns = list(zip(*rows, strict=True))
+        arrays = [
+            pa.array(columns[i], type=f.type) for i, f in zip(self._wanted, self.arrow_schema, strict=True)
+        ]
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import logging
 import struct
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
@@ -40,7 +41,13 @@ from pyjms.bridge.contract import DLQ_DETAIL
 from pyjms.dlq.header import MQFMT_NONE, MQFMT_STRING, DeadLetterHeader, destination_name, reason_for
 from pyjms.errors import InvalidDestinationRuntimeException, JMSRuntimeException
 from pyjms.rules import delivery as rules
-from pyjms.spark.options import JMSOptions, close_context, connection_factory, delivery_mode_value, destination_key
+from pyjms.spark.options import (
+    JMSOptions,
+    close_context,
+    connection_factory,
+    delivery_mode_value,
+    destination_key,
+)
 
 try:  # PySpark >= 4.1
     from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
@@ -63,8 +70,17 @@ PUT_APPL_NAME = "pyjms.spark"
 #: beside the header (pyjms.dlq.header: JMS_PYJMS_DLH_Reason, _DestQ, ...): the error itself,
 #: naming the row and the values that broke the rule (pyjms.bridge.contract.DLQ_DETAIL)
 
-_OPTIONAL = ("destination", "priority", "delivery_mode", "time_to_live", "delivery_delay",
-             "correlation_id", "type", "reply_to", "properties")
+_OPTIONAL = (
+    "destination",
+    "priority",
+    "delivery_mode",
+    "time_to_live",
+    "delivery_delay",
+    "correlation_id",
+    "type",
+    "reply_to",
+    "properties",
+)
 
 
 @dataclass
@@ -113,7 +129,7 @@ class _PartitionSender:
 
         size = self._o.batch_size
         records = self._records
-        for values in zip(column("body"), *(column(c) for c in _OPTIONAL)):
+        for values in zip(column("body"), *(column(c) for c in _OPTIONAL), strict=True):
             row = self._row
             self._row += 1
             try:
@@ -133,28 +149,46 @@ class _PartitionSender:
         Bodies stay UTF-8 bytes from Arrow to the JVM (a string column is cast to binary)."""
         o = self._o
         key = o.require_destination()
-        prefix = self._route(key, o.delivery_mode, o.priority, o.time_to_live, None, None, None, None,
-                             {})[:-4]  # the record for a null body, without the body
+        prefix = self._route(key, o.delivery_mode, o.priority, o.time_to_live, None, None, None, None, {})[
+            :-4
+        ]  # the record for a null body, without the body
         length = _LENGTH.pack
         empty = b"" if self._kind == C.KIND_BYTES else _NULL_TEXT
-        raw = bodies.cast(pa.binary()) if pa.types.is_string(bodies.type) or pa.types.is_large_string(bodies.type) \
+        raw = (
+            bodies.cast(pa.binary())
+            if pa.types.is_string(bodies.type) or pa.types.is_large_string(bodies.type)
             else bodies
-        self._records.extend([prefix + (length(len(b)) + b if b is not None else empty) for b in raw.to_pylist()])
+        )
+        self._records.extend(
+            [prefix + (length(len(b)) + b if b is not None else empty) for b in raw.to_pylist()]
+        )
         self.sent += len(bodies)
         self._row += len(bodies)
         if len(self._records) >= self._o.batch_size:
             self.flush()
 
-    def _encode(self, body: Any, dest: str | None, priority: int | None, mode: Any, ttl: int | None,
-                delay: int | None, correlation_id: str | None, jms_type: str | None, reply_to: str | None,
-                properties: list[tuple[str, str | None]] | None) -> bytes | None:
+    def _encode(
+        self,
+        body: Any,
+        dest: str | None,
+        priority: int | None,
+        mode: Any,
+        ttl: int | None,
+        delay: int | None,
+        correlation_id: str | None,
+        jms_type: str | None,
+        reply_to: str | None,
+        properties: list[tuple[str, str | None]] | None,
+    ) -> bytes | None:
         """A routed record for one row, after the same rules as JMSProducer's setters; a delayed
         row is sent at once through a JMSProducer (None is returned)."""
         o = self._o
         key = o.destination if dest is None else destination_key(dest, "destination")
         if key is None:
             raise InvalidDestinationRuntimeException(
-                "the row has no destination and the option destination is not set", values={"destination": None})
+                "the row has no destination and the option destination is not set",
+                values={"destination": None},
+            )
         priority = o.priority if priority is None else rules.check_priority(priority)
         mode = o.delivery_mode if mode is None else delivery_mode_value(mode)
         ttl = o.time_to_live if ttl is None else rules.check_time_to_live(ttl)
@@ -163,7 +197,9 @@ class _PartitionSender:
         props = _string_properties(properties)
         reply_key = None if reply_to is None else destination_key(reply_to, "reply_to")
         if delay:
-            self._send_delayed(key, mode, priority, ttl, delay, body, correlation_id, jms_type, reply_key, props)
+            self._send_delayed(
+                key, mode, priority, ttl, delay, body, correlation_id, jms_type, reply_key, props
+            )
             return None
         return self._route(key, mode, priority, ttl, body, correlation_id, jms_type, reply_key, props)
 
@@ -175,9 +211,19 @@ class _PartitionSender:
             self._destinations[key] = d
         return d
 
-    def _send_delayed(self, key: str, mode: int, priority: int, ttl: int, delay: int, body: Any,
-                      correlation_id: str | None, jms_type: str | None, reply_key: str | None,
-                      props: dict[str, tuple[int, Any]]) -> None:
+    def _send_delayed(
+        self,
+        key: str,
+        mode: int,
+        priority: int,
+        ttl: int,
+        delay: int,
+        body: Any,
+        correlation_id: str | None,
+        jms_type: str | None,
+        reply_key: str | None,
+        props: dict[str, tuple[int, Any]],
+    ) -> None:
         """One delayed row, the way JMSProducer sends a delayed message (its rules raise here)."""
         p = self._producer
         if p is None:
@@ -193,9 +239,18 @@ class _PartitionSender:
             body = TextMessage(None) if self._kind == C.KIND_TEXT else b""
         p.send(self._destination(key), body)
 
-    def _route(self, key: str, mode: int, priority: int, ttl: int, body: Any,
-               correlation_id: str | None, jms_type: str | None, reply_key: str | None,
-               props: dict[str, tuple[int, Any]]) -> bytes:
+    def _route(
+        self,
+        key: str,
+        mode: int,
+        priority: int,
+        ttl: int,
+        body: Any,
+        correlation_id: str | None,
+        jms_type: str | None,
+        reply_key: str | None,
+        props: dict[str, tuple[int, Any]],
+    ) -> bytes:
         head = self._keys.get(key)
         if head is None:
             head = self._keys[key] = C.pack_string(key)
@@ -203,8 +258,11 @@ class _PartitionSender:
         headers = C.pack_headers(correlation_id, jms_type, reply_key) if has_headers else b""
         if body is None and self._kind == C.KIND_BYTES:
             body = b""
-        return (head + _ROUTE.pack(mode, priority, ttl, 0)  # no delay: delayed rows go through _send_delayed
-                + C.pack_record(self._kind, body, headers, C.pack_properties(props) if props else b""))
+        return (
+            head
+            + _ROUTE.pack(mode, priority, ttl, 0)  # no delay: delayed rows go through _send_delayed
+            + C.pack_record(self._kind, body, headers, C.pack_properties(props) if props else b"")
+        )
 
     def _invalid(self, row: int, error: JMSRuntimeException, values: tuple[Any, ...]) -> None:
         """A row that broke a rule: fail the task, skip the row, or dead-letter it (onInvalid)."""
@@ -212,7 +270,8 @@ class _PartitionSender:
         if o.on_invalid == "fail":
             raise type(error)(
                 f"row {row} of partition {self.partition}: {error.message}",
-                error_code=error.error_code, reason=error.reason,
+                error_code=error.error_code,
+                reason=error.reason,
                 values={**error.values, "row": row, "partition": self.partition},
             ) from None
         if o.on_invalid == "skip":
@@ -231,13 +290,27 @@ class _PartitionSender:
         # IBM MQ's dead-letter header, as pyjms carries it, so that pyjms's DLQ handler (or
         # anyone reading DLH_Reason / DLH_DestQ) can deal with the row like any dead letter
         header = DeadLetterHeader.create(
-            reason_for(error), destination_name(intended), put_appl_name=PUT_APPL_NAME,
-            format=MQFMT_STRING if self._kind == C.KIND_TEXT else MQFMT_NONE)
+            reason_for(error),
+            destination_name(intended),
+            put_appl_name=PUT_APPL_NAME,
+            format=MQFMT_STRING if self._kind == C.KIND_TEXT else MQFMT_NONE,
+        )
         props = {**_string_properties(properties, strict=False), **header.typed_properties()}
         props[DLQ_DETAIL] = (C.T_STRING, f"row {row} of partition {self.partition}: {error}")
         # no delay and no TTL: the dead-letter queue keeps the row until someone looks at it
-        self._records.append(self._route(o.dead_letter_queue or "", PERSISTENT, DEFAULT_PRIORITY, 0, body,
-                                         correlation_id, jms_type, reply_key, props))
+        self._records.append(
+            self._route(
+                o.dead_letter_queue or "",
+                PERSISTENT,
+                DEFAULT_PRIORITY,
+                0,
+                body,
+                correlation_id,
+                jms_type,
+                reply_key,
+                props,
+            )
+        )
         self.dead_lettered += 1
 
     # ------------------------------------------------------------------ the transaction
@@ -247,23 +320,28 @@ class _PartitionSender:
         records, size = self._records, self._o.batch_size
         ctx = self.ctx
         for at in range(0, len(records), size):
-            ctx.send_routed(records[at:at + size])
+            ctx.send_routed(records[at : at + size])
         self._records = []
 
     def commit(self) -> JMSCommitMessage:
         self.flush()
         self.ctx.commit()
         if self.skipped:
-            _log.warning("partition %d skipped %d invalid rows (the first: %s)", self.partition, self.skipped,
-                         self._first_skip)
+            _log.warning(
+                "partition %d skipped %d invalid rows (the first: %s)",
+                self.partition,
+                self.skipped,
+                self._first_skip,
+            )
         return JMSCommitMessage(self.partition, self.attempt, self.sent, self.skipped, self.dead_lettered)
 
     def close(self, rollback: bool) -> None:
         close_context(self.ctx, rollback)
 
 
-def _string_properties(properties: list[tuple[str, str | None]] | None,
-                       strict: bool = True) -> dict[str, tuple[int, Any]]:
+def _string_properties(
+    properties: list[tuple[str, str | None]] | None, strict: bool = True
+) -> dict[str, tuple[int, Any]]:
     """A properties map<string,string> as JMS String properties (null values are left unset)."""
     out: dict[str, tuple[int, Any]] = {}
     for name, value in properties or ():
@@ -279,8 +357,9 @@ def _string_properties(properties: list[tuple[str, str | None]] | None,
     return out
 
 
-def write_partition(options: JMSOptions, columns: dict[str, DataType],
-                    batches: Iterator[pa.RecordBatch]) -> JMSCommitMessage:
+def write_partition(
+    options: JMSOptions, columns: dict[str, DataType], batches: Iterator[pa.RecordBatch]
+) -> JMSCommitMessage:
     """Sends one task's rows and commits them, or rolls everything back if anything fails."""
     sender = _PartitionSender(options, columns)
     committed = False
@@ -296,8 +375,10 @@ def write_partition(options: JMSOptions, columns: dict[str, DataType],
 
 def _summary(messages: list[JMSCommitMessage | None]) -> str:
     done = [m for m in messages if m is not None]
-    return (f"{sum(m.sent for m in done)} rows sent, {sum(m.skipped for m in done)} skipped, "
-            f"{sum(m.dead_lettered for m in done)} dead-lettered by {len(done)} of {len(messages)} tasks")
+    return (
+        f"{sum(m.sent for m in done)} rows sent, {sum(m.skipped for m in done)} skipped, "
+        f"{sum(m.dead_lettered for m in done)} dead-lettered by {len(done)} of {len(messages)} tasks"
+    )
 
 
 class JMSBatchWrite(DataSourceArrowWriter):
@@ -341,5 +422,8 @@ class JMSStreamingWrite(_StreamWriterBase):  # type: ignore[misc, valid-type]
 
     def abort(self, messages: list[JMSCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         if any(m is not None for m in messages):
-            _log.warning("jms stream batch %d aborted, but tasks that committed stay sent: %s", batchId,
-                         _summary(messages))
+            _log.warning(
+                "jms stream batch %d aborted, but tasks that committed stay sent: %s",
+                batchId,
+                _summary(messages),
+            )

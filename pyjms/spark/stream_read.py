@@ -44,8 +44,9 @@ keep them to what the driver can hold (``maxMessagesPerTrigger``).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -53,10 +54,10 @@ from pyspark.sql.types import StructType
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.destination import from_key
+from pyjms.api.expiry import is_expired, now_ms
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.errors import JMSRuntimeException
-from pyjms.api.expiry import is_expired, now_ms
 from pyjms.spark.options import JMSOptions, connection_factory
 from pyjms.spark.schema import ArrowRows
 
@@ -71,6 +72,7 @@ except ImportError:  # pragma: no cover
 
     class SupportsTriggerAvailableNow:  # type: ignore[no-redef]
         pass
+
 
 _log = logging.getLogger("pyjms.spark")
 #: once a batch has its first message, how long to wait for each further burst (ms)
@@ -157,8 +159,13 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
             records = self._receive(e - s, self.options.receive_timeout)
             batch = self._pending = _Batch(s, e, records)
             if len(records) < e - s:
-                _log.warning("replaying batch %d..%d of %s: only %d messages were there", s, e,
-                             self.queue_key, len(records))
+                _log.warning(
+                    "replaying batch %d..%d of %s: only %d messages were there",
+                    s,
+                    e,
+                    self.queue_key,
+                    len(records),
+                )
         parts = max(1, min(self.options.num_partitions, len(batch.records)))
         chunks = [batch.records[i::parts] for i in range(parts)]
         return [JMSStreamPartition(C.pack_batch(chunk, len(chunk)), len(chunk)) for chunk in chunks if chunk]
@@ -210,8 +217,9 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
         out: list[bytes] = []
         now = now_ms()
         while len(out) < bound:
-            messages = consumer.receive_batch(min(self.options.batch_size, bound - len(out)),
-                                              wait_ms if not out else _TRICKLE_MS)
+            messages = consumer.receive_batch(
+                min(self.options.batch_size, bound - len(out)), wait_ms if not out else _TRICKLE_MS
+            )
             if not messages:
                 break
             for m in messages:
@@ -219,7 +227,7 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 if not is_expired(m.get_jms_expiration(), now):
                     rec = m.record
                     assert rec is not None  # a received message keeps its record
-                    out.append(rec.buf[rec.start:rec.end])
+                    out.append(rec.buf[rec.start : rec.end])
         if not out:
             self._ctx.commit()  # nothing to deliver; anything taken had expired
         return out

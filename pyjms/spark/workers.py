@@ -31,8 +31,13 @@ def check_worker_python(conf_python: str | None = None) -> str:
     naming it, and PYSPARK_PYTHON, otherwise."""
     python = worker_python(conf_python)
     resolved = shutil.which(python) or python
-    how = ("spark.pyspark.python" if conf_python else "PYSPARK_PYTHON" if os.environ.get("PYSPARK_PYTHON")
-           else "the default, as neither spark.pyspark.python nor PYSPARK_PYTHON is set")
+    how = (
+        "spark.pyspark.python"
+        if conf_python
+        else "PYSPARK_PYTHON"
+        if os.environ.get("PYSPARK_PYTHON")
+        else "the default, as neither spark.pyspark.python nor PYSPARK_PYTHON is set"
+    )
     try:
         done = subprocess.run([resolved, "-c", _PROBE], capture_output=True, text=True, timeout=120)
     except OSError as e:
@@ -41,7 +46,10 @@ def check_worker_python(conf_python: str | None = None) -> str:
         if done.returncode == 0:
             return resolved
         lines = (done.stderr or done.stdout).strip().splitlines()
-        problem = f"cannot import pyjms's Spark data source ({lines[-1] if lines else f'exit {done.returncode}'})"
+        problem = (
+            f"cannot import pyjms's Spark data source ({lines[-1] if lines else f'exit {done.returncode}'})"
+        )
     raise WorkerPythonError(
         f"Spark's Python workers run {python} ({resolved}; {how}), which {problem}: set "
-        f"PYSPARK_PYTHON={sys.executable} before the SparkSession starts, or install 'pyjms[spark]' there")
+        f"PYSPARK_PYTHON={sys.executable} before the SparkSession starts, or install 'pyjms[spark]' there"
+    )

@@ -9,10 +9,10 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar
-
+from typing import Any, TypeVar
 
 import pytest
 
@@ -69,8 +69,11 @@ class Watch:
         shared: load 40 on 2 cores here) or for the GIL, which another thread held (while the
         scheduler had it off its CPU, too); asyncio's report of it stays in ``reports``."""
         java = [f"{what} called Java: {function}" for what, function in self.java_calls]
-        return java + [f"{what} took {wall * 1000:.1f} ms: {cpu * 1000:.1f} ms on a CPU, {blocked * 1000:.1f} ms "
-                       f"blocked" for what, wall, cpu, _, blocked in self.timed if cpu >= SLOW_CALLBACK_S]
+        return java + [
+            f"{what} took {wall * 1000:.1f} ms: {cpu * 1000:.1f} ms on a CPU, {blocked * 1000:.1f} ms blocked"
+            for what, wall, cpu, _, blocked in self.timed
+            if cpu >= SLOW_CALLBACK_S
+        ]
 
 
 def _schedstat() -> tuple[float, float]:

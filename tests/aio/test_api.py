@@ -10,7 +10,6 @@ import pytest
 import pyjms
 import pyjms.aio as aio
 from pyjms.browse import BROWSE_HANDLE, NoMessageAvailable
-
 from tests.aio.conftest import run
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
@@ -75,8 +74,9 @@ def test_transactions_commit_and_rollback(afactory: aio.ConnectionFactory, qname
     run(main)
 
 
-def test_setters_check_at_once_and_a_queued_send_keeps_its_options(afactory: aio.ConnectionFactory,
-                                                                    qname: str) -> None:
+def test_setters_check_at_once_and_a_queued_send_keeps_its_options(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
     async def main() -> None:
         async with afactory.create_context() as ctx:
             q = ctx.create_queue(qname)
@@ -123,8 +123,9 @@ def test_async_for_ends_when_the_consumer_closes(afactory: aio.ConnectionFactory
     run(main)
 
 
-def test_a_receive_waiting_when_the_context_closes_returns_none(afactory: aio.ConnectionFactory,
-                                                                qname: str) -> None:
+def test_a_receive_waiting_when_the_context_closes_returns_none(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
     async def main() -> None:
         ctx = await afactory.create_context()
         consumer = await ctx.create_consumer(ctx.create_queue(qname))

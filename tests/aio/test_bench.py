@@ -10,13 +10,35 @@ from tests.conftest import ROOT
 
 
 def test_the_throughput_bench_prints_the_asyncio_rows() -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_throughput.py"), "--providers", "activemq",
-                           "--messages", "1000", "--rounds", "1", "--warmup", "0", "--cold-starts", "0"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench_throughput.py"),
+            "--providers",
+            "activemq",
+            "--messages",
+            "1000",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--cold-starts",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     rows = {line[:34].strip(): line for line in done.stdout.splitlines()}
     assert "not measured" not in done.stdout, done.stdout
-    for case in ("raw Java, sequential", "pyjms per message", "pyjms send_batch/receive_batch",
-                 "pyjms.aio per message", "pyjms.aio send_batch/receive_batch"):
+    for case in (
+        "raw Java, sequential",
+        "pyjms per message",
+        "pyjms send_batch/receive_batch",
+        "pyjms.aio per message",
+        "pyjms.aio send_batch/receive_batch",
+    ):
         assert case in rows, done.stdout
     assert "pyjms per message" in rows["pyjms.aio per message"][34:]  # compared with the sync row

@@ -18,7 +18,6 @@ import pytest
 import pyjms
 import pyjms.aio as aio
 from pyjms.browse import BROWSE_HANDLE
-
 from tests.aio.conftest import run
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
@@ -29,7 +28,9 @@ async def _worker_busy(ctx: aio.JMSContext, seconds: float) -> asyncio.Future[No
     return ctx.worker.submit(lambda: time.sleep(seconds))
 
 
-def test_a_receive_cancelled_before_it_runs_takes_nothing(afactory: aio.ConnectionFactory, qname: str) -> None:
+def test_a_receive_cancelled_before_it_runs_takes_nothing(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
     async def main() -> None:
         async with afactory.create_context() as ctx, afactory.create_context() as other:
             q = ctx.create_queue(qname)
@@ -51,8 +52,9 @@ def test_a_receive_cancelled_before_it_runs_takes_nothing(afactory: aio.Connecti
 
 
 @pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.CLIENT_ACKNOWLEDGE, pyjms.SESSION_TRANSACTED])
-def test_a_message_taken_after_the_cancel_goes_to_the_next_receive(afactory: aio.ConnectionFactory,
-                                                                   qname: str, mode: int) -> None:
+def test_a_message_taken_after_the_cancel_goes_to_the_next_receive(
+    afactory: aio.ConnectionFactory, qname: str, mode: int
+) -> None:
     async def main() -> None:
         async with afactory.create_context(mode) as ctx, afactory.create_context() as other:
             q = ctx.create_queue(qname)
@@ -77,10 +79,14 @@ def test_a_message_taken_after_the_cancel_goes_to_the_next_receive(afactory: aio
     run(main)
 
 
-def test_a_rollback_hands_a_kept_message_back_to_the_provider(afactory: aio.ConnectionFactory,
-                                                              qname: str) -> None:
+def test_a_rollback_hands_a_kept_message_back_to_the_provider(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
     async def main() -> None:
-        async with afactory.create_context(pyjms.SESSION_TRANSACTED) as ctx, afactory.create_context() as other:
+        async with (
+            afactory.create_context(pyjms.SESSION_TRANSACTED) as ctx,
+            afactory.create_context() as other,
+        ):
             q = ctx.create_queue(qname)
             await other.create_producer().send(q, "m1")
             consumer = await ctx.create_consumer(q)
@@ -120,6 +126,7 @@ def test_timeouts(afactory: aio.ConnectionFactory, qname: str) -> None:
 def test_many_cancelled_receives_lose_nothing(afactory: aio.ConnectionFactory, qname: str) -> None:
     """Receives cancelled at random moments while messages flow in: every message is received
     exactly once, by a later receive."""
+
     async def main() -> None:
         n = 200
         async with afactory.create_context() as ctx, afactory.create_context() as sender:
@@ -138,7 +145,7 @@ def test_many_cancelled_receives_lose_nothing(afactory: aio.ConnectionFactory, q
             while not sending.done():
                 try:
                     m = await asyncio.wait_for(consumer.receive(), 0.002)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     continue
                 received.append(m.get_text())
             await sending

@@ -12,14 +12,14 @@ import pytest
 
 import pyjms
 import pyjms.aio as aio
-
 from tests.aio.conftest import run, run_watched
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
 
-async def _pipeline(factory: aio.ConnectionFactory, qname: str, producers: int, consumers: int,
-                    per_producer: int) -> collections.Counter[str]:
+async def _pipeline(
+    factory: aio.ConnectionFactory, qname: str, producers: int, consumers: int, per_producer: int
+) -> collections.Counter[str]:
     """``producers`` contexts sending (per message, async and in batches) and ``consumers``
     contexts receiving (per message, in batches, by async for) on one queue, all at once."""
     q = aio.JMSContext  # only for the type checker's sake below
@@ -35,7 +35,9 @@ async def _pipeline(factory: aio.ConnectionFactory, qname: str, producers: int, 
             for i in range(third):
                 await producer.send(q, f"{p}-{i}")
             for start in range(third, 2 * third, 5):  # five sends in flight at a time
-                await asyncio.gather(*(producer.send_async(q, f"{p}-{i}") for i in range(start, min(start + 5, 2 * third))))
+                await asyncio.gather(
+                    *(producer.send_async(q, f"{p}-{i}") for i in range(start, min(start + 5, 2 * third)))
+                )
             await producer.send_batch(q, [f"{p}-{i}" for i in range(2 * third, per_producer)])
 
     async def consume(c: int) -> None:
@@ -62,17 +64,20 @@ async def _pipeline(factory: aio.ConnectionFactory, qname: str, producers: int, 
 
 def test_many_producers_and_consumers_on_one_loop(afactory: aio.ConnectionFactory, qname: str) -> None:
     producers, per_producer = 8, 150
-    received = run(lambda: _pipeline(afactory, qname, producers=producers, consumers=6,
-                                     per_producer=per_producer))
+    received = run(
+        lambda: _pipeline(afactory, qname, producers=producers, consumers=6, per_producer=per_producer)
+    )
     expected = {f"{p}-{i}" for p in range(producers) for i in range(per_producer)}
     assert set(received) == expected
     assert all(count == 1 for count in received.values())  # none twice
 
 
-def test_consumers_sharing_one_context_take_turns_on_its_worker(afactory: aio.ConnectionFactory,
-                                                                qname: str) -> None:
+def test_consumers_sharing_one_context_take_turns_on_its_worker(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
     """Three consumers of one context (one session, one worker), each on its own queue, waiting
     at once: each gets its own messages; a waiting receive does not starve the others."""
+
     async def main() -> dict[str, list[str]]:
         async with afactory.create_context() as ctx, afactory.create_context() as sender:
             names = [f"{qname}.{i}" for i in range(3)]
@@ -87,7 +92,7 @@ def test_consumers_sharing_one_context_take_turns_on_its_worker(afactory: aio.Co
                 for n in names:
                     await producer.send(sender.create_queue(n), f"{n}:{i}")
             results = await asyncio.gather(*waiting)
-            return dict(zip(names, results))
+            return dict(zip(names, results, strict=True))
 
     got = run(main)
     for name, texts in got.items():
@@ -150,6 +155,7 @@ def test_the_detector_sees_a_blocking_call(embedded_broker: object, qname: str) 
 
 def test_the_detector_sees_python_work_on_the_loop() -> None:
     """... and 30 ms of Python work in one callback."""
+
     async def main() -> None:
         start = time.thread_time()
         while time.thread_time() - start < 0.03:

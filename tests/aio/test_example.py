@@ -29,13 +29,30 @@ def _example() -> ModuleType:
 def test_the_order_pipeline(url: str) -> None:
     outcome = asyncio.run(_example().run(url, orders=40, producers=3, workers=2, max_delay_ms=600))
     assert len(outcome.sent) == 40
-    assert outcome.ok, (sorted(outcome.sent - set(outcome.confirmed)), outcome.early,
-                        {k: n for k, n in outcome.confirmed.items() if n > 1})
+    assert outcome.ok, (
+        sorted(outcome.sent - set(outcome.confirmed)),
+        outcome.early,
+        {k: n for k, n in outcome.confirmed.items() if n > 1},
+    )
     assert sum(outcome.by_worker.values()) == 40
 
 
 def test_the_example_as_a_program(tcp_broker) -> None:
-    done = subprocess.run([sys.executable, str(EXAMPLE), "--url", tcp_broker.tcp_url, "--orders", "20",
-                           "--max-delay-ms", "300"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(EXAMPLE),
+            "--url",
+            tcp_broker.tcp_url,
+            "--orders",
+            "20",
+            "--max-delay-ms",
+            "300",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every order confirmed exactly once" in done.stdout

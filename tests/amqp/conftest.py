@@ -10,9 +10,10 @@ broker --provider artemis`` process. Another broker joins by a fixture that retu
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -48,15 +49,19 @@ class AmqpPeer:
 
     def sent_id_as_native_sees_it(self, got: Any) -> str | None:
         """The AMQP sender's JMSMessageID, as a receiver through the native protocol reads it."""
-        return got.get_string_property("NATIVE_MESSAGE_ID") if self.converts_for_native else got.get_jms_message_id()
+        return (
+            got.get_string_property("NATIVE_MESSAGE_ID")
+            if self.converts_for_native
+            else got.get_jms_message_id()
+        )
 
 
 def _activemq_version() -> str:
-    """"ActiveMQ 6.3.1": what ActiveMQ Classic says in its AMQP open frame, from its jars' version."""
+    """ "ActiveMQ 6.3.1": what ActiveMQ Classic says in its AMQP open frame, from its jars' version."""
     from pyjms.bridge.classpath import provider_jars
 
     jar = next(Path(j) for j in provider_jars("activemq") if Path(j).name.startswith("activemq-broker-"))
-    return "ActiveMQ " + jar.name[len("activemq-broker-"):-len(".jar")]
+    return "ActiveMQ " + jar.name[len("activemq-broker-") : -len(".jar")]
 
 
 @pytest.fixture(scope="session")
@@ -66,8 +71,9 @@ def activemq_in_process() -> Iterator[AmqpPeer]:
 
     broker = EmbeddedBroker(amqp_port=0)
     assert broker.amqp_url is not None
-    yield AmqpPeer(broker.amqp_url, broker.vm_url, _activemq_version(), shared_subscriptions=False,
-                   restamps_delayed=True)
+    yield AmqpPeer(
+        broker.amqp_url, broker.vm_url, _activemq_version(), shared_subscriptions=False, restamps_delayed=True
+    )
     broker.stop()
 
 
@@ -75,16 +81,17 @@ def activemq_in_process() -> Iterator[AmqpPeer]:
 def activemq_process(tcp_broker: BrokerProcess) -> AmqpPeer:
     """The ``pyjms broker`` process of tests/conftest.py, through the AMQP URL on its ready line."""
     amqp = next(u for u in tcp_broker.uris if u.startswith("amqp://"))
-    return AmqpPeer(amqp, tcp_broker.tcp_url, _activemq_version(), shared_subscriptions=False,
-                    restamps_delayed=True)
+    return AmqpPeer(
+        amqp, tcp_broker.tcp_url, _activemq_version(), shared_subscriptions=False, restamps_delayed=True
+    )
 
 
 def _artemis_version() -> str:
-    """"apache-activemq-artemis 2.55.0": what Artemis says in its AMQP open frame."""
+    """ "apache-activemq-artemis 2.55.0": what Artemis says in its AMQP open frame."""
     from pyjms.bridge.classpath import provider_jars
 
     jar = next(Path(j) for j in provider_jars("artemis") if Path(j).name.startswith("artemis-server-"))
-    return "apache-activemq-artemis " + jar.name[len("artemis-server-"):-len(".jar")]
+    return "apache-activemq-artemis " + jar.name[len("artemis-server-") : -len(".jar")]
 
 
 @pytest.fixture(scope="session")
@@ -93,8 +100,14 @@ def artemis_process(artemis_tcp_broker: BrokerProcess) -> AmqpPeer:
     core protocol, through the amqp:// URL on its ready line. Artemis offers DELAYED_DELIVERY and
     SHARED-SUBS, and keeps a delayed message's timestamp."""
     assert artemis_tcp_broker.amqp_url is not None
-    return AmqpPeer(artemis_tcp_broker.amqp_url, artemis_tcp_broker.tcp_url, _artemis_version(),
-                    shared_subscriptions=True, converts_for_native=True, stages_per_subscriber=False)
+    return AmqpPeer(
+        artemis_tcp_broker.amqp_url,
+        artemis_tcp_broker.tcp_url,
+        _artemis_version(),
+        shared_subscriptions=True,
+        converts_for_native=True,
+        stages_per_subscriber=False,
+    )
 
 
 #: the fixtures that give AMQP peers; each test taking ``amqp_peer`` runs against every one

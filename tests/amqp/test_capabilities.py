@@ -54,11 +54,15 @@ def test_shared_consumer_is_native_or_refused_naming_the_peer(
             ctx.unsubscribe("sub")
 
 
-def test_broker_ready_line_lists_an_amqp_url_that_works_as_printed(tcp_broker: BrokerProcess, qname: str) -> None:
+def test_broker_ready_line_lists_an_amqp_url_that_works_as_printed(
+    tcp_broker: BrokerProcess, qname: str
+) -> None:
     amqp = [u for u in tcp_broker.uris if u.startswith("amqp://")]
     assert len(amqp) == 1 and re.fullmatch(r"amqp://127\.0\.0\.1:\d+", amqp[0]), tcp_broker.uris
-    with pyjms.ConnectionFactory(amqp[0]).create_context() as over_amqp, \
-            pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as over_openwire:
+    with (
+        pyjms.ConnectionFactory(amqp[0]).create_context() as over_amqp,
+        pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as over_openwire,
+    ):
         q = over_amqp.create_queue(qname)
         over_amqp.create_producer().send(q, "printed URL")
         with over_openwire.create_consumer(q) as consumer:
@@ -77,8 +81,13 @@ def test_a_bad_amqp_port_is_refused_and_the_command_offers_the_option() -> None:
 
     with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="amqp_port 70000"):
         EmbeddedBroker(amqp_port=70000)
-    out = subprocess.run([sys.executable, "-m", "pyjms", "broker", "--help"], capture_output=True, text=True,
-                         cwd=ROOT, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "pyjms", "broker", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert "--amqp-port" in out.stdout
 
 

@@ -22,7 +22,9 @@ def test_async_sends_complete_in_order_with_their_headers_on_a_pyjms_thread(
 
     class Listener:
         def on_completion(self, message: pyjms.Message) -> None:
-            completed.append((message.get_text(), message.get_jms_message_id(), threading.current_thread().name))
+            completed.append(
+                (message.get_text(), message.get_jms_message_id(), threading.current_thread().name)
+            )
             if len(completed) == 20:
                 done.set()
 
@@ -104,7 +106,9 @@ def test_receive_body_in_client_acknowledge_mode_is_acknowledged_by_the_applicat
             assert c.receive_body(str, 300) is None
 
 
-def test_failed_listener_gets_its_message_again_marked_redelivered(amqp: pyjms.JMSContext, qname: str) -> None:
+def test_failed_listener_gets_its_message_again_marked_redelivered(
+    amqp: pyjms.JMSContext, qname: str
+) -> None:
     q = amqp.create_queue(qname)
     seen: list[tuple[str, bool]] = []
     done = threading.Event()

@@ -13,8 +13,13 @@ from tests.conftest import ROOT
 
 def _conformance(url: str, *modes: str) -> subprocess.CompletedProcess[str]:
     args = [a for mode in modes for a in ("--mode", mode)]
-    return subprocess.run([sys.executable, "-m", "pyjms", "conformance", "--url", url, *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pyjms", "conformance", "--url", url, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
 
 
 def _tables(stdout: str) -> dict[str, str]:
@@ -31,7 +36,7 @@ def test_conformance_over_amqp_passes_every_row_with_auto_and_staging(amqp_peer:
     assert set(tables) == set(modes)
     expected = "native" if amqp_peer.delayed_delivery else "staging"
     assert f"(mechanism {expected})" in tables["auto"]
-    for mode, table in tables.items():
+    for table in tables.values():
         rows = [line for line in table.splitlines()[2:] if re.match(r"^[EDBQ]\d\d ", line)]
         assert rows and all(line.endswith(" pass") for line in rows), table
         # a delay really happened under this mechanism: D01, D10 and D17 were tried, not skipped

@@ -41,7 +41,9 @@ def test_d01_delayed_message_is_held_until_its_delivery_time(amqp: pyjms.JMSCont
     assert got.get_long_property("seq") == 1
 
 
-def test_d01_batch_with_a_delay_is_held_and_undelayed_sends_are_not(amqp: pyjms.JMSContext, qname: str) -> None:
+def test_d01_batch_with_a_delay_is_held_and_undelayed_sends_are_not(
+    amqp: pyjms.JMSContext, qname: str
+) -> None:
     q = amqp.create_queue(qname)
     with amqp.create_consumer(q) as consumer:
         amqp.create_producer().set_delivery_delay(DELAY).send_batch(q, ["d1", "d2"])
@@ -53,7 +55,9 @@ def test_d01_batch_with_a_delay_is_held_and_undelayed_sends_are_not(amqp: pyjms.
     assert sorted(m.get_body() for m in later if m is not None) == ["d1", "d2"]
 
 
-def test_d10_delayed_message_sent_in_a_transaction_waits_for_the_commit(amqp_peer: AmqpPeer, qname: str) -> None:
+def test_d10_delayed_message_sent_in_a_transaction_waits_for_the_commit(
+    amqp_peer: AmqpPeer, qname: str
+) -> None:
     factory = pyjms.ConnectionFactory(amqp_peer.url)
     with factory.create_context(pyjms.SESSION_TRANSACTED) as tx, factory.create_context() as reader:
         q = tx.create_queue(qname)
@@ -73,7 +77,9 @@ def test_d10_delayed_message_sent_in_a_transaction_waits_for_the_commit(amqp_pee
             assert consumer.receive(1500) is None  # the rolled-back one never comes
 
 
-def test_d17_expiry_counts_from_the_send_not_from_the_end_of_the_delay(amqp: pyjms.JMSContext, qname: str) -> None:
+def test_d17_expiry_counts_from_the_send_not_from_the_end_of_the_delay(
+    amqp: pyjms.JMSContext, qname: str
+) -> None:
     q = amqp.create_queue(qname)
     with amqp.create_consumer(q) as consumer:
         sent = amqp.create_text_message("x")
@@ -102,7 +108,9 @@ def test_delayed_amqp_send_read_over_the_native_protocol_keeps_its_times(
         sent.set_jms_correlation_id("corr-delayed")
         sent.set_jms_type("delayed")
         sent.set_short_property("pShort", 7)
-        amqp.create_producer().set_priority(2).set_time_to_live(30_000).set_delivery_delay(DELAY).send(q, sent)
+        amqp.create_producer().set_priority(2).set_time_to_live(30_000).set_delivery_delay(DELAY).send(
+            q, sent
+        )
         assert consumer.receive(DELAY // 3) is None
         got = consumer.receive(DELAY * 10)
         received_at = _now_ms()
@@ -123,7 +131,9 @@ def test_delayed_native_send_read_over_amqp_keeps_its_times(
         sent.set_jms_correlation_id("corr-native")
         sent.set_jms_type("delayed")
         sent.set_byte_property("pByte", -1)
-        native.create_producer().set_priority(9).set_time_to_live(30_000).set_delivery_delay(DELAY).send(q, sent)
+        native.create_producer().set_priority(9).set_time_to_live(30_000).set_delivery_delay(DELAY).send(
+            q, sent
+        )
         assert consumer.receive(DELAY // 3) is None
         got = consumer.receive(DELAY * 10)
         received_at = _now_ms()

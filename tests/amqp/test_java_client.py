@@ -24,7 +24,15 @@ import pyjms
 from pyjms.bridge import maven
 from pyjms.bridge.classpath import provider_jars
 from tests.amqp.conftest import AmqpPeer
-from tests.interop.test_java_peer import JAVA_BYTES, JAVA_TEXT, JAVA_TTL_MS, JavaPeer, _java_executable, jms_type_of, typed
+from tests.interop.test_java_peer import (
+    JAVA_BYTES,
+    JAVA_TEXT,
+    JAVA_TTL_MS,
+    JavaPeer,
+    _java_executable,
+    jms_type_of,
+    typed,
+)
 
 RECEIVE_MS = 10_000
 DELAY = 1500
@@ -57,8 +65,11 @@ def _typed_message(ctx: pyjms.JMSContext, text: str) -> pyjms.Message:
 
 def _application_properties(got: dict[str, Any]) -> dict[str, Any]:
     """What JavaPeer printed, less what the provider adds (JMSX*) and pyjms's own (JMS_PYJMS_*)."""
-    return {k: v for k, v in got["properties"].items()
-            if not k.startswith(("JMSX", "JMS_PYJMS_")) and k != "scheduledJobId"}
+    return {
+        k: v
+        for k, v in got["properties"].items()
+        if not k.startswith(("JMSX", "JMS_PYJMS_")) and k != "scheduledJobId"
+    }
 
 
 def test_message_from_pyjms_over_amqp_arrives_in_qpid_jms_intact(
@@ -67,8 +78,15 @@ def test_message_from_pyjms_over_amqp_arrives_in_qpid_jms_intact(
     q = amqp.create_queue(qname)
     m = _typed_message(amqp, "from pyjms over AMQP ✓")
     m.set_jms_reply_to(amqp.create_queue(f"{qname}.REPLY"))
-    (amqp.create_producer().set_jms_correlation_id("py-corr").set_jms_type("py.order").set_priority(7)
-        .set_time_to_live(90_000).set_delivery_mode(pyjms.NON_PERSISTENT).send(q, m))
+    (
+        amqp.create_producer()
+        .set_jms_correlation_id("py-corr")
+        .set_jms_type("py.order")
+        .set_priority(7)
+        .set_time_to_live(90_000)
+        .set_delivery_mode(pyjms.NON_PERSISTENT)
+        .send(q, m)
+    )
 
     (got,) = qpid_peer.receive(qname, 1)
 
@@ -88,8 +106,15 @@ def test_delayed_message_from_pyjms_over_amqp_arrives_in_qpid_jms_at_its_deliver
 ) -> None:
     q = amqp.create_queue(qname)
     m = _typed_message(amqp, "delayed from pyjms")
-    (amqp.create_producer().set_jms_correlation_id("py-delayed").set_jms_type("py.delayed").set_priority(2)
-        .set_time_to_live(60_000).set_delivery_delay(DELAY).send(q, m))
+    (
+        amqp.create_producer()
+        .set_jms_correlation_id("py-delayed")
+        .set_jms_type("py.delayed")
+        .set_priority(2)
+        .set_time_to_live(60_000)
+        .set_delivery_delay(DELAY)
+        .send(q, m)
+    )
 
     (got,) = qpid_peer.receive(qname, 1)
     received_by = int(time.time() * 1000)
@@ -137,8 +162,14 @@ def test_messages_from_qpid_jms_arrive_in_pyjms_over_amqp_intact(
     assert text.get_jms_correlation_id() == "java-corr-1" and text.get_jms_type() == "java.order"
     assert text.get_jms_priority() == 6 and text.get_jms_reply_to() == pyjms.Queue(f"{queue}.REPLY")
     assert {n: jms_type_of(text, n) for n in text.get_property_names()} == {
-        "pBoolean": "boolean", "pByte": "byte", "pShort": "short", "pInt": "int",
-        "pLong": "long", "pFloat": "float", "pDouble": "double", "pString": "String",
+        "pBoolean": "boolean",
+        "pByte": "byte",
+        "pShort": "short",
+        "pInt": "int",
+        "pLong": "long",
+        "pFloat": "float",
+        "pDouble": "double",
+        "pString": "String",
     }
     assert text.get_long_property("pLong") == 9_007_199_254_740_993
 

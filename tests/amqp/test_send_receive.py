@@ -10,7 +10,8 @@ broker's ``JMS_AMQP_*`` bookkeeping properties when read over OpenWire.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -61,7 +62,10 @@ def _bodyless(ctx: pyjms.JMSContext) -> pyjms.Message:
 
 
 BODIES: dict[str, Callable[[pyjms.JMSContext], pyjms.Message]] = {
-    "text": _text, "bytes": _bytes, "map": _map, "bodyless": _bodyless,
+    "text": _text,
+    "bytes": _bytes,
+    "map": _map,
+    "bodyless": _bodyless,
 }
 
 
@@ -86,8 +90,15 @@ def _receive_one(ctx: pyjms.JMSContext, queue: pyjms.Queue) -> pyjms.Message:
     return got
 
 
-def _assert_headers_and_properties(sent: pyjms.Message, got: pyjms.Message, queue: pyjms.Queue,
-                                   reply_to: pyjms.Queue, kind: str, mode: int, got_id: str | None = None) -> None:
+def _assert_headers_and_properties(
+    sent: pyjms.Message,
+    got: pyjms.Message,
+    queue: pyjms.Queue,
+    reply_to: pyjms.Queue,
+    kind: str,
+    mode: int,
+    got_id: str | None = None,
+) -> None:
     assert (got_id or got.get_jms_message_id()) == sent.get_jms_message_id()
     assert got.get_jms_timestamp() == sent.get_jms_timestamp()
     assert got.get_jms_correlation_id() == f"corr-{kind}"
@@ -192,11 +203,14 @@ def test_request_reply_through_a_temporary_queue_over_amqp(amqp: pyjms.JMSContex
     assert reply.get_jms_correlation_id() == request.get_jms_message_id()
 
 
-def test_transacted_amqp_send_is_invisible_until_commit(amqp_peer: AmqpPeer, amqp: pyjms.JMSContext,
-                                                         qname: str) -> None:
+def test_transacted_amqp_send_is_invisible_until_commit(
+    amqp_peer: AmqpPeer, amqp: pyjms.JMSContext, qname: str
+) -> None:
     q = amqp.create_queue(qname)
-    with pyjms.ConnectionFactory(amqp_peer.url).create_context(pyjms.SESSION_TRANSACTED) as tx, \
-            amqp.create_consumer(q) as consumer:
+    with (
+        pyjms.ConnectionFactory(amqp_peer.url).create_context(pyjms.SESSION_TRANSACTED) as tx,
+        amqp.create_consumer(q) as consumer,
+    ):
         tx.create_producer().send(q, "one")
         assert consumer.receive(500) is None
         tx.commit()

@@ -14,14 +14,13 @@ import contextlib
 import subprocess
 import sys
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
 import pyjms
 from pyjms import MQRC
 from tests.conftest import ROOT
-
 
 # A stock broker runs in a process of its own: stopping an ActiveMQ broker in the test process
 # would stop transport threads that the other brokers in it share.
@@ -47,8 +46,13 @@ broker.stop()
 @contextlib.contextmanager
 def stock_activemq(name: str, scheduler: bool) -> Iterator[str]:
     """A BrokerService configured as a user would, with only an AMQP connector; yields its URL."""
-    proc = subprocess.Popen([sys.executable, "-c", STOCK_BROKER, name, "on" if scheduler else "off"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STOCK_BROKER, name, "on" if scheduler else "off"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         assert line.startswith("ready "), f"the stock broker did not start: {line!r}"
@@ -64,8 +68,10 @@ def stock_activemq(name: str, scheduler: bool) -> Iterator[str]:
 
 
 def test_delay_is_refused_not_ignored_when_the_scheduler_is_off(qname: str) -> None:
-    with stock_activemq("stock-no-scheduler", scheduler=False) as url, \
-            pyjms.ConnectionFactory(url).create_context() as ctx:
+    with (
+        stock_activemq("stock-no-scheduler", scheduler=False) as url,
+        pyjms.ConnectionFactory(url).create_context() as ctx,
+    ):
         q = ctx.create_queue(qname)
         # set_delivery_delay makes no broker round trip: auto resolves at the first delayed send
         delayed = ctx.create_producer().set_delivery_delay(1000)
@@ -80,8 +86,10 @@ def test_delay_is_refused_not_ignored_when_the_scheduler_is_off(qname: str) -> N
 
 
 def test_delay_is_native_and_real_when_the_scheduler_runs(qname: str) -> None:
-    with stock_activemq("stock-with-scheduler", scheduler=True) as url, \
-            pyjms.ConnectionFactory(url).create_context() as ctx:
+    with (
+        stock_activemq("stock-with-scheduler", scheduler=True) as url,
+        pyjms.ConnectionFactory(url).create_context() as ctx,
+    ):
         q = ctx.create_queue(qname)
         with ctx.create_consumer(q) as consumer:
             sent = ctx.create_text_message("later")

@@ -60,8 +60,12 @@ def test_delayed_publication_reaches_each_subscriber_of_the_send_once(
     if mechanism == "staging" and not amqp_peer.staging:
         pytest.skip(f"no pyjms delay processor serves {amqp_peer.product}")
     if mechanism == "staging" and not amqp_peer.stages_per_subscriber:
-        pytest.skip(f"D16 through staging on {amqp_peer.product}: pyjms cannot yet read its subscribers at the send")
-    factory = pyjms.ConnectionFactory(amqp_peer.url, delivery_delay=mechanism, client_id=f"c{uuid.uuid4().hex[:8]}")
+        pytest.skip(
+            f"D16 through staging on {amqp_peer.product}: pyjms cannot yet read its subscribers at the send"
+        )
+    factory = pyjms.ConnectionFactory(
+        amqp_peer.url, delivery_delay=mechanism, client_id=f"c{uuid.uuid4().hex[:8]}"
+    )
     with factory.create_context() as ctx:
         topic = ctx.create_topic(f"AMQP.D16.{uuid.uuid4().hex[:8]}")
         plain = ctx.create_consumer(topic)

@@ -51,7 +51,9 @@ def test_a_url_for_one_provider_with_another_named_is_refused():
         pyjms.ConnectionFactory("tcp://127.0.0.1:1", provider="rabbit")
     with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="give one, not both"):
         pyjms.ConnectionFactory(provider="artemis", factory_class="x.Y")
-    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="no provider for URL 'gopher://x'.*artemis"):
+    with pytest.raises(
+        pyjms.InvalidArgumentRuntimeException, match="no provider for URL 'gopher://x'.*artemis"
+    ):
         pyjms.ConnectionFactory("gopher://x")
 
 
@@ -63,8 +65,10 @@ def test_provider_artemis_without_a_url_says_so(monkeypatch):
 
 def test_in_vm_and_provider_urls_reach_the_embedded_broker(artemis_broker, qname):
     assert artemis_broker.vm_url.startswith("vm://")
-    for factory in (pyjms.ConnectionFactory(artemis_broker.vm_url),
-                    pyjms.ConnectionFactory(artemis_broker.vm_url, provider="artemis")):
+    for factory in (
+        pyjms.ConnectionFactory(artemis_broker.vm_url),
+        pyjms.ConnectionFactory(artemis_broker.vm_url, provider="artemis"),
+    ):
         with factory.create_context() as ctx:
             assert ctx.provider_name.startswith("Apache Artemis 2.")
             ctx.create_producer().send(ctx.create_queue(qname), "in-vm")
@@ -93,8 +97,9 @@ def test_broker_process_prints_one_ready_line_with_every_url_usable_as_printed(a
         assert ctx.provider_name.startswith("Apache Artemis")
         ctx.create_producer().send(ctx.create_queue(qname), "over core")
     # the AMQP URL on the same port, through Qpid JMS (its factory class and bean property)
-    qpid = pyjms.ConnectionFactory(factory_class="org.apache.qpid.jms.JmsConnectionFactory",
-                                   properties={"remoteURI": amqp})
+    qpid = pyjms.ConnectionFactory(
+        factory_class="org.apache.qpid.jms.JmsConnectionFactory", properties={"remoteURI": amqp}
+    )
     with qpid.create_context() as ctx:
         m = ctx.create_consumer(ctx.create_queue(qname)).receive(5000)
         assert m is not None and m.get_text() == "over core"
@@ -107,8 +112,24 @@ def test_broker_process_listens_on_loopback_only(artemis_tcp_broker):
 
 
 def test_broker_process_refuses_stomp_with_one_clear_line():
-    out = subprocess.run([sys.executable, "-m", "pyjms", "broker", "--provider", "artemis", "--port", "0",
-                          "--stomp-port", "0"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyjms",
+            "broker",
+            "--provider",
+            "artemis",
+            "--port",
+            "0",
+            "--stomp-port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert out.returncode == 2 and "--stomp-port" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -156,7 +177,9 @@ def test_a_message_rolled_back_too_often_goes_to_the_dead_letter_queue(artemis_b
             tx.rollback()
         assert c.receive(500) is None
     with factory.create_context() as ctx:
-        dead = ctx.create_consumer(ctx.create_queue(artemis_broker.dead_letter_queue), f"_AMQ_ORIG_QUEUE = '{qname}'")
+        dead = ctx.create_consumer(
+            ctx.create_queue(artemis_broker.dead_letter_queue), f"_AMQ_ORIG_QUEUE = '{qname}'"
+        )
         m = dead.receive(5000)
         assert m is not None and m.get_text() == "poison"
 
@@ -217,8 +240,10 @@ def test_access_rules_allow_and_refuse_puts_and_gets(secured):
 
 
 def test_a_reader_of_a_topic_may_subscribe(secured):
-    with pyjms.ConnectionFactory(secured.vm_url, "bob", "bob-pw").create_context() as bob, \
-            pyjms.ConnectionFactory(secured.vm_url, "alice", "alice-pw").create_context() as alice:
+    with (
+        pyjms.ConnectionFactory(secured.vm_url, "bob", "bob-pw").create_context() as bob,
+        pyjms.ConnectionFactory(secured.vm_url, "alice", "alice-pw").create_context() as alice,
+    ):
         # making the topic is the admin's right (alice's), as on the ActiveMQ broker
         with pytest.raises(pyjms.JMSSecurityRuntimeException):
             bob.create_consumer(bob.create_topic("NEWS.TODAY"))
@@ -257,7 +282,9 @@ def test_native_delay_carries_the_delivery_time_in_the_header_not_a_pyjms_proper
         c = ctx.create_consumer(q)
         m = ctx.create_text_message("later")
         ctx.create_producer().set_delivery_delay(800).send(q, m)
-        assert 0 <= m.get_jms_delivery_time() - (m.get_jms_timestamp() + 800) <= 50  # the client reads the clock twice
+        assert (
+            0 <= m.get_jms_delivery_time() - (m.get_jms_timestamp() + 800) <= 50
+        )  # the client reads the clock twice
         assert c.receive(300) is None
         got = c.receive(5000)
         assert got.get_jms_delivery_time() == m.get_jms_delivery_time()
@@ -291,8 +318,10 @@ def test_async_send_is_the_clients_own_and_its_failure_reaches_the_listener(arte
 
 
 def test_shared_subscriptions_are_the_clients_own(artemis_broker, qname):
-    with pyjms.ConnectionFactory(artemis_broker.vm_url).create_context() as a, \
-            pyjms.ConnectionFactory(artemis_broker.vm_url).create_context() as b:
+    with (
+        pyjms.ConnectionFactory(artemis_broker.vm_url).create_context() as a,
+        pyjms.ConnectionFactory(artemis_broker.vm_url).create_context() as b,
+    ):
         t = a.create_topic(qname)
         ca, cb = a.create_shared_consumer(t, "workers"), b.create_shared_consumer(t, "workers")
         a.create_producer().send_batch(t, [str(i) for i in range(20)])

@@ -19,8 +19,13 @@ SMOKE = {script: quick for _, script, _, quick in BENCHES if script != "bench_th
 
 @pytest.mark.parametrize("script", list(SMOKE))
 def test_bench_script_runs_and_prints_its_ratios(script: str) -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / script), *SMOKE[script]], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *SMOKE[script]],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     # the figures `make bench` summarizes: ratios against a baseline, targets, lateness rows
     assert any(KEEP.search(line) for line in out.stdout.splitlines()), out.stdout[-3000:]

@@ -23,7 +23,10 @@ from tests.conftest import ROOT
 EXAMPLE = str(ROOT / "examples" / "cooperative_dispatch.py")
 #: a script's own directory comes first on its sys.path, so the pyjms it imports is this
 #: checkout's only if PYTHONPATH says so (else the one installed in the environment)
-THIS_CHECKOUT = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+THIS_CHECKOUT = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+}
 
 
 @pytest.fixture(scope="module")
@@ -51,20 +54,37 @@ def fill(url: str, queue: str, n: int) -> None:
         p = ctx.create_producer()
         batch = [f"order {i}" for i in range(n)]
         for start in range(0, n, 1000):
-            p.send_batch(q, batch[start:start + 1000])
+            p.send_batch(q, batch[start : start + 1000])
 
 
 def run_dispatchers(tmp: Path, url: str, queue: str, n: int, *extra: str) -> dict[str, list[tuple[str, str]]]:
     """Runs n dispatcher processes until each has been idle 3 s; their event lines by kind."""
     outs = [tmp / f"{queue}.d{i}.out" for i in range(n)]
     procs = [
-        subprocess.Popen([sys.executable, EXAMPLE, "--url", url, "--queue", queue, "--dispatcher", f"d{i}",
-                          "--idle", "3", *extra], stdout=out.open("w"), stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                         env=THIS_CHECKOUT)
+        subprocess.Popen(
+            [
+                sys.executable,
+                EXAMPLE,
+                "--url",
+                url,
+                "--queue",
+                queue,
+                "--dispatcher",
+                f"d{i}",
+                "--idle",
+                "3",
+                *extra,
+            ],
+            stdout=out.open("w"),
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=THIS_CHECKOUT,
+        )
         for i, out in enumerate(outs)  # files, not pipes: a pipe read later would fill and stop its writer
     ]
     events: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
-    for p, out in zip(procs, outs):
+    for p, out in zip(procs, outs, strict=True):
         _, err = p.communicate(timeout=900)
         assert p.returncode == 0, err[-3000:]
         for line in out.read_text().splitlines():
@@ -74,7 +94,9 @@ def run_dispatchers(tmp: Path, url: str, queue: str, n: int, *extra: str) -> dic
     return events
 
 
-def test_B10_three_dispatcher_processes_dispatch_10000_messages_exactly_once(broker_url: str, qname: str, tmp_path: Path) -> None:
+def test_B10_three_dispatcher_processes_dispatch_10000_messages_exactly_once(
+    broker_url: str, qname: str, tmp_path: Path
+) -> None:
     fill(broker_url, qname, 10_000)
     events = run_dispatchers(tmp_path, broker_url, qname, 3)
     dispatched = collections.Counter(token for _, token in events["dispatched"])
@@ -85,14 +107,22 @@ def test_B10_three_dispatcher_processes_dispatch_10000_messages_exactly_once(bro
     assert len({name for name, _ in events["handled"]}) == 3, "every dispatcher took part"
 
 
-def test_B08_consumers_that_back_out_get_their_messages_dispatched_again(broker_url: str, qname: str, tmp_path: Path) -> None:
+def test_B08_consumers_that_back_out_get_their_messages_dispatched_again(
+    broker_url: str, qname: str, tmp_path: Path
+) -> None:
     fill(broker_url, qname, 600)
     events = run_dispatchers(tmp_path, broker_url, qname, 3, "--fail-every", "4")
     handled = collections.Counter(token for _, token in events["handled"])
     backed_out = {token for _, token in events["backout"]}
     dispatched = collections.Counter(token for _, token in events["dispatched"])
-    missing = {t: (dispatched[t], sum(1 for _, b in events["backout"] if b == t)) for t in dispatched if t not in handled}
-    assert len(handled) == 600 and max(handled.values()) == 1, f"each message handled once in the end; missing {missing}"
+    missing = {
+        t: (dispatched[t], sum(1 for _, b in events["backout"] if b == t))
+        for t in dispatched
+        if t not in handled
+    }
+    assert len(handled) == 600 and max(handled.values()) == 1, (
+        f"each message handled once in the end; missing {missing}"
+    )
     assert len(backed_out) >= 100
     assert all(dispatched[t] >= 2 for t in backed_out), "a backed-out message was dispatched again"
 
@@ -112,8 +142,9 @@ time.sleep(600)
 
 def test_B06_a_dispatcher_killed_with_SIGKILL_has_its_marks_released(lease_url: str, qname: str) -> None:
     fill(lease_url, qname, 20)
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, lease_url, qname, "15"],
-                              stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, lease_url, qname, "15"], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
     try:
         assert holder.stdout.readline().strip() == "marked"
         with pyjms.ConnectionFactory(lease_url).create_context() as ctx:

@@ -59,7 +59,9 @@ def test_B01_mark_for_handle_and_unmarked_only_skips_marked(ctx, qname) -> None:
         assert h.get(BROWSE_NEXT).get_text() == bodies[2], "not marked: no mark option"
         assert h.get(BROWSE_FIRST | UNMARKED_BROWSE_MSG).get_text() == bodies[2]
         assert h.get(BROWSE_FIRST).get_text() == bodies[0], "without UNMARKED_BROWSE_MSG marked ones are seen"
-        assert other.get(BROWSE_FIRST | UNMARKED_BROWSE_MSG).get_text() == bodies[0], "a handle's marks are its own"
+        assert other.get(BROWSE_FIRST | UNMARKED_BROWSE_MSG).get_text() == bodies[0], (
+            "a handle's marks are its own"
+        )
         h.unmark(bodies and h.get(BROWSE_FIRST), UNMARK_BROWSE_HANDLE)
         assert h.get(BROWSE_FIRST | UNMARKED_BROWSE_MSG).get_text() == bodies[0]
     assert len(texts(ctx.create_browser(q))) == 5, "browsing removed nothing"
@@ -87,9 +89,14 @@ def test_B02_B04_every_message_of_a_deep_queue_once_per_handle_and_once_per_set(
             p.send_batch(q, [str(i) for i in range(start, start + 500)])
         with ctx.create_marking_browser(q) as h:
             assert [int(t) for t in texts(drain_browser(h, BROWSE_HANDLE))] == list(range(1500))
-        with ctx.create_marking_browser(q, cooperative=True) as a, ctx.create_marking_browser(q, cooperative=True) as b:
+        with (
+            ctx.create_marking_browser(q, cooperative=True) as a,
+            ctx.create_marking_browser(q, cooperative=True) as b,
+        ):
             got = texts(drain_browser(a, BROWSE_CO_OP)) + texts(drain_browser(b, BROWSE_CO_OP))
-            assert sorted(int(t) for t in got) == list(range(1500)), "nothing consumed: the windows must widen"
+            assert sorted(int(t) for t in got) == list(range(1500)), (
+                "nothing consumed: the windows must widen"
+            )
 
 
 def test_B02_browse_next_walks_the_cursor_and_ends_with_2033(ctx, qname) -> None:
@@ -139,8 +146,9 @@ def test_B07_receive_by_token_gets_exactly_that_message(ctx, qname) -> None:
         with pytest.raises(NoMessageAvailable) as e:
             consumer.receive_by_token(seventh.get_message_token(), 200)
         assert e.value.reason == 2033 and seventh.get_message_token() in str(e.value)
-        several = consumer.receive_by_tokens([ms[1].get_message_token(), ms[3].get_message_token(),
-                                              seventh.get_message_token()], 500)
+        several = consumer.receive_by_tokens(
+            [ms[1].get_message_token(), ms[3].get_message_token(), seventh.get_message_token()], 500
+        )
         assert sorted(texts(several)) == [bodies[1], bodies[3]], "gone ones are left out"
     rest = []
     while (m := consumer.receive(300)) is not None:
@@ -186,7 +194,9 @@ def test_B08_backed_out_get_is_unmarked_and_dispatched_again(factory, qname, int
         other.close()
 
 
-def test_B09_B05_a_mark_never_got_lapses_after_the_interval_in_real_time(factory, url, qname, interval) -> None:
+def test_B09_B05_a_mark_never_got_lapses_after_the_interval_in_real_time(
+    factory, url, qname, interval
+) -> None:
     interval(400)
     with factory.create_context() as a_ctx, factory.create_context() as b_ctx:
         q = a_ctx.create_queue(qname)
@@ -204,8 +214,13 @@ def test_B09_B05_a_mark_never_got_lapses_after_the_interval_in_real_time(factory
         a.close()
         b.close()
     if url.startswith("tcp://"):  # the command line reads it back too (a vm:// URL is this process's only)
-        out = subprocess.run([sys.executable, "-m", "pyjms", "mark-interval", "--url", url],
-                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+        out = subprocess.run(
+            [sys.executable, "-m", "pyjms", "mark-interval", "--url", url],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
         assert out.stdout.strip() == "MsgMarkBrowseInterval 400", out.stderr
 
 
@@ -248,7 +263,9 @@ def test_B10_different_dispatchers_each_with_a_subset_cooperate_in_one_set(facto
         anything = ctx.create_marking_browser(q, cooperative=True, claim_batch=4)
         got: dict[str, list[str]] = {"a": [], "b": [], "any": []}
         while True:
-            round_ = [(k, h.get_or_none(BROWSE_CO_OP)) for k, h in (("a", only_a), ("b", only_b), ("any", anything))]
+            round_ = [
+                (k, h.get_or_none(BROWSE_CO_OP)) for k, h in (("a", only_a), ("b", only_b), ("any", anything))
+            ]
             for k, m in round_:
                 if m is not None:
                     got[k].append(m.get_text())

@@ -19,18 +19,35 @@ def cli_env(url: str | None = None) -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, stdin: str | bytes | None = None, url: str | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, stdin: str | bytes | None = None, url: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     """Runs the command to its end; stdout and stderr as text."""
-    done = subprocess.run([sys.executable, "-m", "pyjms", *args], input=stdin, capture_output=True,
-                          cwd=ROOT, timeout=timeout, env=cli_env(url))
-    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode("utf-8", "replace"),
-                                       done.stderr.decode("utf-8", "replace"))
+    done = subprocess.run(
+        [sys.executable, "-m", "pyjms", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=timeout,
+        env=cli_env(url),
+    )
+    return subprocess.CompletedProcess(
+        done.args,
+        done.returncode,
+        done.stdout.decode("utf-8", "replace"),
+        done.stderr.decode("utf-8", "replace"),
+    )
 
 
 def start_cli(*args: str, url: str | None = None, stdin: int | None = None) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "pyjms", *args], stdin=stdin, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=ROOT, env=cli_env(url))
+    return subprocess.Popen(
+        [sys.executable, "-m", "pyjms", *args],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=cli_env(url),
+    )
 
 
 def drain_texts(url: str, queue: str, wait_ms: int = 1000) -> list[str]:

@@ -32,8 +32,9 @@ def test_finding_23_every_subcommand_and_option_has_help():
             if action.help in (None, "") and action.dest != "help":
                 missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
     assert missing == []
-    assert "waits forever" in _subparsers(parser)["receive"].format_help().replace("\n", " ") or \
-        "wait forever" in " ".join(_subparsers(parser)["receive"].format_help().split())
+    assert "waits forever" in _subparsers(parser)["receive"].format_help().replace(
+        "\n", " "
+    ) or "wait forever" in " ".join(_subparsers(parser)["receive"].format_help().split())
 
 
 def test_version_comes_from_one_place():
@@ -82,7 +83,9 @@ def test_strict_mode_in_the_library_and_queue_urls_in_create_queue(tcp_broker, q
 
 def test_receive_reads_a_topic_and_shows_properties(tcp_broker, qname):
     url = tcp_broker.tcp_url
-    proc = start_cli("receive", "--url", url, "-t", f"topic://{qname}", "--timeout", "0", "--max", "1", "--json")
+    proc = start_cli(
+        "receive", "--url", url, "-t", f"topic://{qname}", "--timeout", "0", "--max", "1", "--json"
+    )
     assert proc.stderr is not None
     assert b"waiting for messages" in proc.stderr.readline()  # --timeout 0 says it waits until Ctrl-C
     sent = run_cli("send", "--url", url, "-t", qname, "-p", "region=eu", "--priority", "7", "news")
@@ -106,7 +109,9 @@ def test_browse_shows_without_taking(tcp_broker, qname):
 def test_finding_18_delivery_delay_mode_is_an_option(tcp_broker, qname):
     url = tcp_broker.tcp_url
     assert "--delivery-delay" in run_cli("send", "--help").stdout
-    done = run_cli("send", "--url", url, "-q", qname, "--delay", "200", "--delivery-delay", "staging", "later")
+    done = run_cli(
+        "send", "--url", url, "-q", qname, "--delay", "200", "--delivery-delay", "staging", "later"
+    )
     assert done.returncode == 0, done.stderr
     with pyjms.ConnectionFactory(url).create_context() as ctx:
         m = ctx.create_consumer(ctx.create_queue(qname)).receive(30_000)
@@ -131,9 +136,26 @@ def test_large_sends_print_progress(tcp_broker, qname):
 
 
 def test_finding_21_the_dispatch_example_prints_its_backouts(tcp_broker, qname):
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / "cooperative_dispatch.py"), "--url",
-                           tcp_broker.tcp_url, "--queue", qname, "--dispatchers", "2", "--messages", "12",
-                           "--fail-every", "3"], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "cooperative_dispatch.py"),
+            "--url",
+            tcp_broker.tcp_url,
+            "--queue",
+            qname,
+            "--dispatchers",
+            "2",
+            "--messages",
+            "12",
+            "--fail-every",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "backed out" in done.stdout and "backout(s), every one dispatched again" in done.stdout
     assert "12 of 12 messages handled, each once" in done.stdout
@@ -142,8 +164,20 @@ def test_finding_21_the_dispatch_example_prints_its_backouts(tcp_broker, qname):
 def test_finding_18_staging_put_disabled_refuses_a_staged_send_with_2051(tcp_broker, qname):
     url, staging = tcp_broker.tcp_url, qname + ".STAGING"
     assert run_cli("admin", "--url", url, "define-queue", staging, "--put", "disabled").returncode == 0
-    refused = run_cli("send", "--url", url, "-q", qname, "--delay", "1000", "--delivery-delay", "staging",
-                      "--staging-queue", staging, "later")
+    refused = run_cli(
+        "send",
+        "--url",
+        url,
+        "-q",
+        qname,
+        "--delay",
+        "1000",
+        "--delivery-delay",
+        "staging",
+        "--staging-queue",
+        staging,
+        "later",
+    )
     assert refused.returncode == 2 and "2051" in refused.stderr, refused.stderr
     # auto on a pyjms broker: the broker's scheduler, which the staging queue does not stop
     auto = run_cli("send", "--url", url, "-q", qname, "--delay", "100", "--staging-queue", staging, "later")

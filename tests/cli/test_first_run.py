@@ -14,8 +14,13 @@ from tests.conftest import ROOT
 def _plan(target: str, tmp_path) -> list[str]:
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    done = subprocess.run(["make", "-n", target, f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
+    done = subprocess.run(
+        ["make", "-n", target, f"VENV={tmp_path / 'venv'}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 

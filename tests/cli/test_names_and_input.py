@@ -33,7 +33,8 @@ def test_finding_7_a_rules_table_that_is_not_utf8_is_one_line_naming_the_file(tc
     done = run_cli("dlq-handler", "--url", tcp_broker.tcp_url, "-q", "DLQ", "-r", str(rules))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [
-        f"pyjms dlq-handler: error: the rules table {rules} is not UTF-8 text: byte 0xe8 at byte offset 3"]
+        f"pyjms dlq-handler: error: the rules table {rules} is not UTF-8 text: byte 0xe8 at byte offset 3"
+    ]
     binary = tmp_path / "rules.bin"
     binary.write_bytes(b"ACTION(DISCARD)\n\0\0")
     done = run_cli("dlq-handler", "--url", tcp_broker.tcp_url, "-q", "DLQ", "-r", str(binary))

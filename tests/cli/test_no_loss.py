@@ -14,14 +14,17 @@ import pyjms
 from tests.cli.conftest import drain_texts, run_cli, start_cli
 
 
-@pytest.mark.parametrize("argv", [
-    ["send", "-q", "LOSTQ", "important order"],
-    ["receive", "-q", "LOSTQ"],
-    ["browse", "-q", "LOSTQ"],
-    ["admin", "define-queue", "LOSTQ", "--max-depth", "5"],
-    ["mark-interval", "--set", "100"],
-    ["conformance"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["send", "-q", "LOSTQ", "important order"],
+        ["receive", "-q", "LOSTQ"],
+        ["browse", "-q", "LOSTQ"],
+        ["admin", "define-queue", "LOSTQ", "--max-depth", "5"],
+        ["mark-interval", "--set", "100"],
+        ["conformance"],
+    ],
+)
 def test_finding_1_a_command_without_a_broker_url_fails_with_one_line_saying_how(argv):
     done = run_cli(*argv, url=None)
     assert done.returncode == 2
@@ -60,8 +63,10 @@ def test_finding_2_ctrl_c_during_receive_loses_nothing_and_exits_130(tcp_broker,
     err = proc.stderr.read() if proc.stderr else b""
     written += [json.loads(line)["body"] for line in rest.decode().splitlines() if line.strip()]
     left = drain_texts(tcp_broker.tcp_url, qname)
-    print(f"Ctrl-C during receive: sent {len(bodies)}, written by receive {len(written)}, left on the queue "
-          f"{len(left)}, lost {len(set(bodies) - set(written) - set(left))}")
+    print(
+        f"Ctrl-C during receive: sent {len(bodies)}, written by receive {len(written)}, left on the queue "
+        f"{len(left)}, lost {len(set(bodies) - set(written) - set(left))}"
+    )
     assert proc.returncode == 130, err
     assert b"Traceback" not in err and b"interrupted" in err
     assert sorted(set(written) | set(left)) == bodies  # every message written or still queued

@@ -12,10 +12,13 @@ from tests.cli.conftest import run_cli, start_cli
 from tests.conftest import BrokerProcess
 
 
-@pytest.mark.parametrize("make, reason", [
-    (lambda tmp: (tmp / "afile").write_text("x") and tmp / "afile", "not a directory"),
-    (lambda tmp: "/proc/nope", "cannot write there"),
-])
+@pytest.mark.parametrize(
+    "make, reason",
+    [
+        (lambda tmp: (tmp / "afile").write_text("x") and tmp / "afile", "not a directory"),
+        (lambda tmp: "/proc/nope", "cannot write there"),
+    ],
+)
 def test_finding_4_a_bad_data_directory_is_one_line_naming_it(tmp_path, make, reason):
     data = make(tmp_path)
     done = run_cli("broker", "--port", "0", "--data", str(data), timeout=60)

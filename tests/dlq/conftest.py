@@ -41,7 +41,9 @@ def full_url(request: pytest.FixtureRequest, full_broker) -> str:
     return full_broker.vm_url if request.param == "vm" else full_broker.tcp_url
 
 
-def put_dead_letters(ctx: pyjms.JMSContext, dlq: str, bodies: list[str], reason: int, dest_q: str, **kw) -> None:
+def put_dead_letters(
+    ctx: pyjms.JMSContext, dlq: str, bodies: list[str], reason: int, dest_q: str, **kw
+) -> None:
     """Dead-letters one persistent text message per body, as a pyjms component would."""
     for body in bodies:
         dead_letter(ctx, pyjms.TextMessage(body), dlq, reason, dest_q=dest_q, **kw)

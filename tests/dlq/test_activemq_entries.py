@@ -20,10 +20,14 @@ def test_activemq_dead_letters_are_mapped_and_handled(factory: pyjms.ConnectionF
     expiring, poisoned = qname + ".EXPIRING", qname + ".POISONED"
     with factory.create_context() as ctx:  # a persistent message that expires goes to ActiveMQ.DLQ
         ctx.create_producer().set_time_to_live(100).set_property("k", "v").send(
-            ctx.create_queue(expiring), f"{qname} expired")
+            ctx.create_queue(expiring), f"{qname} expired"
+        )
     # a consumer that rolls back past the redelivery limit makes ActiveMQ dead-letter it
-    impatient = with_options(url, "jms.redeliveryPolicy.maximumRedeliveries=1"
-                                  "&jms.redeliveryPolicy.initialRedeliveryDelay=0&jms.redeliveryPolicy.redeliveryDelay=0")
+    impatient = with_options(
+        url,
+        "jms.redeliveryPolicy.maximumRedeliveries=1"
+        "&jms.redeliveryPolicy.initialRedeliveryDelay=0&jms.redeliveryPolicy.redeliveryDelay=0",
+    )
     with pyjms.ConnectionFactory(impatient).create_context(pyjms.SESSION_TRANSACTED) as tx:
         queue = tx.create_queue(poisoned)
         tx.create_producer().send(queue, f"{qname} poison")
@@ -33,7 +37,9 @@ def test_activemq_dead_letters_are_mapped_and_handled(factory: pyjms.ConnectionF
             tx.rollback()
     time.sleep(0.2)
     with factory.create_context() as ctx:
-        assert ctx.create_consumer(ctx.create_queue(expiring)).receive(200) is None  # the broker expires it now
+        assert (
+            ctx.create_consumer(ctx.create_queue(expiring)).receive(200) is None
+        )  # the broker expires it now
         mine = {m.get_text(): m for m in browse(ctx, ACTIVEMQ_DLQ) if m.get_text().startswith(qname)}
         details = ctx.provider.dead_letter_details(ctx, ACTIVEMQ_DLQ)
 
@@ -42,14 +48,27 @@ def test_activemq_dead_letters_are_mapped_and_handled(factory: pyjms.ConnectionF
     for message in (expired, poison):
         found = details[message.get_jms_message_id()]
         headers[message.get_text()] = DeadLetterHeader.from_message(
-            message, queue_manager="QM1", original_destination=found.original_destination,
-            dead_lettered_ms=found.dead_lettered_ms)
+            message,
+            queue_manager="QM1",
+            original_destination=found.original_destination,
+            dead_lettered_ms=found.dead_lettered_ms,
+        )
     assert headers[f"{qname} expired"] is not None and headers[f"{qname} poison"] is not None
-    assert (headers[f"{qname} expired"].reason, headers[f"{qname} expired"].dest_q) == (MQFB_EXPIRATION, expiring)
+    assert (headers[f"{qname} expired"].reason, headers[f"{qname} expired"].dest_q) == (
+        MQFB_EXPIRATION,
+        expiring,
+    )
     assert (headers[f"{qname} poison"].reason, headers[f"{qname} poison"].dest_q) == (
-        MQRC_BACKOUT_THRESHOLD_REACHED, poisoned)
-    assert all(h.put_appl_name == "ActiveMQ" and h.put_appl_type == 7 and h.dest_q_mgr == "QM1"
-               and h.put_datetime is not None for h in headers.values())
+        MQRC_BACKOUT_THRESHOLD_REACHED,
+        poisoned,
+    )
+    assert all(
+        h.put_appl_name == "ActiveMQ"
+        and h.put_appl_type == 7
+        and h.dest_q_mgr == "QM1"
+        and h.put_datetime is not None
+        for h in headers.values()
+    )
 
     table = (
         "WAIT(NO)\n"

@@ -21,8 +21,12 @@ from tests.dlq.conftest import browse, drain_all
 def handler_process(*args: str, rules: str | None = None) -> subprocess.Popen[str]:
     """``pyjms dlq-handler`` run as ``python -m pyjms.dlq.cli`` (the same code, unregistered)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "pyjms.dlq.cli", *args], cwd=ROOT, text=True,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "pyjms.dlq.cli", *args],
+        cwd=ROOT,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert process.stdin is not None
     if rules is not None:
@@ -40,7 +44,9 @@ def put_many(url: str, dlq: str, count: int, dest_q: str) -> None:
         ctx.commit()
 
 
-def test_q07_cli_reports_every_table_error_and_does_not_start(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+def test_q07_cli_reports_every_table_error_and_does_not_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
     rules = tmp_path / "rules.txt"
     rules.write_text("* a comment\nACTION(FWD)\nREASON(MQRC_NO_SUCH) ACTION(DISCARD)\n")
     assert main(["--url", "tcp://127.0.0.1:1", "-q", "DLQ", "-r", str(rules)]) == 2
@@ -53,8 +59,17 @@ def test_q07_cli_reports_every_table_error_and_does_not_start(tmp_path: Path, ca
 def test_cli_prints_progress_and_totals_and_stops_on_sigint(tcp_broker: BrokerProcess, qname: str):
     dlq, target = qname + ".DLQ", qname + ".TARGET"
     put_many(tcp_broker.tcp_url, dlq, 50, qname)
-    process = handler_process("--url", tcp_broker.tcp_url, "-q", dlq, "-m", "QM1", "--progress", "0.2",
-                              rules=f"RETRYINT(5)\nACTION(FWD) FWDQ({target})\n")  # table on stdin, WAIT(YES)
+    process = handler_process(
+        "--url",
+        tcp_broker.tcp_url,
+        "-q",
+        dlq,
+        "-m",
+        "QM1",
+        "--progress",
+        "0.2",
+        rules=f"RETRYINT(5)\nACTION(FWD) FWDQ({target})\n",
+    )  # table on stdin, WAIT(YES)
     assert process.stdout is not None
     lines = []
     for line in process.stdout:  # until the progress shows every message done

@@ -10,7 +10,7 @@ import pytest
 
 import pyjms
 from pyjms.bridge import codec as C
-from pyjms.dlq import DeadLetterHeader, DLQHandler, HandlerStats, RulesTable, RulesTableError, dead_letter
+from pyjms.dlq import DLQHandler, HandlerStats, RulesTable, RulesTableError, dead_letter
 from pyjms.dlq.handler import XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
 from pyjms.dlq.header import HEADER_PROPERTIES, REASON
 from pyjms.rules.reasons import MQRC
@@ -42,8 +42,16 @@ def test_q01_q06_ibm_example_table_on_real_messages(factory: pyjms.ConnectionFac
     with factory.create_context() as ctx:
         reply = ctx.create_queue(f"{p}.REPLY")
 
-        def dead(body: str, reason: int, *, dest_q: str = f"{p}.APP", dest_q_mgr: str = "QM1",
-                 reply_to: bool = False, reply_qm: str | None = None, persistent: bool = True) -> None:
+        def dead(
+            body: str,
+            reason: int,
+            *,
+            dest_q: str = f"{p}.APP",
+            dest_q_mgr: str = "QM1",
+            reply_to: bool = False,
+            reply_qm: str | None = None,
+            persistent: bool = True,
+        ) -> None:
             message = pyjms.TextMessage(body)
             if reply_to:
                 message.set_jms_reply_to(reply)
@@ -53,14 +61,14 @@ def test_q01_q06_ibm_example_table_on_real_messages(factory: pyjms.ConnectionFac
                 message.set_jms_delivery_mode(pyjms.NON_PERSISTENT)
             dead_letter(ctx, message, dlq, reason, dest_q=dest_q, dest_q_mgr=dest_q_mgr)
 
-        dead("full", MQRC.Q_FULL)                                          # rule 1: RETRY
-        dead("inhibited", MQRC.PUT_INHIBITED)                              # rule 2: RETRY
+        dead("full", MQRC.Q_FULL)  # rule 1: RETRY
+        dead("inhibited", MQRC.PUT_INHIBITED)  # rule 2: RETRY
         dead("request-aaaa", UNKNOWN_OBJECT, reply_to=True, reply_qm="AAAA.1")  # rule 3
         dead("bbbb", UNKNOWN_OBJECT, dest_q=f"{p}.ORDERS", dest_q_mgr="bbbb.1")  # rule 4
-        dead("cccc", UNKNOWN_OBJECT, reply_to=True, reply_qm="CCCC.7")     # rule 5
-        dead("non-persistent", UNKNOWN_OBJECT, persistent=False)          # rule 6: DISCARD
-        dead("local-request", UNKNOWN_OBJECT, reply_to=True)              # rule 7, REPLYQM = QM1
-        dead("datagram", UNKNOWN_OBJECT)                                   # rule 8 (Q06: action only)
+        dead("cccc", UNKNOWN_OBJECT, reply_to=True, reply_qm="CCCC.7")  # rule 5
+        dead("non-persistent", UNKNOWN_OBJECT, persistent=False)  # rule 6: DISCARD
+        dead("local-request", UNKNOWN_OBJECT, reply_to=True)  # rule 7, REPLYQM = QM1
+        dead("datagram", UNKNOWN_OBJECT)  # rule 8 (Q06: action only)
 
     handler = DLQHandler(url, dlq, table, "QM1", wait=False, transmission_queues=xmit)
     stats = handler.run()
@@ -73,11 +81,15 @@ def test_q01_q06_ibm_example_table_on_real_messages(factory: pyjms.ConnectionFac
         [aaaa] = browse(ctx, xmit["AAAA.1"])
         assert aaaa.get_text() == "request-aaaa" and aaaa.get_int_property(REASON) == UNKNOWN_OBJECT
         assert (aaaa.get_string_property(XQH_REMOTE_Q), aaaa.get_string_property(XQH_REMOTE_Q_MGR)) == (
-            f"{p}.DEADQ", "AAAA.1")
+            f"{p}.DEADQ",
+            "AAAA.1",
+        )
         [bbbb] = browse(ctx, xmit["bbbb.2"])
         assert bbbb.get_text() == "bbbb" and not has_header(bbbb)  # HEADER(NO)
         assert (bbbb.get_string_property(XQH_REMOTE_Q), bbbb.get_string_property(XQH_REMOTE_Q_MGR)) == (
-            f"{p}.ORDERS", "bbbb.2")
+            f"{p}.ORDERS",
+            "bbbb.2",
+        )
         [cccc] = browse(ctx, xmit["CCCC.1"])
         assert cccc.get_text() == "cccc" and cccc.get_string_property(XQH_REMOTE_Q) == f"{p}.ALARM"
         manual = browse(ctx, f"{p}.DEADQ.MANUAL")
@@ -147,17 +159,26 @@ def test_q05_q10_messages_without_header_stay_reported_while_others_read_the_dlq
         left = browse(ctx, dlq)
     assert len(left) == 1 and left[0].get_text().startswith("no header")
     assert handler.stats.without_header == 2 and handler.stats.errors == 2
-    assert "have no dead-letter header and stay there" in caplog.records[0].getMessage()  # reported again later
+    assert (
+        "have no dead-letter header and stay there" in caplog.records[0].getMessage()
+    )  # reported again later
 
 
-def test_q08_forwarded_unchanged_with_or_without_header(factory: pyjms.ConnectionFactory, url: str, qname: str):
+def test_q08_forwarded_unchanged_with_or_without_header(
+    factory: pyjms.ConnectionFactory, url: str, qname: str
+):
     dlq, keep, strip = qname + ".DLQ", qname + ".KEEP", qname + ".STRIP"
     with factory.create_context() as ctx, ctx.create_context(pyjms.SESSION_TRANSACTED) as tx:
         app = ctx.create_queue(qname)
         text = pyjms.TextMessage("text")
-        for setter, value in ((text.set_short_property, 7), (text.set_byte_property, -3),
-                              (text.set_float_property, 1.5), (text.set_long_property, 2**40),
-                              (text.set_boolean_property, True), (text.set_string_property, "s")):
+        for setter, value in (
+            (text.set_short_property, 7),
+            (text.set_byte_property, -3),
+            (text.set_float_property, 1.5),
+            (text.set_long_property, 2**40),
+            (text.set_boolean_property, True),
+            (text.set_string_property, "s"),
+        ):
             setter(f"p_{setter.__name__[4:-9]}", value)
         text.set_jms_type("order")
         text.set_jms_reply_to(ctx.create_queue(qname + ".REPLY"))
@@ -165,9 +186,17 @@ def test_q08_forwarded_unchanged_with_or_without_header(factory: pyjms.Connectio
         mapped.set_int("i", 1)
         mapped.set_short("sh", 2)
         mapped.set_bytes("b", b"\x00\x01")
-        (ctx.create_producer().set_priority(7).set_time_to_live(60_000).set_jms_correlation_id("corr")
-            .send(app, text).send(app, pyjms.BytesMessage(b"\x00bin")).send(app, mapped)
-            .set_delivery_mode(pyjms.NON_PERSISTENT).send(app, None))
+        (
+            ctx.create_producer()
+            .set_priority(7)
+            .set_time_to_live(60_000)
+            .set_jms_correlation_id("corr")
+            .send(app, text)
+            .send(app, pyjms.BytesMessage(b"\x00bin"))
+            .send(app, mapped)
+            .set_delivery_mode(pyjms.NON_PERSISTENT)
+            .send(app, None)
+        )
         consumer = tx.create_consumer(app)
         originals = [consumer.receive(5000) for _ in range(4)]
         for i, original in enumerate(originals):  # two with DESTQ(a) ... HEADER(NO), two kept
@@ -187,14 +216,21 @@ def test_q08_forwarded_unchanged_with_or_without_header(factory: pyjms.Connectio
         copy = moved[type(original).__name__]
         user_props = {k: v for k, v in copy.typed_properties().items() if k not in HEADER_PROPERTIES}
         assert user_props == dict(original.typed_properties()) | {
-            "JMS_PYJMS_Timestamp": (C.T_LONG, original.get_jms_timestamp())}
+            "JMS_PYJMS_Timestamp": (C.T_LONG, original.get_jms_timestamp())
+        }
         assert type(copy) is type(original)
         if isinstance(original, pyjms.MapMessage):
             assert copy.typed_map() == original.typed_map()  # the JMS types of map entries too
         else:
             assert copy.get_body() == original.get_body()
-        for getter in ("get_jms_correlation_id", "get_jms_type", "get_jms_reply_to", "get_jms_priority",
-                       "get_jms_delivery_mode", "get_jms_timestamp"):
+        for getter in (
+            "get_jms_correlation_id",
+            "get_jms_type",
+            "get_jms_reply_to",
+            "get_jms_priority",
+            "get_jms_delivery_mode",
+            "get_jms_timestamp",
+        ):
             assert getattr(copy, getter)() == getattr(original, getter)(), getter
         assert abs(copy.get_jms_expiration() - original.get_jms_expiration()) < 500  # E14
 
@@ -207,7 +243,9 @@ def test_q11_several_handlers_on_one_dlq_process_each_message_once(
         for i in range(count):
             dead_letter(ctx, pyjms.TextMessage(f"m{i}"), dlq, UNKNOWN_OBJECT, dest_q=qname)
         ctx.commit()
-    handlers = [DLQHandler(url, dlq, f"WAIT(NO)\nACTION(FWD) FWDQ({target})", poll_interval_s=0.2) for _ in range(3)]
+    handlers = [
+        DLQHandler(url, dlq, f"WAIT(NO)\nACTION(FWD) FWDQ({target})", poll_interval_s=0.2) for _ in range(3)
+    ]
     threads = [threading.Thread(target=h.run) for h in handlers]
     for t in threads:
         t.start()
@@ -247,8 +285,9 @@ def test_stop_ends_a_waiting_handler(url: str, qname: str):
     assert not thread.is_alive() and handler.stopping
 
 
-def test_a_target_that_is_the_dlq_itself_fails_instead_of_looping(factory: pyjms.ConnectionFactory, url: str,
-                                                                   qname: str):
+def test_a_target_that_is_the_dlq_itself_fails_instead_of_looping(
+    factory: pyjms.ConnectionFactory, url: str, qname: str
+):
     dlq = qname + ".DLQ"
     with factory.create_context() as ctx:
         put_dead_letters(ctx, dlq, ["m"], UNKNOWN_OBJECT, dlq)  # its destination was the DLQ

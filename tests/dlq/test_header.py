@@ -30,8 +30,14 @@ POISON_CAUSE = (
 
 
 def test_header_round_trips_through_properties():
-    header = DeadLetterHeader.create(MQRC.Q_FULL, "ORDERS", dest_q_mgr="QM1", put_appl_name="delay processor",
-                                     format="MQSTR", at_ms=1_700_000_000_123)
+    header = DeadLetterHeader.create(
+        MQRC.Q_FULL,
+        "ORDERS",
+        dest_q_mgr="QM1",
+        put_appl_name="delay processor",
+        format="MQSTR",
+        at_ms=1_700_000_000_123,
+    )
     # JMS_PYJMS_* properties are pyjms's own: written as typed pairs, as pyjms's components do
     message = pyjms.TextMessage("x").copy(add_properties=header.typed_properties())
     assert set(header.to_properties()) == HEADER_PROPERTIES - {ACTIVEMQ_CAUSE}
@@ -68,7 +74,9 @@ def test_put_stamp_is_ibm_format():
 def test_activemq_causes_map_to_reasons(cause: str, reason: int):
     message = pyjms.TextMessage("x")
     message.set_property(ACTIVEMQ_CAUSE, cause)
-    header = DeadLetterHeader.from_message(message, queue_manager="QM1", original_destination="queue://APP.IN")
+    header = DeadLetterHeader.from_message(
+        message, queue_manager="QM1", original_destination="queue://APP.IN"
+    )
     assert header is not None
     assert (header.reason, header.dest_q, header.dest_q_mgr) == (reason, "APP.IN", "QM1")
     assert (header.put_appl_name, header.put_appl_type, header.format) == ("ActiveMQ", 7, "MQSTR")
@@ -91,13 +99,23 @@ def test_message_fields_give_the_rules_table_its_view():
     datagram = pyjms.TextMessage("d")
     fields = message_fields(datagram, header, "QM1")
     assert fields["msgtype"] == 8 and fields["replyq"] == "" and fields["replyqm"] == ""
-    assert (fields["destq"], fields["destqm"], fields["reason"], fields["format"]) == ("APP.IN", "QM1", 2085, "MQSTR")
+    assert (fields["destq"], fields["destqm"], fields["reason"], fields["format"]) == (
+        "APP.IN",
+        "QM1",
+        2085,
+        "MQSTR",
+    )
     assert fields["persist"] == 1
     request = pyjms.TextMessage("r")
     request.set_jms_reply_to(pyjms.Queue("REPLIES"))
     request.set_jms_delivery_mode(pyjms.NON_PERSISTENT)
     fields = message_fields(request, header, "QM1")
-    assert (fields["msgtype"], fields["replyq"], fields["replyqm"], fields["persist"]) == (1, "REPLIES", "QM1", 0)
+    assert (fields["msgtype"], fields["replyq"], fields["replyqm"], fields["persist"]) == (
+        1,
+        "REPLIES",
+        "QM1",
+        0,
+    )
     request.set_property("JMS_IBM_MQMD_ReplyToQMgr", "AAAA.1")
     request.set_property("JMSXUserID", "alice")
     fields = message_fields(request, header, "QM1")
@@ -122,11 +140,14 @@ def test_e14_dead_letter_keeps_message_and_remaining_expiry(url: str, qname: str
     factory = pyjms.ConnectionFactory(url)
     with factory.create_context() as ctx, ctx.create_context(pyjms.SESSION_TRANSACTED) as tx:
         app = ctx.create_queue(qname)
-        ctx.create_producer().set_time_to_live(60_000).set_priority(8).set_jms_correlation_id("c-1") \
-            .set_property("n", 5).send(app, "body")
+        ctx.create_producer().set_time_to_live(60_000).set_priority(8).set_jms_correlation_id(
+            "c-1"
+        ).set_property("n", 5).send(app, "body")
         got = tx.create_consumer(app).receive(5000)
         assert got is not None
-        header = dead_letter(tx, got, qname + ".DLQ", MQRC.Q_FULL, put_appl_name="test")  # get + put: one unit
+        header = dead_letter(
+            tx, got, qname + ".DLQ", MQRC.Q_FULL, put_appl_name="test"
+        )  # get + put: one unit
         tx.commit()
         dlq = ctx.create_consumer(ctx.create_queue(qname + ".DLQ")).receive(5000)
     assert dlq is not None and dlq.get_text() == "body"

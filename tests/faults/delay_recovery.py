@@ -40,8 +40,23 @@ class Broker:
         self._out = open(log, "a")  # noqa: SIM115 - closed by stop/kill
         start = log.stat().st_size
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyjms", "broker", "--port", "0", "--data", str(data_dir), "--name", "pyjms-recovery"],
-            stdout=self._out, stderr=subprocess.STDOUT, cwd=ROOT, text=True)
+            [
+                sys.executable,
+                "-m",
+                "pyjms",
+                "broker",
+                "--port",
+                "0",
+                "--data",
+                str(data_dir),
+                "--name",
+                "pyjms-recovery",
+            ],
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            text=True,
+        )
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             text = log.read_text(errors="replace")[start:]
@@ -90,9 +105,22 @@ class RunResult:
     restart_s: float = 0.0  # from the kill to the restarted broker's "ready"
     log: str = ""
 
-    ROW = ("sent", "received", "lost", "duplicated", "early", "stranded", "markers_left", "dead_lettered", "in_doubt",
-           "kill_after_s",
-           "restart_s", "first_after_restart_s", "last_after_restart_s", "worst_lateness_ms")
+    ROW = (
+        "sent",
+        "received",
+        "lost",
+        "duplicated",
+        "early",
+        "stranded",
+        "markers_left",
+        "dead_lettered",
+        "in_doubt",
+        "kill_after_s",
+        "restart_s",
+        "first_after_restart_s",
+        "last_after_restart_s",
+        "worst_lateness_ms",
+    )
 
 
 @dataclass
@@ -148,8 +176,15 @@ def _count_left(url: str) -> tuple[int, int, int]:
     return stranded, markers, dead
 
 
-def run_once(messages: int, window_s: float, kill_at: float, *, seed: int = 0, settle_s: float = 60.0,
-             work_dir: Path | None = None) -> RunResult:
+def run_once(
+    messages: int,
+    window_s: float,
+    kill_at: float,
+    *,
+    seed: int = 0,
+    settle_s: float = 60.0,
+    work_dir: Path | None = None,
+) -> RunResult:
     """One run. ``kill_at``: where in the delivery window the broker is killed (0..1)."""
     rng = random.Random(seed)
     work = Path(work_dir or tempfile.mkdtemp(prefix="pyjms-recovery-"))

@@ -65,7 +65,13 @@ def test_soak_ten_broker_sigkills_under_5000_delayed_messages(tmp_path):
     for run in range(10):
         work = tmp_path / f"run{run}"
         work.mkdir()
-        result = run_once(5000, window_s=10.0, kill_at=rng.uniform(0.05, 0.95), seed=rng.randrange(1 << 30),
-                          settle_s=120.0, work_dir=work)
+        result = run_once(
+            5000,
+            window_s=10.0,
+            kill_at=rng.uniform(0.05, 0.95),
+            seed=rng.randrange(1 << 30),
+            settle_s=120.0,
+            work_dir=work,
+        )
         print(result)
         assert (result.lost, result.duplicated, result.early, result.stranded) == (0, 0, 0, 0), result

@@ -15,7 +15,8 @@ import subprocess
 import sys
 import time
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,9 @@ class StompPutter(stomp.ConnectionListener):
 
     def put(self, queue_name: str, body: str, headers: dict[str, str]) -> None:
         receipt = uuid.uuid4().hex
-        self.conn.send(f"/queue/{queue_name}", body, headers={"persistent": "true", **headers, "receipt": receipt})
+        self.conn.send(
+            f"/queue/{queue_name}", body, headers={"persistent": "true", **headers, "receipt": receipt}
+        )
         assert self.receipts.get(timeout=WAIT_S) == receipt, "the broker did not confirm the SEND"
         assert not self.errors, [(e.headers, e.body) for e in self.errors]
 
@@ -68,11 +71,15 @@ def secured() -> Iterator[EmbeddedBroker]:
     users = {"mal": ("mal-pw", ["mal"]), "alice": ("alice-pw", ["senders"]), "ops": ("ops-pw", ["ops"])}
     access = [
         AccessRule("MAL.>", read=["mal"], write=["mal"], admin=["mal"]),
-        AccessRule("ORDERS.>", read=["senders", "mal"], write=["senders", "mal"], admin=["senders", "mal", "ops"]),
+        AccessRule(
+            "ORDERS.>", read=["senders", "mal"], write=["senders", "mal"], admin=["senders", "mal", "ops"]
+        ),
         AccessRule(DEAD_LETTER_QUEUE, read=["ops"], write=["ops"], admin=["ops"]),
         AccessRule("ActiveMQ.DLQ", read=["ops"], write=["ops"], admin=["ops"]),
     ]
-    broker = EmbeddedBroker(name=f"pyjms-poison-{uuid.uuid4().hex[:6]}", users=users, access=access, stomp_port=0)
+    broker = EmbeddedBroker(
+        name=f"pyjms-poison-{uuid.uuid4().hex[:6]}", users=users, access=access, stomp_port=0
+    )
     yield broker
     broker.stop()
 
@@ -110,8 +117,11 @@ def test_finding1_a_malformed_delivery_time_on_the_staging_queue_is_quarantined(
     caplog.set_level(logging.WARNING)
     case = f"f1-{uuid.uuid4().hex[:8]}"
     mal = stomp_as("mal", "mal-pw")
-    mal.put(STAGING_QUEUE, "poison", {"JMS_PYJMS_DeliveryTime": "soon", "JMS_PYJMS_DDL_Target": "queue://ORDERS.F1",
-                                      "case": case})
+    mal.put(
+        STAGING_QUEUE,
+        "poison",
+        {"JMS_PYJMS_DeliveryTime": "soon", "JMS_PYJMS_DDL_Target": "queue://ORDERS.F1", "case": case},
+    )
     time.sleep(0.5)  # the processor meets the poison first
     alice = pyjms.ConnectionFactory(secured.vm_url, "alice", "alice-pw", delivery_delay="staging")
     with alice.create_context() as ctx:
@@ -134,7 +144,9 @@ def test_finding1_a_malformed_delivery_time_on_the_staging_queue_is_quarantined(
     assert m.get_string_property("JMS_PYJMS_DDL_Target") == "queue://ORDERS.F1"
     # logged once; the processor never failed and restarted
     assert len(poison_lines(caplog, "JMS_PYJMS_DeliveryTime")) == 1
-    assert not [r for r in caplog.records if "delay processor" in r.getMessage() and "failed" in r.getMessage()]
+    assert not [
+        r for r in caplog.records if "delay processor" in r.getMessage() and "failed" in r.getMessage()
+    ]
 
 
 # ---------------------------------------------------------------------------- finding 2
@@ -170,7 +182,9 @@ def quarantined(url: str, queue_name: str, case: str, *, dlq: str = "ActiveMQ.DL
 
 
 @pytest.mark.parametrize("how", ["receive", "receive_batch", "listener"])
-def test_finding2_a_receiver_hands_over_the_valid_and_quarantines_the_poison(tcp_broker, stomp_tcp, caplog, how):
+def test_finding2_a_receiver_hands_over_the_valid_and_quarantines_the_poison(
+    tcp_broker, stomp_tcp, caplog, how
+):
     caplog.set_level(logging.WARNING)
     case = f"f2-{how}-{uuid.uuid4().hex[:8]}"
     queue_name = f"ORDERS.F2.{case}"
@@ -197,7 +211,9 @@ def test_finding2_a_receiver_hands_over_the_valid_and_quarantines_the_poison(tcp
         assert consumer.receive(500) is None
     assert len(quarantined(tcp_broker.tcp_url, queue_name, case)) == 1
     if how != "listener":  # a listener's is logged when its dispatcher next finds nothing
-        assert len([r for r in caplog.records if r.name == "pyjms.poison" and queue_name in r.getMessage()]) == 1
+        assert (
+            len([r for r in caplog.records if r.name == "pyjms.poison" and queue_name in r.getMessage()]) == 1
+        )
 
 
 def test_finding2_a_browse_skips_the_poison_and_reports_it(tcp_broker, stomp_tcp, caplog):
@@ -228,12 +244,34 @@ def test_finding2_dlq_handler_processes_the_valid_and_quarantines_the_poison(tcp
             m.set_string_property("case", case)
             dlh.dead_letter(ctx, m, dlq, MQRC.Q_FULL, dest_q=target)
     header = dlh.DeadLetterHeader.create(MQRC.Q_FULL, target).to_properties()
-    stomp_tcp.put(dlq, "bad dead letter", {"case": case, **{k: str(v) for k, v in header.items()}, **BAD_EXPIRATION})
+    stomp_tcp.put(
+        dlq, "bad dead letter", {"case": case, **{k: str(v) for k, v in header.items()}, **BAD_EXPIRATION}
+    )
     rules = tmp_path / "rules.txt"
-    rules.write_text(f"WAIT(NO)\nREASON(MQRC_Q_FULL) ACTION(FWD) FWDQ({target}.OUT)\n"
-                     f"REASON(MQRC_FORMAT_ERROR) ACTION(FWD) FWDQ({poison_out})\n")
-    done = subprocess.run([sys.executable, "-m", "pyjms", "dlq-handler", "--url", tcp_broker.tcp_url, "-q", dlq,
-                           "-r", str(rules), "--progress", "0"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    rules.write_text(
+        f"WAIT(NO)\nREASON(MQRC_Q_FULL) ACTION(FWD) FWDQ({target}.OUT)\n"
+        f"REASON(MQRC_FORMAT_ERROR) ACTION(FWD) FWDQ({poison_out})\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pyjms",
+            "dlq-handler",
+            "--url",
+            tcp_broker.tcp_url,
+            "-q",
+            dlq,
+            "-r",
+            str(rules),
+            "--progress",
+            "0",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "FWD 7" in done.stdout and "quarantined 1" in done.stdout, done.stdout
     assert "JMS_PYJMS_Expiration is 'y'" in done.stderr  # logged, once

@@ -11,9 +11,18 @@ import pyjms
 from tests.conftest import ROOT, BrokerProcess
 
 
-def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pyjms", *args], input=stdin, capture_output=True,
-                          text=True, cwd=ROOT, timeout=120, env=env)
+def run_cli(
+    *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pyjms", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env=env,
+    )
 
 
 def test_cli_send_then_receive_over_tcp(tcp_broker, qname):
@@ -71,7 +80,9 @@ def test_embedded_broker_refuses_a_public_connector():
     s = jvm.start()
     with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="must bind to 127.0.0.1"):
         try:
-            s.jclass("org.pyjms.shim.activemq.EmbeddedBroker").start("pyjms-public", None, ["tcp://0.0.0.0:0"])
+            s.jclass("org.pyjms.shim.activemq.EmbeddedBroker").start(
+                "pyjms-public", None, ["tcp://0.0.0.0:0"]
+            )
         except s.JException as e:
             raise translate(e) from None
 
@@ -98,10 +109,12 @@ def test_default_factory_uses_pyjms_url(tcp_broker, qname):
         "import pyjms\n"
         "cf = pyjms.ConnectionFactory()\n"
         "print(cf.url)\n"
-        "with cf.create_context() as c: c.create_producer().send(c.create_queue('%s'), 'via env')\n" % qname
+        f"with cf.create_context() as c: c.create_producer().send(c.create_queue('{qname}'), 'via env')\n"
     )
     env = {**os.environ, "PYJMS_URL": tcp_broker.tcp_url}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == tcp_broker.tcp_url
     with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
@@ -130,20 +143,34 @@ sys.exit(main(sys.argv[1:]))
 
 def _service_flags(*argv: str, jvm_options: str = "") -> dict[str, str]:
     env = {**os.environ, "PYJMS_JVM_OPTIONS": jvm_options}
-    done = subprocess.run([sys.executable, "-c", _SERVICE_FLAGS_PROBE, *argv], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, "-c", _SERVICE_FLAGS_PROBE, *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr
-    return dict(line.split("=", 1) for line in done.stderr.splitlines() if line.startswith(("Disable", "MaxTen")))
+    return dict(
+        line.split("=", 1) for line in done.stderr.splitlines() if line.startswith(("Disable", "MaxTen"))
+    )
 
 
 def test_service_commands_run_with_low_pause_gc_options_that_pyjms_jvm_options_overrides(tcp_broker):
     # the broker and the delay processor must not stop for JPype's System.gc() (see jvm.SERVICE_JVM_OPTIONS)
-    assert _service_flags("broker", "--port", "0") == {"DisableExplicitGC": "true", "MaxTenuringThreshold": "0"}
+    assert _service_flags("broker", "--port", "0") == {
+        "DisableExplicitGC": "true",
+        "MaxTenuringThreshold": "0",
+    }
     # its own staging queue: the broker's own processor serves the default one (and a second is refused)
-    assert _service_flags("delay-processor", "--url", tcp_broker.tcp_url, "--staging-queue", "T.FLAGS.STAGING") == {
-        "DisableExplicitGC": "true", "MaxTenuringThreshold": "0"}
+    assert _service_flags(
+        "delay-processor", "--url", tcp_broker.tcp_url, "--staging-queue", "T.FLAGS.STAGING"
+    ) == {"DisableExplicitGC": "true", "MaxTenuringThreshold": "0"}
     assert _service_flags("broker", "--port", "0", jvm_options="-XX:-DisableExplicitGC") == {
-        "DisableExplicitGC": "false", "MaxTenuringThreshold": "0"}
+        "DisableExplicitGC": "false",
+        "MaxTenuringThreshold": "0",
+    }
 
 
 def test_cli_send_refuses_a_property_without_a_value(tcp_broker, qname):

@@ -20,8 +20,9 @@ def staged(url):
     """A factory (with a client id, for durable subscriptions) whose delayed messages go
     through its own staging queue, and that queue's processor."""
     queue = f"STAGE.{uuid.uuid4().hex[:8]}"
-    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue,
-                                      client_id=f"c{uuid.uuid4().hex[:6]}")
+    factory = pyjms.ConnectionFactory(
+        url, delivery_delay="staging", staging_queue=queue, client_id=f"c{uuid.uuid4().hex[:6]}"
+    )
     processor = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue)).start()
     yield factory, queue
     processor.stop()
@@ -36,7 +37,9 @@ def staged_copies(ctx, producer, topic, message) -> list[pyjms.Message]:
     with unread.create_context() as other:
         other_producer = other.create_producer().set_delivery_delay(producer.get_delivery_delay())
         other_producer.send(topic, message)
-        with other.create_browser(other.create_queue(queue), f"JMSCorrelationID = '{message.get_jms_message_id()}'") as b:
+        with other.create_browser(
+            other.create_queue(queue), f"JMSCorrelationID = '{message.get_jms_message_id()}'"
+        ) as b:
             return list(b)
 
 
@@ -120,7 +123,9 @@ def test_d16_a_topic_with_a_subscriber_pyjms_cannot_address_is_staged_once(stage
     factory, staging_queue = staged
     with factory.create_context() as ctx:
         topic = ctx.create_topic(f"D16U.{uuid.uuid4().hex[:8]}")
-        foreign = JMSConsumer(ctx, ctx.channel.consumer(topic.key, None, False, "a foreign subscriber"), topic, None)
+        foreign = JMSConsumer(
+            ctx, ctx.channel.consumer(topic.key, None, False, "a foreign subscriber"), topic, None
+        )
         ours = ctx.create_consumer(topic)
         p = ctx.create_producer().set_delivery_delay(1000)
         (copy,) = staged_copies(ctx, p, topic, ctx.create_text_message("looked at"))

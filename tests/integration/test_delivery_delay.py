@@ -33,7 +33,9 @@ def test_mechanism_is_resolved_once_per_factory_at_the_first_delayed_send(url, f
     with factory.create_context() as other:  # the factory's, not the context's
         assert policy.known_mechanism(other) is expected
         assert delay_mechanism(other) is expected
-    assert scheduler_works(ctx) is (expected is DelayMechanism.SCHEDULER)  # the probe itself, against the real broker
+    assert scheduler_works(ctx) is (
+        expected is DelayMechanism.SCHEDULER
+    )  # the probe itself, against the real broker
 
 
 def test_d01_message_is_held_until_send_time_plus_delay(ctx, qname):
@@ -60,7 +62,10 @@ def test_d01_batches_and_undelayed_sends_are_unaffected(ctx, qname):
     ctx.create_producer().send(q, "now")  # same session, no delay
     assert consumer.receive(2000).get_text() == "now"
     assert consumer.receive(DELAY // 3) is None
-    assert sorted(m.get_text() for m in (consumer.receive(DELAY * 5), consumer.receive(DELAY * 5))) == ["d1", "d2"]
+    assert sorted(m.get_text() for m in (consumer.receive(DELAY * 5), consumer.receive(DELAY * 5))) == [
+        "d1",
+        "d2",
+    ]
 
 
 def test_d06_ttl_below_delay_fails_in_whichever_call_completes_the_pair(ctx):

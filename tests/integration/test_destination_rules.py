@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 import pyjms
-from pyjms.broker.admin import Admin, QueueAttributes
+from pyjms.broker.admin import Admin
 from tests.conftest import ROOT, delay_mode
 
 # provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
@@ -28,7 +28,13 @@ def test_attributes_round_trip_and_defaults(admin, qname):
     q = pyjms.Queue(qname)
     assert admin.describe(q) is None
     a = admin.define_queue(q, max_depth=3, max_msg_length=100, clustered=True, default_bind="NOTFIXED")
-    assert (a.max_depth, a.max_msg_length, a.put_enabled, a.clustered, a.default_bind) == (3, 100, True, True, "NOTFIXED")
+    assert (a.max_depth, a.max_msg_length, a.put_enabled, a.clustered, a.default_bind) == (
+        3,
+        100,
+        True,
+        True,
+        "NOTFIXED",
+    )
     t = admin.define_topic(f"{qname}.T")
     assert (t.persistent_delivery, t.nonpersistent_delivery) == ("ALLDUR", "ALLAVAIL")  # IBM MQ's defaults
     admin.delete(q)
@@ -61,7 +67,9 @@ def test_broker_enforces_attributes_on_ordinary_puts(ctx, admin, qname):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_d22_delayed_put_checks_the_target_at_send(url, admin, qname, mode):
-    factory = pyjms.ConnectionFactory(url, delivery_delay=delay_mode(url, mode), staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    factory = pyjms.ConnectionFactory(
+        url, delivery_delay=delay_mode(url, mode), staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}"
+    )
     q = pyjms.Queue(qname)
 
     def delayed_send_refused(body: str) -> int:
@@ -82,7 +90,9 @@ def test_d22_delayed_put_checks_the_target_at_send(url, admin, qname, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_d05_clustered_target_needs_notfixed_bind(url, admin, qname, mode):
-    factory = pyjms.ConnectionFactory(url, delivery_delay=delay_mode(url, mode), staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    factory = pyjms.ConnectionFactory(
+        url, delivery_delay=delay_mode(url, mode), staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}"
+    )
     q = pyjms.Queue(qname)
     admin.define_queue(q, clustered=True, default_bind="OPEN")
     with factory.create_context() as ctx:
@@ -96,7 +106,9 @@ def test_d05_clustered_target_needs_notfixed_bind(url, admin, qname, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_d23_delayed_publish_needs_allavail(url, admin, qname, mode):
-    factory = pyjms.ConnectionFactory(url, delivery_delay=delay_mode(url, mode), staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    factory = pyjms.ConnectionFactory(
+        url, delivery_delay=delay_mode(url, mode), staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}"
+    )
     t = pyjms.Topic(qname)
     admin.define_topic(t)  # IBM MQ's defaults: PMSGDLV(ALLDUR) NPMSGDLV(ALLAVAIL)
     with factory.create_context() as ctx:
@@ -108,8 +120,13 @@ def test_d23_delayed_publish_needs_allavail(url, admin, qname, mode):
 
 
 def test_cli_admin_defines_and_describes(tcp_broker, qname):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "pyjms", "admin", "--url", tcp_broker.tcp_url, *a],
-                                     capture_output=True, text=True, cwd=ROOT, timeout=120)
+    run = lambda *a: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "pyjms", "admin", "--url", tcp_broker.tcp_url, *a],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     out = run("define-queue", qname, "--max-depth", "5", "--put", "disabled")
     assert out.returncode == 0, out.stderr
     assert "max_depth=5" in out.stdout and "put_enabled=False" in out.stdout

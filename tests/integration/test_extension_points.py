@@ -62,7 +62,11 @@ def test_a_send_policy_sees_the_sends_it_applies_to_and_may_change_or_refuse_the
     assert stamp.sent == [qname, qname]  # the message and the batch; not the plain one, not the refused one
     by_text = {g.get_text(): g for g in got}
     assert {t: g.property_exists("urgent") for t, g in by_text.items()} == {
-        "plain": False, "urgent": True, "u1": True, "u2": True}
+        "plain": False,
+        "urgent": True,
+        "u1": True,
+        "u2": True,
+    }
     assert m.get_jms_message_id() == by_text["urgent"].get_jms_message_id()  # the sender sees its headers
     assert any(o.time_to_live == 13 for o in stamp.checked)
 
@@ -159,10 +163,12 @@ def test_routed_sends_and_forwards_keep_a_message_unchanged(ctx, qname):
     m.set_jms_correlation_id("corr")
     ctx.create_producer().set_priority(6).set_time_to_live(60_000).send(q, m)
     original = ctx.create_consumer(q).receive(5000)
-    sent = ctx.send_routed([
-        forward_entry(copies, original, add_properties={"hop": (C.T_INT, 1)}),
-        forward_entry(copies, original, drop_properties=("b",), correlation_id="other", time_to_live=0),
-    ])
+    sent = ctx.send_routed(
+        [
+            forward_entry(copies, original, add_properties={"hop": (C.T_INT, 1)}),
+            forward_entry(copies, original, drop_properties=("b",), correlation_id="other", time_to_live=0),
+        ]
+    )
     forward(ctx, copies, original)
     assert sent == 2
     first, second, third = drain(ctx.create_consumer(copies))
@@ -185,6 +191,10 @@ def test_a_copy_is_a_new_message_and_object_bodies_are_not_copied():
     copy = m.copy(add_properties={"k": (C.T_STRING, "v")}, jms_type="kind")
     copy.set_text("changed")
     assert (m.get_text(), m.property_exists("k"), m.get_jms_type()) == ("t", False, None)
-    assert (copy.get_int_property("n"), copy.get_string_property("k"), copy.get_jms_type()) == (1, "v", "kind")
+    assert (copy.get_int_property("n"), copy.get_string_property("k"), copy.get_jms_type()) == (
+        1,
+        "v",
+        "kind",
+    )
     with pytest.raises(pyjms.NotSupportedRuntimeException, match="ObjectMessage"):
         pyjms.ObjectMessage().copy()

@@ -28,8 +28,14 @@ print("exiting with open contexts, a listener and an async sender", flush=True)
 
 def test_process_exits_cleanly_with_open_contexts_and_listeners():
     env = {k: v for k, v in os.environ.items() if k != "PYJMS_URL"}  # embedded broker, not a shared one
-    out = subprocess.run([sys.executable, "-c", EXIT_WITH_OPEN_THINGS], capture_output=True, text=True,
-                         cwd=ROOT, timeout=120, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", EXIT_WITH_OPEN_THINGS],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env=env,
+    )
     assert out.returncode == 0, out.stderr
     assert "exiting with open contexts" in out.stdout
     assert "Exception" not in out.stderr, out.stderr

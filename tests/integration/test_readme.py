@@ -37,16 +37,29 @@ def test_python_snippet_runs(block, monkeypatch, capsys):
         q = ctx.create_queue(f"README.{uuid.uuid4().hex[:8]}")
         producer = ctx.create_producer()
         producer.send(q, "hello")
-        exec(compile(block, "README.md", "exec"), {"pyjms": pyjms, "timedelta": timedelta, "factory": factory, "ctx": ctx, "q": q,
-                                                   "producer": producer})
+        exec(
+            compile(block, "README.md", "exec"),
+            {
+                "pyjms": pyjms,
+                "timedelta": timedelta,
+                "factory": factory,
+                "ctx": ctx,
+                "q": q,
+                "producer": producer,
+            },
+        )
     out = capsys.readouterr().out
     if "get_text()" in block and "print(" in block:
         assert "hello" in out  # the tour's consumer got its message
 
 
 def _cli_lines() -> list[str]:
-    return [line.split("#", 1)[0].strip() for block in SHELL_BLOCKS for line in block.splitlines()
-            if line.startswith("pyjms ")]
+    return [
+        line.split("#", 1)[0].strip()
+        for block in SHELL_BLOCKS
+        for line in block.splitlines()
+        if line.startswith("pyjms ")
+    ]
 
 
 def test_every_command_line_in_the_readme_parses():
@@ -62,8 +75,14 @@ def test_the_readme_command_session_runs_against_a_broker(tcp_broker, qname):
         argv = shlex.split(line.replace("ORDERS", qname))
         if argv[1] == "broker":
             continue  # tcp_broker is that broker
-        done = subprocess.run([sys.executable, "-m", "pyjms", *argv[1:]], capture_output=True, text=True,
-                              cwd=ROOT, env=env, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "pyjms", *argv[1:]],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            timeout=120,
+        )
         assert done.returncode == 0, f"{line}: {done.stderr}"
         outputs.append(done.stdout)
     joined = "\n".join(outputs)

@@ -45,9 +45,16 @@ def test_headers_and_typed_properties_survive_the_wire(ctx, qname):
     m.set_double_property("d", 2.25)
     m.set_string_property("s", "ü")
     before = int(time.time() * 1000)
-    (ctx.create_producer().set_jms_correlation_id("corr-1").set_jms_type("order")
-        .set_jms_reply_to(reply).set_priority(8).set_delivery_mode(pyjms.NON_PERSISTENT)
-        .set_time_to_live(timedelta(minutes=1)).send(q, m))
+    (
+        ctx.create_producer()
+        .set_jms_correlation_id("corr-1")
+        .set_jms_type("order")
+        .set_jms_reply_to(reply)
+        .set_priority(8)
+        .set_delivery_mode(pyjms.NON_PERSISTENT)
+        .set_time_to_live(timedelta(minutes=1))
+        .send(q, m)
+    )
     # JMS sets the provider's headers on the sent message
     assert m.get_jms_message_id().startswith("ID:")
     assert m.get_jms_timestamp() >= before
@@ -143,7 +150,9 @@ def test_temporary_queue_request_reply(factory, qname):
         replies = client.create_temporary_queue()
         client.create_producer().set_jms_reply_to(replies).set_jms_correlation_id("r1").send(requests, "ping")
         req = server.create_consumer(requests).receive(5000)
-        server.create_producer().set_jms_correlation_id(req.get_jms_correlation_id()).send(req.get_jms_reply_to(), "pong")
+        server.create_producer().set_jms_correlation_id(req.get_jms_correlation_id()).send(
+            req.get_jms_reply_to(), "pong"
+        )
         reply_consumer = client.create_consumer(replies)
         answer = reply_consumer.receive(5000)
         assert answer.get_text() == "pong" and answer.get_jms_correlation_id() == "r1"

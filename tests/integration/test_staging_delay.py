@@ -9,7 +9,6 @@ import pytest
 
 import pyjms
 from pyjms.delay import staging
-from pyjms.delay.mechanism import DelayMechanism
 from pyjms.delay.processor import DelayProcessor, processor_answers
 from tests.conftest import drain
 
@@ -22,7 +21,9 @@ def staged(url):
     """A factory whose delayed messages go through its own staging queue, and its processor."""
     queue = f"STAGE.{uuid.uuid4().hex[:8]}"
     factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
-    processor = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue), record_lateness=True).start()
+    processor = DelayProcessor(
+        pyjms.ConnectionFactory(url, staging_queue=queue), record_lateness=True
+    ).start()
     yield factory, processor
     processor.stop()
 
@@ -68,7 +69,9 @@ def test_d02_d12_staged_message_carries_target_time_and_original_id(url, qname):
     with factory.create_context() as ctx:
         m = ctx.create_text_message("x")
         ctx.create_producer().set_delivery_delay(60_000).send(ctx.create_queue(qname), m)
-        with ctx.create_browser(ctx.create_queue(queue), f"JMSCorrelationID = '{m.get_jms_message_id()}'") as b:
+        with ctx.create_browser(
+            ctx.create_queue(queue), f"JMSCorrelationID = '{m.get_jms_message_id()}'"
+        ) as b:
             (stagedm,) = list(b)
         assert stagedm.get_string_property(staging.TARGET) == f"queue://{qname}"
         assert stagedm.get_long_property(staging.DELIVERY_TIME) == m.get_jms_timestamp() + 60_000
@@ -84,7 +87,9 @@ def test_staging_is_chosen_when_a_processor_answers(staged):
     auto = pyjms.ConnectionFactory(factory.url, delivery_delay="auto", staging_queue=factory.staging_queue)
     with auto.create_context() as ctx:
         assert processor_answers(ctx)
-    assert not processor_answers(pyjms.ConnectionFactory(factory.url, staging_queue="NOBODY.HERE").create_context(), 300)
+    assert not processor_answers(
+        pyjms.ConnectionFactory(factory.url, staging_queue="NOBODY.HERE").create_context(), 300
+    )
 
 
 def test_d10_staged_only_at_commit(staged, qname):
@@ -129,7 +134,9 @@ def test_d18_e07_e15_expired_while_staged_is_discarded_with_a_report(staged, qna
         assert report.get_int_property("JMS_IBM_Feedback") == 258  # MQFB_EXPIRATION
         assert report.get_jms_correlation_id() == m.get_jms_message_id()
         assert not any(n in report.get_property_names() for n in staging.STAGING_HEADER)
-        assert report.get_jms_expiration() == 0 and report.get_remaining_expiry() == pyjms.MQEI_UNLIMITED  # E15
+        assert (
+            report.get_jms_expiration() == 0 and report.get_remaining_expiry() == pyjms.MQEI_UNLIMITED
+        )  # E15
         assert ctx.create_consumer(q).receive(300) is None
     assert processor.stats.expired == 1
 
@@ -189,10 +196,16 @@ def test_shim_moves_keep_what_the_python_path_keeps(staged, qname):
         m = ctx.create_text_message("second")
         m.set_string_property("k", "v")
         m.set_int_property("n", 7)
-        p.set_delivery_delay(300).set_priority(7).set_time_to_live(60_000).set_jms_correlation_id("mine").send(q, m)
+        p.set_delivery_delay(300).set_priority(7).set_time_to_live(60_000).set_jms_correlation_id(
+            "mine"
+        ).send(q, m)
         got = consumer.receive(5000)
         assert int(time.time() * 1000) >= m.get_jms_delivery_time()
-        assert got.get_text() == "second" and got.get_string_property("k") == "v" and got.get_int_property("n") == 7
+        assert (
+            got.get_text() == "second"
+            and got.get_string_property("k") == "v"
+            and got.get_int_property("n") == 7
+        )
         assert got.get_jms_message_id() == m.get_jms_message_id()
         assert got.get_jms_correlation_id() == "mine"
         assert got.get_jms_priority() == 7
@@ -307,8 +320,18 @@ def test_processor_process_killed_with_sigkill_loses_and_duplicates_nothing(tcp_
     url = tcp_broker.tcp_url
     n = 2000
     factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
-    cmd = [sys.executable, "-m", "pyjms", "delay-processor", "--url", url, "--staging-queue", queue,
-           "--report-every", "0.2"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pyjms",
+        "delay-processor",
+        "--url",
+        url,
+        "--staging-queue",
+        queue,
+        "--report-every",
+        "0.2",
+    ]
 
     def start() -> subprocess.Popen[str]:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
@@ -357,7 +380,9 @@ def test_d15_d20_failed_put_at_delivery_goes_to_the_dead_letter_queue_with_a_hea
     queue = f"STAGE.{uuid.uuid4().hex[:8]}"
     dlq = f"DLQ.{uuid.uuid4().hex[:8]}"
     factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
-    processor = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue), dead_letter_queue=dlq).start()
+    processor = DelayProcessor(
+        pyjms.ConnectionFactory(url, staging_queue=queue), dead_letter_queue=dlq
+    ).start()
     try:
         with factory.create_context() as ctx:
             q = ctx.create_queue(qname)
@@ -424,7 +449,9 @@ def test_d24_coa_cod_pan_nan_report_options_pass_through_to_the_target(staged, q
             m.set_int_property(name, 256 + i)
         ctx.create_producer().set_delivery_delay(300).set_jms_reply_to(reports).send(q, m)
         got = ctx.create_consumer(q).receive(5000)
-        assert {name: got.get_int_property(name) for name in options} == {n: 256 + i for i, n in enumerate(options)}
+        assert {name: got.get_int_property(name) for name in options} == {
+            n: 256 + i for i, n in enumerate(options)
+        }
         assert got.get_jms_reply_to() == reports
         assert ctx.create_consumer(reports).receive(300) is None  # the processor reports none of them
 
@@ -443,7 +470,9 @@ def test_e06_e10_an_expiry_report_comes_when_the_message_is_discarded_not_when_i
         reports = ctx.create_temporary_queue()
         m = ctx.create_text_message("expires while held")
         m.set_int_property("JMS_IBM_Report_Expiration", 1)
-        ctx.create_producer().set_time_to_live(1200).set_delivery_delay(1000).set_jms_reply_to(reports).send(q, m)
+        ctx.create_producer().set_time_to_live(1200).set_delivery_delay(1000).set_jms_reply_to(reports).send(
+            q, m
+        )
         ctx.commit()
         deadline = time.time() + 3
         while processor.stats.staged < 1 and time.time() < deadline:

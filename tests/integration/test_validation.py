@@ -16,10 +16,10 @@ import pyjms
 from pyjms import MQRC
 from pyjms.api.checks import MAX_DURATION_MS
 from pyjms.api.forward import forward
-from pyjms.dlq import RulesTable
 from pyjms.broker import AccessRule, EmbeddedBroker
-from pyjms.providers.activemq.dead_letters import without_redelivery_limit
 from pyjms.broker.admin import Admin
+from pyjms.dlq import RulesTable
+from pyjms.providers.activemq.dead_letters import without_redelivery_limit
 from tests.conftest import BrokerProcess, delay_mode, drain
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
@@ -34,8 +34,12 @@ RESERVED = ["JMS_PYJMS_Expiration", "JMS_PYJMS_DeliveryTime", "JMS_PYJMS_DLH_Rea
 def test_reserved_properties_are_refused_on_the_producer(ctx, qname, name):
     q = ctx.create_queue(qname)
     p = ctx.create_producer()
-    for setter, value in ((p.set_property, "y"), (p.set_string_property, "y"), (p.set_long_property, 5),
-                          (p.set_object_property, 5)):
+    for setter, value in (
+        (p.set_property, "y"),
+        (p.set_string_property, "y"),
+        (p.set_long_property, 5),
+        (p.set_object_property, 5),
+    ):
         with pytest.raises(pyjms.InvalidArgumentRuntimeException) as e:
             setter(name, value)
         assert e.value.reason == MQRC.PROPERTY_NAME_ERROR == 2442 and repr(name) in str(e.value)
@@ -48,8 +52,13 @@ def test_reserved_properties_are_refused_on_the_producer(ctx, qname, name):
 @pytest.mark.parametrize("name", RESERVED)
 def test_reserved_properties_are_refused_on_a_message(ctx, qname, name):
     m = ctx.create_text_message("x")
-    for setter, value in ((m.set_string_property, "y"), (m.set_long_property, 1), (m.set_object_property, "y"),
-                          (m.set_property, 1.5), (m.set_boolean_property, True)):
+    for setter, value in (
+        (m.set_string_property, "y"),
+        (m.set_long_property, 1),
+        (m.set_object_property, "y"),
+        (m.set_property, 1.5),
+        (m.set_boolean_property, True),
+    ):
         with pytest.raises(pyjms.InvalidArgumentRuntimeException) as e:
             setter(name, value)
         assert e.value.reason == 2442 and repr(name) in str(e.value)
@@ -83,7 +92,9 @@ def test_property_names_follow_the_java_identifier_rule(ctx, qname, name):
     assert got.get_string_property(name) == "v"
 
 
-@pytest.mark.parametrize("name", ["1abc", "a-b", "a b", "", "é-", "😀", "a😀", "AND", "JMSFoo", "x.y", 5, b"ab"])
+@pytest.mark.parametrize(
+    "name", ["1abc", "a-b", "a b", "", "é-", "😀", "a😀", "AND", "JMSFoo", "x.y", 5, b"ab"]
+)
 def test_names_that_are_not_java_identifiers_are_refused(ctx, name):
     with pytest.raises(pyjms.InvalidArgumentRuntimeException) as e:
         ctx.create_producer().set_property(name, "v")
@@ -150,12 +161,22 @@ def test_disable_flags_take_a_bool(ctx, value):
 # ---------------------------------------------------------------- property values (finding 6)
 
 
-@pytest.mark.parametrize("setter,value", [
-    ("set_float_property", 1e300), ("set_float_property", -3.5e38), ("set_float_property", 10**400),
-    ("set_double_property", 10**400), ("set_byte_property", 128), ("set_byte_property", -129),
-    ("set_short_property", 2**15), ("set_int_property", 2**31), ("set_int_property", -(2**31) - 1),
-    ("set_long_property", 2**63), ("set_long_property", -(2**63) - 1),
-])
+@pytest.mark.parametrize(
+    "setter,value",
+    [
+        ("set_float_property", 1e300),
+        ("set_float_property", -3.5e38),
+        ("set_float_property", 10**400),
+        ("set_double_property", 10**400),
+        ("set_byte_property", 128),
+        ("set_byte_property", -129),
+        ("set_short_property", 2**15),
+        ("set_int_property", 2**31),
+        ("set_int_property", -(2**31) - 1),
+        ("set_long_property", 2**63),
+        ("set_long_property", -(2**63) - 1),
+    ],
+)
 def test_property_values_are_bounded_by_their_java_type(ctx, setter, value):
     m = ctx.create_text_message("x")
     p = ctx.create_producer()
@@ -166,11 +187,21 @@ def test_property_values_are_bounded_by_their_java_type(ctx, setter, value):
     assert m.get_property_names() == [] and p.get_property_names() == set()
 
 
-@pytest.mark.parametrize("setter,value", [
-    ("set_int_property", True), ("set_long_property", 1.0), ("set_byte_property", Decimal(1)),
-    ("set_boolean_property", 1), ("set_string_property", 5), ("set_double_property", "1.5"),
-    ("set_float_property", False), ("set_property", [1]), ("set_property", None), ("set_property", b"x"),
-])
+@pytest.mark.parametrize(
+    "setter,value",
+    [
+        ("set_int_property", True),
+        ("set_long_property", 1.0),
+        ("set_byte_property", Decimal(1)),
+        ("set_boolean_property", 1),
+        ("set_string_property", 5),
+        ("set_double_property", "1.5"),
+        ("set_float_property", False),
+        ("set_property", [1]),
+        ("set_property", None),
+        ("set_property", b"x"),
+    ],
+)
 def test_property_values_of_the_wrong_type_are_refused(ctx, setter, value):
     with pytest.raises(pyjms.MessageFormatRuntimeException):
         getattr(ctx.create_text_message("x"), setter)("p", value)
@@ -209,13 +240,24 @@ def test_extreme_values_of_every_java_type_send_and_arrive_unchanged(ctx, qname)
 # ---------------------------------------------------------------- message headers
 
 
-@pytest.mark.parametrize("setter,value", [
-    ("set_jms_priority", 11), ("set_jms_priority", 1.0), ("set_jms_delivery_mode", 2.0),
-    ("set_jms_timestamp", "now"), ("set_jms_timestamp", 2**64), ("set_jms_expiration", 1.5),
-    ("set_jms_delivery_time", None), ("set_jms_redelivered", 1), ("set_jms_message_id", 5),
-    ("set_jms_destination", "queue://X"), ("set_jms_correlation_id", b"id"), ("set_jms_type", 3),
-    ("set_jms_reply_to", "Q"),
-])
+@pytest.mark.parametrize(
+    "setter,value",
+    [
+        ("set_jms_priority", 11),
+        ("set_jms_priority", 1.0),
+        ("set_jms_delivery_mode", 2.0),
+        ("set_jms_timestamp", "now"),
+        ("set_jms_timestamp", 2**64),
+        ("set_jms_expiration", 1.5),
+        ("set_jms_delivery_time", None),
+        ("set_jms_redelivered", 1),
+        ("set_jms_message_id", 5),
+        ("set_jms_destination", "queue://X"),
+        ("set_jms_correlation_id", b"id"),
+        ("set_jms_type", 3),
+        ("set_jms_reply_to", "Q"),
+    ],
+)
 def test_header_setters_check_type_and_range(ctx, setter, value):
     with pytest.raises(pyjms.JMSRuntimeException):
         getattr(ctx.create_text_message("x"), setter)(value)
@@ -234,8 +276,11 @@ def test_q07_a_5000_digit_number_in_a_rules_table_is_one_clear_error():
 def test_nothing_was_half_sent(ctx, qname):
     q = ctx.create_queue(qname)
     p = ctx.create_producer()
-    for bad in (lambda: p.set_time_to_live(2**70), lambda: p.set_delivery_mode([1]),
-                lambda: p.set_property("JMS_PYJMS_Expiration", "y")):
+    for bad in (
+        lambda: p.set_time_to_live(2**70),
+        lambda: p.set_delivery_mode([1]),
+        lambda: p.set_property("JMS_PYJMS_Expiration", "y"),
+    ):
         with pytest.raises(pyjms.JMSRuntimeException):
             bad()
     assert drain(ctx.create_consumer(q), 100) == []
@@ -301,7 +346,9 @@ def test_internal_url_options_never_show_in_messages():
         factory.create_context()
     assert "maximumRedeliveries" not in str(e.value) and "127.0.0.1:1" in str(e.value)
     assert e.value.reason == 2059
-    factory = without_redelivery_limit(pyjms.ConnectionFactory("tcp://127.0.0.1:1?wireFormat.maxInactivityDuration=0"))
+    factory = without_redelivery_limit(
+        pyjms.ConnectionFactory("tcp://127.0.0.1:1?wireFormat.maxInactivityDuration=0")
+    )
     with pytest.raises(pyjms.JMSRuntimeException) as e:
         factory.create_context()
     assert "maximumRedeliveries" not in str(e.value) and "maxInactivityDuration=0" in str(e.value)
@@ -315,12 +362,20 @@ def test_maxmsgl_counts_the_body_and_properties_as_ibm_mq_does(url, qname, delay
     """MAXMSGL 100, then "a": it used to be refused as 1,029 bytes (the wire encoding). Now the
     body counts (UTF-8) and each property's name and value; headers and pyjms's own do not.
     Checked by the broker for a plain send, by pyjms at send for a delayed one (D22)."""
-    factory = pyjms.ConnectionFactory(url, delivery_delay=delay_mode(url, "staging") if delay else "auto",
-                                      staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}")
+    factory = pyjms.ConnectionFactory(
+        url,
+        delivery_delay=delay_mode(url, "staging") if delay else "auto",
+        staging_queue=f"STAGE.{uuid.uuid4().hex[:6]}",
+    )
     q = pyjms.Queue(qname)
     Admin(factory).define_queue(q, max_msg_length=100)
     with factory.create_context() as ctx:
-        p = ctx.create_producer().set_delivery_delay(delay).set_jms_correlation_id("c" * 200).set_time_to_live(600_000)
+        p = (
+            ctx.create_producer()
+            .set_delivery_delay(delay)
+            .set_jms_correlation_id("c" * 200)
+            .set_time_to_live(600_000)
+        )
         p.send(q, "a")
         p.send(q, "x" * 100)
         p.send(q, b"\x00" * 100)

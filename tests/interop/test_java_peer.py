@@ -58,8 +58,13 @@ class JavaPeer:
         cmd = [
             self.java,
             f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",  # provider logging to stderr, WARN only
-            "-cp", self.classpath,
-            str(PEER_SOURCE), mode, self.url, queue, *args,
+            "-cp",
+            self.classpath,
+            str(PEER_SOURCE),
+            mode,
+            self.url,
+            queue,
+            *args,
         ]
         proc = subprocess.run(cmd, capture_output=True, text=True, encoding="ascii", timeout=JAVA_TIMEOUT_S)
         assert proc.returncode == 0, (
@@ -101,8 +106,12 @@ def jms_type_of(m: pyjms.Message, name: str) -> str:
     if isinstance(value, bool):
         return "boolean"
     getters = (
-        [("byte", m.get_byte_property), ("short", m.get_short_property),
-         ("int", m.get_int_property), ("long", m.get_long_property)]
+        [
+            ("byte", m.get_byte_property),
+            ("short", m.get_short_property),
+            ("int", m.get_int_property),
+            ("long", m.get_long_property),
+        ]
         if isinstance(value, int)
         else [("float", m.get_float_property), ("double", m.get_double_property)]
     )
@@ -132,12 +141,18 @@ def test_text_message_from_pyjms_arrives_in_java_with_headers_and_java_property_
     m.set_long_property("pLong", 2**53 + 1)  # not exact as a double: proves a real long
     m.set_float_property("pFloat", 0.1)  # Java prints a float's shortest form: 0.1 only if float32
     m.set_double_property("pDouble", 2.25)
-    m.set_string_property("pString", "ünï \"q\" ✓")
+    m.set_string_property("pString", 'ünï "q" ✓')
     m.set_int_property("pSmallInt", 5)  # an int that fits a byte stays an Integer
-    (ctx.create_producer()
-        .set_jms_correlation_id("py-corr-1").set_jms_type("py.order").set_jms_reply_to(reply)
-        .set_priority(7).set_time_to_live(timedelta(seconds=90)).set_delivery_mode(pyjms.NON_PERSISTENT)
-        .send(q, m))
+    (
+        ctx.create_producer()
+        .set_jms_correlation_id("py-corr-1")
+        .set_jms_type("py.order")
+        .set_jms_reply_to(reply)
+        .set_priority(7)
+        .set_time_to_live(timedelta(seconds=90))
+        .set_delivery_mode(pyjms.NON_PERSISTENT)
+        .send(q, m)
+    )
 
     (got,) = java_peer.receive(qname, 1)
 
@@ -162,7 +177,7 @@ def test_text_message_from_pyjms_arrives_in_java_with_headers_and_java_property_
         "pLong": typed("Long", 2**53 + 1),
         "pFloat": typed("Float", 0.1),
         "pDouble": typed("Double", 2.25),
-        "pString": typed("String", "ünï \"q\" ✓"),
+        "pString": typed("String", 'ünï "q" ✓'),
         "pSmallInt": typed("Integer", 5),
     }
 
@@ -172,11 +187,17 @@ def test_producer_properties_map_python_types_to_java_types(
 ) -> None:
     q = ctx.create_queue(qname)
     reply = ctx.create_topic(f"{qname}.EVENTS")
-    p = (ctx.create_producer()
-         .set_property("small", 7).set_property("big", 2**40).set_property("ratio", 1.5)
-         .set_property("flag", False).set_property("region", "eu")
-         .set_long_property("asLong", 7).set_double_property("asDouble", 3)
-         .set_jms_reply_to(reply))
+    p = (
+        ctx.create_producer()
+        .set_property("small", 7)
+        .set_property("big", 2**40)
+        .set_property("ratio", 1.5)
+        .set_property("flag", False)
+        .set_property("region", "eu")
+        .set_long_property("asLong", 7)
+        .set_double_property("asDouble", 3)
+        .set_jms_reply_to(reply)
+    )
     p.send(q, "via producer")
 
     (got,) = java_peer.receive(qname, 1)
@@ -298,7 +319,14 @@ def test_text_message_from_java_keeps_headers_and_every_property_type(from_java:
     assert m.get_jms_redelivered() is False and m.get_delivery_count() == 1
 
     assert set(m.get_property_names()) == {
-        "pBoolean", "pByte", "pShort", "pInt", "pLong", "pFloat", "pDouble", "pString"
+        "pBoolean",
+        "pByte",
+        "pShort",
+        "pInt",
+        "pLong",
+        "pFloat",
+        "pDouble",
+        "pString",
     }
     assert m.get_boolean_property("pBoolean") is True
     assert m.get_byte_property("pByte") == -7
@@ -310,8 +338,14 @@ def test_text_message_from_java_keeps_headers_and_every_property_type(from_java:
     assert m.get_string_property("pString") == 'ünïcödé "quoted" \\ ✓'
     # the Java types survived: each property reads through exactly its own narrowest getter
     assert {n: jms_type_of(m, n) for n in m.get_property_names()} == {
-        "pBoolean": "boolean", "pByte": "byte", "pShort": "short", "pInt": "int",
-        "pLong": "long", "pFloat": "float", "pDouble": "double", "pString": "String",
+        "pBoolean": "boolean",
+        "pByte": "byte",
+        "pShort": "short",
+        "pInt": "int",
+        "pLong": "long",
+        "pFloat": "float",
+        "pDouble": "double",
+        "pString": "String",
     }
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import queue
 import time
 import uuid
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -91,11 +92,15 @@ def test_text_message_from_pyjms_reaches_stomp_with_properties_as_headers(
     m.set_string_property("route", "a:b\\c\nd")  # needs STOMP 1.2 header escaping both ways
     m.set_string_property("empty", "")
     m.set_int_property("count", 7)  # STOMP headers are strings: non-string properties are rendered
-    (ctx.create_producer()
-        .set_jms_correlation_id("py-corr-stomp").set_jms_type("py.event")
+    (
+        ctx.create_producer()
+        .set_jms_correlation_id("py-corr-stomp")
+        .set_jms_type("py.event")
         .set_jms_reply_to(ctx.create_queue(f"{qname}.REPLY"))
-        .set_priority(8).set_time_to_live(60_000)
-        .send(q, m))
+        .set_priority(8)
+        .set_time_to_live(60_000)
+        .send(q, m)
+    )
 
     client = stomp_client()  # auto_decode: the body arrives as str
     client.conn.subscribe(f"/queue/{qname}", id="1", ack="auto")

@@ -37,9 +37,14 @@ def test_the_wheel_installs_and_works_with_only_a_jdk(tmp_path: Path) -> None:
     java = shutil.which("java")
     assert java is not None
     # only the venv and the JDK: no mvn, no ~/.cache/pyjms
-    env = {"PATH": os.pathsep.join([str(venv / "bin"), str(Path(java).resolve().parent)]), "HOME": str(home),
-           "JAVA_HOME": os.environ.get("JAVA_HOME", str(Path(java).resolve().parent.parent))}
-    _run([str(venv / "bin" / "pip"), "install", "-q", str(wheels[0])], env={**env, "PATH": os.environ["PATH"]})
+    env = {
+        "PATH": os.pathsep.join([str(venv / "bin"), str(Path(java).resolve().parent)]),
+        "HOME": str(home),
+        "JAVA_HOME": os.environ.get("JAVA_HOME", str(Path(java).resolve().parent.parent)),
+    }
+    _run(
+        [str(venv / "bin" / "pip"), "install", "-q", str(wheels[0])], env={**env, "PATH": os.environ["PATH"]}
+    )
     assert shutil.which("mvn", path=env["PATH"]) is None
 
     assert "usage: pyjms" in _run([str(venv / "bin" / "pyjms"), "--help"], env=env, cwd=home).stdout
@@ -51,5 +56,15 @@ def test_the_wheel_installs_and_works_with_only_a_jdk(tmp_path: Path) -> None:
             with ctx.create_consumer(q) as consumer:
                 print(consumer.receive(10_000).get_text(), pyjms.__file__)
     """)
-    out = _run([str(venv / "bin" / "python", ), "-c", program], env=env, cwd=home).stdout
+    out = _run(
+        [
+            str(
+                venv / "bin" / "python",
+            ),
+            "-c",
+            program,
+        ],
+        env=env,
+        cwd=home,
+    ).stdout
     assert "from the wheel" in out and str(venv) in out  # the installed pyjms, not this checkout

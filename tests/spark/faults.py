@@ -7,7 +7,8 @@ and its Python workers import it.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from pyspark import TaskContext
 

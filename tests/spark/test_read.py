@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import timezone
+from datetime import UTC
 
 import pytest
 
@@ -43,26 +43,52 @@ def test_browse_returns_every_column_and_removes_nothing(spark, jms_url, jms_ctx
     m.set_string_property("region", "eu")
     m.set_int_property("n", 7)
     m.set_boolean_property("urgent", True)
-    (jms_ctx.create_producer().set_priority(8).set_time_to_live(600_000).set_jms_correlation_id("c-9")
-     .set_jms_type("greeting").set_jms_reply_to(pyjms.Queue("REPLIES")).send(q, m))
+    (
+        jms_ctx.create_producer()
+        .set_priority(8)
+        .set_time_to_live(600_000)
+        .set_jms_correlation_id("c-9")
+        .set_jms_type("greeting")
+        .set_jms_reply_to(pyjms.Queue("REPLIES"))
+        .send(q, m)
+    )
     jms_ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT).send(q, b"\x00\x01")
 
     rows = {r.message_id: r for r in _read(spark, jms_url, qname).collect()}
     read_at = time.time() * 1000
-    text, binary = rows[m.get_jms_message_id()], next(r for k, r in rows.items() if k != m.get_jms_message_id())
+    text, binary = (
+        rows[m.get_jms_message_id()],
+        next(r for k, r in rows.items() if k != m.get_jms_message_id()),
+    )
     assert (text.destination, text.correlation_id, text.type, text.reply_to) == (
-        f"queue://{qname}", "c-9", "greeting", "queue://REPLIES")
-    assert (text.priority, text.delivery_mode, text.redelivered, text.delivery_count) == (8, pyjms.PERSISTENT, False, 1)
+        f"queue://{qname}",
+        "c-9",
+        "greeting",
+        "queue://REPLIES",
+    )
+    assert (text.priority, text.delivery_mode, text.redelivered, text.delivery_count) == (
+        8,
+        pyjms.PERSISTENT,
+        False,
+        1,
+    )
     assert text.properties == {"region": "eu", "n": "7", "urgent": "true"}
     assert (text.body, text.text) == (b"hello", "hello")
-    ts = text.timestamp.replace(tzinfo=timezone.utc) if text.timestamp.tzinfo is None else text.timestamp
+    ts = text.timestamp.replace(tzinfo=UTC) if text.timestamp.tzinfo is None else text.timestamp
     assert before - 1000 <= ts.timestamp() * 1000 <= time.time() * 1000
     assert text.delivery_time == text.timestamp
     assert (text.expiration - text.timestamp).total_seconds() == pytest.approx(600, abs=0.01)
     # tenths of a second left when read (IBM MQ's MQMD Expiry), counted down from the send
-    left_after = ((text.expiration - text.timestamp).total_seconds() * 1000 - (read_at - ts.timestamp() * 1000)) / 100
+    left_after = (
+        (text.expiration - text.timestamp).total_seconds() * 1000 - (read_at - ts.timestamp() * 1000)
+    ) / 100
     assert left_after - 1 <= text.remaining_expiry <= 6000
-    assert (binary.body, binary.text, binary.expiration, binary.remaining_expiry) == (b"\x00\x01", None, None, -1)
+    assert (binary.body, binary.text, binary.expiration, binary.remaining_expiry) == (
+        b"\x00\x01",
+        None,
+        None,
+        -1,
+    )
     assert binary.delivery_mode == pyjms.NON_PERSISTENT
     assert len(_left(jms_ctx, qname)) == 2
 
@@ -81,7 +107,9 @@ def test_selector_and_expiry(spark, jms_url, jms_ctx, qname):
     _fill(jms_ctx, qname, 5, region="eu")
     _fill(jms_ctx, qname, 3, region="us")
     q = jms_ctx.create_queue(qname)
-    jms_ctx.create_producer().set_time_to_live(300).set_property("region", "eu").send_batch(q, ["short-lived"] * 4)
+    jms_ctx.create_producer().set_time_to_live(300).set_property("region", "eu").send_batch(
+        q, ["short-lived"] * 4
+    )
     time.sleep(0.5)
     for mode in ("browse", "consume"):
         rows = _read(spark, jms_url, qname, mode=mode, messageSelector="region = 'eu'").collect()
@@ -93,8 +121,16 @@ def test_consume_takes_each_message_once_over_concurrent_partitions(spark, jms_u
     _fill(jms_ctx, qname, 300)
     # a partition that stops at its bound holds the rest of its prefetch until it commits, so
     # give the others time to get those messages back
-    rows = _read(spark, jms_url, qname, mode="consume", numPartitions=3, maxMessages=250, batchSize=40,
-                 receiveTimeout=2000).collect()
+    rows = _read(
+        spark,
+        jms_url,
+        qname,
+        mode="consume",
+        numPartitions=3,
+        maxMessages=250,
+        batchSize=40,
+        receiveTimeout=2000,
+    ).collect()
     assert len(rows) == 250 and len({r.text for r in rows}) == 250
     assert len(_left(jms_ctx, qname)) == 50
     rest = _read(spark, jms_url, qname, mode="consume", numPartitions=2).collect()
@@ -107,8 +143,9 @@ def test_consume_in_a_failed_job_removes_nothing(spark, jms_url, jms_ctx, qname)
     (local[2,3] gives each task three attempts) and every message is still there."""
     _fill(jms_ctx, qname, 200)
     with pytest.raises(Exception, match="injected read failure"):
-        _read(spark, jms_url, qname, fmt="jms_failing_consume", mode="consume", numPartitions=2,
-              batchSize=20).collect()
+        _read(
+            spark, jms_url, qname, fmt="jms_failing_consume", mode="consume", numPartitions=2, batchSize=20
+        ).collect()
     with jms_ctx.create_consumer(jms_ctx.create_queue(qname)) as c:
         back = drain(c, 1000)
     assert sorted(m.get_text() for m in back) == sorted(f"m{i}" for i in range(200))

@@ -40,31 +40,55 @@ def test_stream_write_sends_each_micro_batch_once(spark, jms_url, jms_ctx, qname
 
     def run() -> None:
         stream = spark.readStream.schema("body string, priority int").json(str(source))
-        (stream.writeStream.format("jms").option("url", jms_url).option("destination", qname)
-         .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start().awaitTermination(120))
+        (
+            stream.writeStream.format("jms")
+            .option("url", jms_url)
+            .option("destination", qname)
+            .option("checkpointLocation", str(checkpoint))
+            .trigger(availableNow=True)
+            .start()
+            .awaitTermination(120)
+        )
 
-    (source / "1.json").write_text("\n".join(json.dumps({"body": f"a{i}", "priority": i % 10}) for i in range(30)))
+    (source / "1.json").write_text(
+        "\n".join(json.dumps({"body": f"a{i}", "priority": i % 10}) for i in range(30))
+    )
     run()
     (source / "2.json").write_text("\n".join(json.dumps({"body": f"b{i}"}) for i in range(20)))
     run()  # the checkpoint knows file 1 was sent: only file 2 goes out
     with jms_ctx.create_consumer(jms_ctx.create_queue(qname)) as c:
         got = drain(c, 500)
-    assert sorted(m.get_text() for m in got) == sorted([f"a{i}" for i in range(30)] + [f"b{i}" for i in range(20)])
+    assert sorted(m.get_text() for m in got) == sorted(
+        [f"a{i}" for i in range(30)] + [f"b{i}" for i in range(20)]
+    )
     assert {m.get_text(): m.get_jms_priority() for m in got}["a7"] == 7
 
 
 def _stream(spark, url: str, queue: str, checkpoint, sink, per_trigger: int = 10):
-    return (spark.readStream.format("jms").option("url", url).option("destination", queue)
-            .option("maxMessagesPerTrigger", per_trigger).option("receiveTimeout", 500).load()
-            .writeStream.foreachBatch(sink).option("checkpointLocation", str(checkpoint))
-            .trigger(availableNow=True).start())
+    return (
+        spark.readStream.format("jms")
+        .option("url", url)
+        .option("destination", queue)
+        .option("maxMessagesPerTrigger", per_trigger)
+        .option("receiveTimeout", 500)
+        .load()
+        .writeStream.foreachBatch(sink)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )
 
 
 def test_stream_read_commits_every_batch_of_an_available_now_run(spark, jms_url, jms_ctx, qname, tmp_path):
     _fill(jms_ctx, qname, 25)
     seen: dict[int, list[str]] = {}
-    query = _stream(spark, jms_url, qname, tmp_path / "cp",
-                    lambda df, batch_id: seen.setdefault(batch_id, [r.text for r in df.collect()]))
+    query = _stream(
+        spark,
+        jms_url,
+        qname,
+        tmp_path / "cp",
+        lambda df, batch_id: seen.setdefault(batch_id, [r.text for r in df.collect()]),
+    )
     query.awaitTermination(120)
     assert [len(seen[b]) for b in sorted(seen)] == [10, 10, 5]  # maxMessagesPerTrigger
     assert sorted(t for batch in seen.values() for t in batch) == sorted(f"m{i}" for i in range(25))
@@ -87,7 +111,9 @@ def test_stream_read_restarted_from_its_checkpoint_loses_nothing(spark, jms_url,
     assert len(delivered) == 10 and len(_left(jms_ctx, qname)) == 15
 
     # restarted: Spark replays batch 1 from its offset log, then reads on; at-least-once
-    query = _stream(spark, jms_url, qname, tmp_path / "cp", lambda df, _: delivered.extend(r.text for r in df.collect()))
+    query = _stream(
+        spark, jms_url, qname, tmp_path / "cp", lambda df, _: delivered.extend(r.text for r in df.collect())
+    )
     query.awaitTermination(120)
     assert sorted(delivered) == sorted(f"m{i}" for i in range(25))
     assert _left(jms_ctx, qname) == []

@@ -19,7 +19,7 @@ from pyjms.spark import WorkerPythonError, check_worker_python  # noqa: E402
 def _isolated_python3(tmp_path: Path) -> Path:
     """A python3 on PATH that sees none of this environment's packages (as a system python3)."""
     stub = tmp_path / "python3"
-    stub.write_text(f"#!/bin/sh\nexec {sys.base_prefix}/bin/python3 -I \"$@\"\n")
+    stub.write_text(f'#!/bin/sh\nexec {sys.base_prefix}/bin/python3 -I "$@"\n')
     stub.chmod(0o755)
     return stub
 

@@ -16,8 +16,10 @@ from pyjms.dlq import header as dlh  # noqa: E402
 from pyjms.spark import DLQ_DETAIL  # noqa: E402
 from tests.conftest import drain  # noqa: E402
 
-SCHEMA = ("body string, destination string, priority int, delivery_delay long, time_to_live long, "
-          "delivery_mode string, correlation_id string, type string, reply_to string, properties map<string,string>")
+SCHEMA = (
+    "body string, destination string, priority int, delivery_delay long, time_to_live long, "
+    "delivery_mode string, correlation_id string, type string, reply_to string, properties map<string,string>"
+)
 
 
 def _write(df, url: str, fmt: str = "jms", **options) -> None:
@@ -68,7 +70,11 @@ def test_options_apply_to_rows_with_only_a_body(spark, jms_url, jms_ctx, qname):
     with jms_ctx.create_consumer(jms_ctx.create_queue(qname)) as consumer:
         assert consumer.receive(300) is None  # held for the delay
         got = drain(consumer, 3000)
-    assert sorted(str(m.get_text()) for m in got) == ["None", "x", "z"]  # a null body is a TextMessage without text
+    assert sorted(str(m.get_text()) for m in got) == [
+        "None",
+        "x",
+        "z",
+    ]  # a null body is a TextMessage without text
     assert all(m.get_jms_priority() == 2 for m in got)
     assert all(m.get_jms_expiration() - m.get_jms_timestamp() == 60000 for m in got)
     assert all(m.get_jms_delivery_time() - m.get_jms_timestamp() == pytest.approx(1000, abs=50) for m in got)
@@ -97,7 +103,9 @@ INVALID = [
     ("delayed-group", 1000, None, None, {"JMSXGroupID": "g1"}),
     ("ok-3", None, None, 3, {"k": "v"}),
 ]
-INVALID_SCHEMA = "body string, delivery_delay long, time_to_live long, priority int, properties map<string,string>"
+INVALID_SCHEMA = (
+    "body string, delivery_delay long, time_to_live long, priority int, properties map<string,string>"
+)
 
 
 def test_on_invalid_fail_names_the_row_and_sends_nothing(spark, jms_url, jms_ctx, qname):
@@ -105,7 +113,10 @@ def test_on_invalid_fail_names_the_row_and_sends_nothing(spark, jms_url, jms_ctx
     with pytest.raises(Exception) as e:
         _write(df, jms_url, destination=qname)  # onInvalid=fail is the default
     text = str(e.value)
-    assert "JMSRuntimeException: row 1 of partition 0: delivery delay 5000 ms exceeds time-to-live 1000 ms" in text
+    assert (
+        "JMSRuntimeException: row 1 of partition 0: delivery delay 5000 ms exceeds time-to-live 1000 ms"
+        in text
+    )
     assert "MQRC_EXPIRY_ERROR (2013)" in text
     time.sleep(1.2)  # a delayed row, had it been committed, would be due by now
     assert _receive_all(jms_ctx, qname) == []  # ok-1 went out before row 1, and was rolled back
@@ -119,8 +130,13 @@ def test_on_invalid_skip_sends_the_valid_rows(spark, jms_url, jms_ctx, qname):
 
 def test_on_invalid_dlq_dead_letters_with_the_reason(spark, jms_url, jms_ctx, qname):
     dlq = qname + ".DLQ"
-    _write(spark.createDataFrame(INVALID, INVALID_SCHEMA), jms_url, destination=qname, onInvalid="dlq",
-           deadLetterQueue=dlq)
+    _write(
+        spark.createDataFrame(INVALID, INVALID_SCHEMA),
+        jms_url,
+        destination=qname,
+        onInvalid="dlq",
+        deadLetterQueue=dlq,
+    )
     dead = {m.get_text(): m for m in _receive_all(jms_ctx, dlq)}
     assert set(dead) == {"ttl-below-delay", "bad-priority", "delayed-group"}
     # IBM MQ's dead-letter header, as pyjms.dlq carries it
@@ -130,8 +146,10 @@ def test_on_invalid_dlq_dead_letters_with_the_reason(spark, jms_url, jms_ctx, qn
     assert dead["delayed-group"].get_string_property("JMSXGroupID") == "g1"
     assert headers["bad-priority"].reason == MQRC.PRIORITY_ERROR
     assert "priority 12 is outside" in dead["bad-priority"].get_string_property(DLQ_DETAIL)
-    assert all(h.dest_q == qname and h.put_appl_name == "pyjms.spark" and h.format == "MQSTR"
-               for h in headers.values())
+    assert all(
+        h.dest_q == qname and h.put_appl_name == "pyjms.spark" and h.format == "MQSTR"
+        for h in headers.values()
+    )
     assert all(m.get_jms_expiration() == 0 for m in dead.values())
     time.sleep(1.2)
     assert sorted(m.get_text() for m in _receive_all(jms_ctx, qname, 1500)) == ["ok-1", "ok-2", "ok-3"]

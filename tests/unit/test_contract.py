@@ -29,14 +29,20 @@ def java_contract() -> dict[str, object]:
 def test_every_java_contract_value_has_its_python_twin() -> None:
     java = java_contract()
     assert {"DELIVERY_TIME", "SEND_DELAY_NATIVE", "KIND_TEXT", "T_STRING", "STAGED_TARGET"} <= java.keys()
-    mismatched = {name: (value, getattr(contract, name, "<missing>")) for name, value in java.items()
-                  if getattr(contract, name, None) != value}
+    mismatched = {
+        name: (value, getattr(contract, name, "<missing>"))
+        for name, value in java.items()
+        if getattr(contract, name, None) != value
+    }
     assert mismatched == {}
 
 
 def test_no_other_java_class_spells_a_pyjms_property_or_queue() -> None:
     literal = re.compile(r'"(JMS_PYJMS_[A-Za-z_]*|PYJMS\.[A-Z.]*|SYSTEM\.DDELAY[A-Z.]*)"')
-    offenders = [f"{path.relative_to(JAVA)}: {m.group(0)}"
-                 for path in JAVA.rglob("*.java") if path.name != "Contract.java"
-                 for m in literal.finditer(path.read_text(encoding="utf-8"))]
+    offenders = [
+        f"{path.relative_to(JAVA)}: {m.group(0)}"
+        for path in JAVA.rglob("*.java")
+        if path.name != "Contract.java"
+        for m in literal.finditer(path.read_text(encoding="utf-8"))
+    ]
     assert offenders == []

@@ -9,15 +9,14 @@ from __future__ import annotations
 import pickle
 import re
 import string
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyjms.dlq import ControlData, Rule, RulesTable, RulesTableError
-from pyjms.dlq import symbols
+from pyjms.dlq import ControlData, Rule, RulesTable, RulesTableError, symbols
 from pyjms.dlq.rules import MAX_NUMBER, NUMERIC_PATTERNS, STRING_PATTERNS, Action, PutAut
 from pyjms.errors import (
     IllegalStateRuntimeException,
@@ -75,7 +74,10 @@ def test_ibm_example_parses_with_lines_and_default_control(ibm: RulesTable) -> N
     assert ibm.control == ControlData(input_q=None, input_qm=None, retry_interval_s=60, wait=True)
     assert [rule.line for rule in ibm] == [2, 3, 4, 6, 8, 10, 11, 13]
     assert [rule.action for rule in ibm] == [Action.RETRY] * 2 + [Action.FWD] * 3 + [
-        Action.DISCARD, Action.FWD, Action.FWD]
+        Action.DISCARD,
+        Action.FWD,
+        Action.FWD,
+    ]
 
 
 def test_q01_first_matching_rule_wins(ibm: RulesTable) -> None:
@@ -156,8 +158,8 @@ def test_ibm_example_round_trips_through_text(ibm: RulesTable) -> None:
 
 def test_q03_next_matching_rule_is_found_after_the_current_one() -> None:
     table = RulesTable.parse(
-        "DESTQ(A*) ACTION(RETRY) RETRY(3)\nDESTQ(B) ACTION(DISCARD)\n"
-        "ACTION(FWD) FWDQ(HOLD)\nACTION(IGNORE)\n")
+        "DESTQ(A*) ACTION(RETRY) RETRY(3)\nDESTQ(B) ACTION(DISCARD)\nACTION(FWD) FWDQ(HOLD)\nACTION(IGNORE)\n"
+    )
     fields = {"destq": "AB"}
     assert table.first_match(fields) == (0, table.rules[0])
     assert table.first_match(fields, start=1) == (2, table.rules[2])
@@ -185,15 +187,17 @@ def test_q06_patterns_default_to_match_all() -> None:
 
 
 def test_q07_errors_name_their_lines() -> None:
-    text = "\n".join([
-        "* a comment",
-        "REASON(MQRC_Q_FULL) ACTION(RETRY)",
-        "DESTQ(A) ACTION(EXPLODE)",          # line 3
-        "",
-        "ACTION(FWD)",                        # line 5: no FWDQ
-        "MSGTYPE(MQMT_NOPE) ACTION(DISCARD)",  # line 6
-        "ACTION(RETRY) RETRY(0)",             # line 7
-    ])
+    text = "\n".join(
+        [
+            "* a comment",
+            "REASON(MQRC_Q_FULL) ACTION(RETRY)",
+            "DESTQ(A) ACTION(EXPLODE)",  # line 3
+            "",
+            "ACTION(FWD)",  # line 5: no FWDQ
+            "MSGTYPE(MQMT_NOPE) ACTION(DISCARD)",  # line 6
+            "ACTION(RETRY) RETRY(0)",  # line 7
+        ]
+    )
     with pytest.raises(RulesTableError) as caught:
         RulesTable.parse(text)
     error = caught.value
@@ -341,7 +345,8 @@ def test_numeric_patterns_take_numbers_symbols_or_star() -> None:
 
 
 @pytest.mark.parametrize(
-    "value", ["2*", "?", "1000000000", "-1", "MQMT_REQUEST", "MQRC_NO_SUCH_THING", "' '"])
+    "value", ["2*", "?", "1000000000", "-1", "MQMT_REQUEST", "MQRC_NO_SUCH_THING", "' '"]
+)
 def test_bad_numeric_patterns(value: str) -> None:
     assert problems_of(f"REASON({value}) ACTION(IGNORE)")[0][0] == 1
 
@@ -384,7 +389,12 @@ def test_action_errors(text: str, fragment: str) -> None:
 def test_forward_options() -> None:
     rule = only_rule("action(fwd) fwdq(&replyq) fwdqm(' ') header(no) putaut(ctx) retry(999999999)")
     assert (rule.fwdq, rule.fwdqm, rule.header, rule.putaut, rule.retry) == (
-        "&REPLYQ", "", False, PutAut.CTX, MAX_NUMBER)
+        "&REPLYQ",
+        "",
+        False,
+        PutAut.CTX,
+        MAX_NUMBER,
+    )
     assert rule.forward_target({"replyq": "R.Q ", "replyqm": "QM2"}) == ("R.Q", "")
 
 
@@ -401,11 +411,24 @@ def test_forward_target_errors() -> None:
 def test_symbols_agree_with_reasons_and_ibm() -> None:
     for code in MQRC:
         assert symbols.NUMERIC_SYMBOLS[code.mq_name] == int(code)
-    expected = {"MQRC_Q_FULL": 2053, "MQRC_PUT_INHIBITED": 2051, "MQRC_EXPIRY_ERROR": 2013,
-                "MQRC_UNKNOWN_OBJECT_NAME": 2085, "MQRC_NOT_AUTHORIZED": 2035,
-                "MQRC_MSG_TOO_BIG_FOR_Q": 2030, "MQRC_BACKED_OUT": 2003, "MQFB_EXPIRATION": 258,
-                "MQFB_COA": 259, "MQFB_COD": 260, "MQMT_REQUEST": 1, "MQMT_REPLY": 2,
-                "MQMT_REPORT": 4, "MQMT_DATAGRAM": 8, "MQPER_NOT_PERSISTENT": 0, "MQPER_PERSISTENT": 1}
+    expected = {
+        "MQRC_Q_FULL": 2053,
+        "MQRC_PUT_INHIBITED": 2051,
+        "MQRC_EXPIRY_ERROR": 2013,
+        "MQRC_UNKNOWN_OBJECT_NAME": 2085,
+        "MQRC_NOT_AUTHORIZED": 2035,
+        "MQRC_MSG_TOO_BIG_FOR_Q": 2030,
+        "MQRC_BACKED_OUT": 2003,
+        "MQFB_EXPIRATION": 258,
+        "MQFB_COA": 259,
+        "MQFB_COD": 260,
+        "MQMT_REQUEST": 1,
+        "MQMT_REPLY": 2,
+        "MQMT_REPORT": 4,
+        "MQMT_DATAGRAM": 8,
+        "MQPER_NOT_PERSISTENT": 0,
+        "MQPER_PERSISTENT": 1,
+    }
     assert {name: symbols.NUMERIC_SYMBOLS[name] for name in expected} == expected
     assert symbols.symbol_name(2053, ("MQRC_",)) == "MQRC_Q_FULL"
     assert symbols.symbol_name(65536, ("MQFB_",)) is None  # range bounds are not names
@@ -416,12 +439,21 @@ def test_symbols_agree_with_reasons_and_ibm() -> None:
 NAME_CHARS = string.ascii_letters + string.digits + "./_%"
 UNQUOTED = re.compile(r"[A-Za-z0-9./_%*?]+")
 RULE_KEYWORDS = sorted(STRING_PATTERNS + tuple(NUMERIC_PATTERNS)) + [
-    "action", "fwdq", "fwdqm", "header", "putaut", "retry"]
+    "action",
+    "fwdq",
+    "fwdqm",
+    "header",
+    "putaut",
+    "retry",
+]
 KEYWORDS = RULE_KEYWORDS + ["inputq", "inputqm", "retryint", "wait"]
 FWD_ONLY = ("fwdq", "fwdqm", "header")
 
-names = st.text(NAME_CHARS + " '-#", min_size=1, max_size=10).map(lambda s: s.strip(" ")).filter(
-    lambda s: bool(s) and "*" not in s)
+names = (
+    st.text(NAME_CHARS + " '-#", min_size=1, max_size=10)
+    .map(lambda s: s.strip(" "))
+    .filter(lambda s: bool(s) and "*" not in s)
+)
 patterns = st.text(NAME_CHARS + "*? '-&,()+", max_size=12).map(lambda s: s.rstrip(" "))
 symbol_values = sorted(set(symbols.NUMERIC_SYMBOLS.values()))
 numbers = st.none() | st.integers(0, MAX_NUMBER) | st.sampled_from(symbol_values)
@@ -436,8 +468,9 @@ def rules(draw: st.DrawFn) -> Rule:
         values["fwdq"] = draw(names | st.sampled_from(["&DESTQ", "&REPLYQ"]))
         values["fwdqm"] = draw(st.just("") | names | st.sampled_from(["&DESTQM", "&REPLYQM"]))
         values["header"] = draw(st.booleans())
-    return Rule(action=action, putaut=draw(st.sampled_from(PutAut)),
-                retry=draw(st.integers(1, MAX_NUMBER)), **values)
+    return Rule(
+        action=action, putaut=draw(st.sampled_from(PutAut)), retry=draw(st.integers(1, MAX_NUMBER)), **values
+    )
 
 
 def render_value(draw: st.DrawFn, keyword: str, value: object) -> str:
@@ -445,8 +478,11 @@ def render_value(draw: st.DrawFn, keyword: str, value: object) -> str:
     if keyword in NUMERIC_PATTERNS and value is None:
         return draw(st.sampled_from(["*", "'*'", " * "]))
     if keyword in NUMERIC_PATTERNS:
-        names = [name for name, number in symbols.NUMERIC_SYMBOLS.items()
-                 if number == value and name.startswith(NUMERIC_PATTERNS[keyword])]
+        names = [
+            name
+            for name, number in symbols.NUMERIC_SYMBOLS.items()
+            if number == value and name.startswith(NUMERIC_PATTERNS[keyword])
+        ]
         spellings = [str(value), f"'{value}'"] + names + [name.lower() for name in names]
         return draw(st.sampled_from(spellings))
     if isinstance(value, bool):
@@ -506,18 +542,59 @@ def test_generated_rules_round_trip(generated: list[Rule], data: st.DataObject) 
 
 @settings(deadline=None)
 @given(
-    st.none() | names, st.none() | names, st.integers(0, MAX_NUMBER),
-    st.booleans() | st.integers(0, MAX_NUMBER))
+    st.none() | names,
+    st.none() | names,
+    st.integers(0, MAX_NUMBER),
+    st.booleans() | st.integers(0, MAX_NUMBER),
+)
 def test_generated_control_data_round_trips(
-        queue: str | None, qmgr: str | None, interval: int, wait: bool | int) -> None:
+    queue: str | None, qmgr: str | None, interval: int, wait: bool | int
+) -> None:
     table = RulesTable(ControlData(queue, qmgr, interval, wait), (Rule(action=Action.IGNORE),))
     assert RulesTable.parse(table.to_text()) == table
 
 
-TOKENS = KEYWORDS + [k.upper() for k in KEYWORDS] + [
-    "(", ")", "'", "''", "+", "-", ",", " ", "  ", "\n", "\r\n", "*", "?", "?*", "&DESTQ", "&REPLYQM",
-    "&", "MQRC_Q_FULL", "mqmt_request", "MQFMT_STRING", "0", "5", "999999999", "1000000000",
-    "YES", "NO", "FWD", "DISCARD", "RETRY", "IGNORE", "DEF", "CTX", "Q.A", "é", "\t"]
+TOKENS = (
+    KEYWORDS
+    + [k.upper() for k in KEYWORDS]
+    + [
+        "(",
+        ")",
+        "'",
+        "''",
+        "+",
+        "-",
+        ",",
+        " ",
+        "  ",
+        "\n",
+        "\r\n",
+        "*",
+        "?",
+        "?*",
+        "&DESTQ",
+        "&REPLYQM",
+        "&",
+        "MQRC_Q_FULL",
+        "mqmt_request",
+        "MQFMT_STRING",
+        "0",
+        "5",
+        "999999999",
+        "1000000000",
+        "YES",
+        "NO",
+        "FWD",
+        "DISCARD",
+        "RETRY",
+        "IGNORE",
+        "DEF",
+        "CTX",
+        "Q.A",
+        "é",
+        "\t",
+    ]
+)
 
 
 @settings(deadline=None, max_examples=300)
@@ -532,7 +609,7 @@ def test_parser_fails_only_with_rules_table_errors(tokens: list[str] | str) -> N
         assert RulesTable.parse(table.to_text()) == table
 
 
-@lru_cache(maxsize=None)
+@cache
 def reference_match(pattern: str, value: str) -> bool:
     if not pattern:
         return not value

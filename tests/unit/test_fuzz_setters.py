@@ -6,10 +6,11 @@ setter accepts reads back as set. No broker is needed: setters check at once."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,32 +23,128 @@ QUICK = settings(max_examples=150, deadline=None, suppress_health_check=[HealthC
 
 #: anything a caller might pass: JMS-looking values and everything else
 ANYTHING = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(-(2**70), 2**70), st.floats(), st.text(),
-    st.text(alphabet=st.characters(categories=["Cs", "Lo", "So", "Cc"])), st.binary(),
-    st.decimals(allow_nan=True), st.fractions(), st.complex_numbers(), st.timedeltas(),
-    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
-    st.sampled_from([object(), 2**63, -(2**63) - 1, 2**31, 1e300, -1e300, float("inf"), float("nan"), 3.5e38,
-                     Decimal("1"), Fraction(1, 2), 2.0, 1.0, "JMS_PYJMS_Expiration", "région", "\ud800", "😀",
-                     timedelta(days=10**8), b"", "", [1], {1: 2}, ...]),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.text(),
+    st.text(alphabet=st.characters(categories=["Cs", "Lo", "So", "Cc"])),
+    st.binary(),
+    st.decimals(allow_nan=True),
+    st.fractions(),
+    st.complex_numbers(),
+    st.timedeltas(),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.sampled_from(
+        [
+            object(),
+            2**63,
+            -(2**63) - 1,
+            2**31,
+            1e300,
+            -1e300,
+            float("inf"),
+            float("nan"),
+            3.5e38,
+            Decimal("1"),
+            Fraction(1, 2),
+            2.0,
+            1.0,
+            "JMS_PYJMS_Expiration",
+            "région",
+            "\ud800",
+            "😀",
+            timedelta(days=10**8),
+            b"",
+            "",
+            [1],
+            {1: 2},
+            ...,
+        ]
+    ),
 )
-NAMES = st.one_of(st.text(max_size=12), st.sampled_from(["p", "région", "JMS_PYJMS_X", "JMSXGroupID", "JMSXGroupSeq",
-                                                        "JMS_IBM_Format", "AND", "1a", "a-b", "😀", "\ud800"]),
-                  ANYTHING)
+NAMES = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "p",
+            "région",
+            "JMS_PYJMS_X",
+            "JMSXGroupID",
+            "JMSXGroupSeq",
+            "JMS_IBM_Format",
+            "AND",
+            "1a",
+            "a-b",
+            "😀",
+            "\ud800",
+        ]
+    ),
+    ANYTHING,
+)
 
-MESSAGE_PROPERTY_SETTERS = ["set_boolean_property", "set_byte_property", "set_short_property", "set_int_property",
-                            "set_long_property", "set_float_property", "set_double_property", "set_string_property",
-                            "set_object_property", "set_property"]
-PRODUCER_PROPERTY_SETTERS = ["set_property", "set_object_property", "set_boolean_property", "set_byte_property",
-                             "set_short_property", "set_int_property", "set_long_property", "set_float_property",
-                             "set_double_property", "set_string_property"]
-HEADER_SETTERS = ["set_jms_message_id", "set_jms_timestamp", "set_jms_correlation_id", "set_jms_reply_to",
-                  "set_jms_destination", "set_jms_delivery_mode", "set_jms_redelivered", "set_jms_type",
-                  "set_jms_expiration", "set_jms_delivery_time", "set_jms_priority"]
-PRODUCER_OPTION_SETTERS = ["set_delivery_mode", "set_priority", "set_time_to_live", "set_delivery_delay",
-                           "set_disable_message_id", "set_disable_message_timestamp", "set_jms_correlation_id",
-                           "set_jms_type", "set_jms_reply_to"]
-MAP_SETTERS = ["set_object", "set_string", "set_int", "set_long", "set_double", "set_boolean", "set_bytes",
-               "set_short", "set_byte", "set_float"]
+MESSAGE_PROPERTY_SETTERS = [
+    "set_boolean_property",
+    "set_byte_property",
+    "set_short_property",
+    "set_int_property",
+    "set_long_property",
+    "set_float_property",
+    "set_double_property",
+    "set_string_property",
+    "set_object_property",
+    "set_property",
+]
+PRODUCER_PROPERTY_SETTERS = [
+    "set_property",
+    "set_object_property",
+    "set_boolean_property",
+    "set_byte_property",
+    "set_short_property",
+    "set_int_property",
+    "set_long_property",
+    "set_float_property",
+    "set_double_property",
+    "set_string_property",
+]
+HEADER_SETTERS = [
+    "set_jms_message_id",
+    "set_jms_timestamp",
+    "set_jms_correlation_id",
+    "set_jms_reply_to",
+    "set_jms_destination",
+    "set_jms_delivery_mode",
+    "set_jms_redelivered",
+    "set_jms_type",
+    "set_jms_expiration",
+    "set_jms_delivery_time",
+    "set_jms_priority",
+]
+PRODUCER_OPTION_SETTERS = [
+    "set_delivery_mode",
+    "set_priority",
+    "set_time_to_live",
+    "set_delivery_delay",
+    "set_disable_message_id",
+    "set_disable_message_timestamp",
+    "set_jms_correlation_id",
+    "set_jms_type",
+    "set_jms_reply_to",
+]
+MAP_SETTERS = [
+    "set_object",
+    "set_string",
+    "set_int",
+    "set_long",
+    "set_double",
+    "set_boolean",
+    "set_bytes",
+    "set_short",
+    "set_byte",
+    "set_float",
+]
 
 
 @pytest.fixture(scope="module")
@@ -129,17 +226,70 @@ def test_message_bodies_raise_only_pyjms_errors(body):
 
 
 #: rules-table text: keywords, values, numbers of any length, quotes, continuations, junk
-KEYWORDS = ["INPUTQ", "INPUTQM", "RETRYINT", "WAIT", "APPLIDAT", "APPLNAME", "APPLTYPE", "DESTQ", "DESTQM",
-            "FEEDBACK", "FORMAT", "MSGTYPE", "PERSIST", "REASON", "REPLYQ", "REPLYQM", "USERID", "ACTION",
-            "FWDQ", "FWDQM", "HEADER", "PUTAUT", "RETRY", "BOGUS"]
-VALUES = st.one_of(st.text(max_size=12), st.integers(-10, 10**12).map(str), st.integers(0, 5000).map(lambda n: "9" * n),
-                   st.sampled_from(["MQRC_Q_FULL", "RETRY", "FWD", "DISCARD", "IGNORE", "&DESTQ", "&REPLYQM", "' '",
-                                    "'a''b'", "*", "?*", "YES", "NO", "DEF", "CTX", "MQPER_PERSISTENT", "😀", "\x00"]))
-ENTRY = st.tuples(st.sampled_from(KEYWORDS), VALUES, st.sampled_from(["(", "('"]), st.sampled_from([")", "')", ""]))
+KEYWORDS = [
+    "INPUTQ",
+    "INPUTQM",
+    "RETRYINT",
+    "WAIT",
+    "APPLIDAT",
+    "APPLNAME",
+    "APPLTYPE",
+    "DESTQ",
+    "DESTQM",
+    "FEEDBACK",
+    "FORMAT",
+    "MSGTYPE",
+    "PERSIST",
+    "REASON",
+    "REPLYQ",
+    "REPLYQM",
+    "USERID",
+    "ACTION",
+    "FWDQ",
+    "FWDQM",
+    "HEADER",
+    "PUTAUT",
+    "RETRY",
+    "BOGUS",
+]
+VALUES = st.one_of(
+    st.text(max_size=12),
+    st.integers(-10, 10**12).map(str),
+    st.integers(0, 5000).map(lambda n: "9" * n),
+    st.sampled_from(
+        [
+            "MQRC_Q_FULL",
+            "RETRY",
+            "FWD",
+            "DISCARD",
+            "IGNORE",
+            "&DESTQ",
+            "&REPLYQM",
+            "' '",
+            "'a''b'",
+            "*",
+            "?*",
+            "YES",
+            "NO",
+            "DEF",
+            "CTX",
+            "MQPER_PERSISTENT",
+            "😀",
+            "\x00",
+        ]
+    ),
+)
+ENTRY = st.tuples(
+    st.sampled_from(KEYWORDS), VALUES, st.sampled_from(["(", "('"]), st.sampled_from([")", "')", ""])
+)
 LINE = st.lists(ENTRY, max_size=5).map(lambda es: " ".join(f"{k}{o}{v}{c}" for k, v, o, c in es))
 TABLE = st.one_of(
-    st.lists(st.one_of(LINE, st.text(max_size=40), st.sampled_from(["* comment", "+", "-", "", "ACTION(DISCARD) +"])),
-             max_size=6).map("\n".join),
+    st.lists(
+        st.one_of(
+            LINE, st.text(max_size=40), st.sampled_from(["* comment", "+", "-", "", "ACTION(DISCARD) +"])
+        ),
+        max_size=6,
+    ).map("\n".join),
     st.text(),
 )
 

@@ -149,7 +149,11 @@ def imports(tree: Tree) -> list[Import]:
                     anchor = package.split(".")
                     anchor = anchor[: len(anchor) - (n.level - 1)]
                     base = ".".join([*anchor, base] if base else anchor)
-                names = [f"{base}.{a.name}" for a in n.names] if base.split(".")[0] == tree.root_package else [base]
+                names = (
+                    [f"{base}.{a.name}" for a in n.names]
+                    if base.split(".")[0] == tree.root_package
+                    else [base]
+                )
             for name in names:
                 if name.split(".")[0] == tree.root_package:
                     target = tree.resolve(name)
@@ -189,7 +193,9 @@ def upward_imports(tree: Tree) -> list[str]:
             to = layer_of(target)
             if to is None or to > source:
                 to_name = "the facade" if to is None else f"layer '{LAYERS[to][0]}'"
-                bad.append(f"{imp.module}:{imp.line} (layer '{LAYERS[source][0]}') imports {target} ({to_name})")
+                bad.append(
+                    f"{imp.module}:{imp.line} (layer '{LAYERS[source][0]}') imports {target} ({to_name})"
+                )
     return bad
 
 
@@ -272,7 +278,11 @@ def _defined_private_names(tree: Tree) -> dict[str, set[str]]:
                 names.add(n.target.id)
             elif isinstance(n, ast.Assign):
                 for t in n.targets:
-                    if isinstance(t, ast.Name) and t.id == "__slots__" and isinstance(n.value, (ast.Tuple, ast.List)):
+                    if (
+                        isinstance(t, ast.Name)
+                        and t.id == "__slots__"
+                        and isinstance(n.value, (ast.Tuple, ast.List))
+                    ):
                         names.update(e.value for e in n.value.elts if isinstance(e, ast.Constant))
     return {k: {n for n in v if n.startswith("_") and not n.startswith("__")} for k, v in defined.items()}
 
@@ -316,11 +326,14 @@ def private_reads(tree: Tree) -> list[str]:
 
 
 def module_lines(root: Path) -> dict[str, int]:
-    return {str(p.relative_to(root.parent)): len(p.read_text(encoding="utf-8").splitlines())
-            for p in sorted(root.rglob("*.py"))}
+    return {
+        str(p.relative_to(root.parent)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in sorted(root.rglob("*.py"))
+    }
 
 
 # ---------------------------------------------------------------------------- the contract
+
 
 #: The delay processor is being split into parts (issue 13, item 7); until then it still reads
 #: these private members of the client, which keeps them for it. The public API it moves to:
@@ -363,8 +376,9 @@ def aio_imports_beyond_the_public_api(tree: Tree) -> list[str]:
     for imp in imports(tree):
         if not imp.module.startswith("pyjms.aio") or imp.target.split(".")[0] != tree.root_package:
             continue
-        if imp.target.startswith("pyjms.aio") or any(imp.target == p or imp.target.startswith(p + ".")
-                                                      for p in AIO_MAY_IMPORT):
+        if imp.target.startswith("pyjms.aio") or any(
+            imp.target == p or imp.target.startswith(p + ".") for p in AIO_MAY_IMPORT
+        ):
             continue
         bad.append(f"{imp.module}:{imp.line} imports {imp.target}")
     return bad
@@ -376,8 +390,12 @@ def test_aio_is_built_on_the_public_api(pyjms_tree: Tree) -> None:
 
 
 def test_aio_reaching_below_the_public_api_fails() -> None:
-    tree = _tree(pyjms__aio__init="", pyjms__aio__context="from pyjms.bridge.channel import Channel\n",
-                 pyjms__bridge__init="", pyjms__bridge__channel="class Channel: pass\n")
+    tree = _tree(
+        pyjms__aio__init="",
+        pyjms__aio__context="from pyjms.bridge.channel import Channel\n",
+        pyjms__bridge__init="",
+        pyjms__bridge__channel="class Channel: pass\n",
+    )
     assert aio_imports_beyond_the_public_api(tree) == ["pyjms.aio.context:1 imports pyjms.bridge.channel"]
 
 
@@ -433,16 +451,24 @@ def test_an_upward_import_fails() -> None:
 
 
 def test_a_type_only_upward_import_fails_too() -> None:
-    tree = _tree(pyjms__api__producer="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                      "    from pyjms.delay import mechanism\n")
+    tree = _tree(
+        pyjms__api__producer="from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from pyjms.delay import mechanism\n"
+    )
     assert [b.split(" imports ")[1] for b in upward_imports(tree)] == [
-        "pyjms.delay.mechanism (layer 'features')", "pyjms.delay (layer 'features')"]
+        "pyjms.delay.mechanism (layer 'features')",
+        "pyjms.delay (layer 'features')",
+    ]
     assert cycles(tree) == []  # type-only imports run nothing
 
 
 def test_importing_the_asyncio_api_from_a_provider_fails() -> None:
-    tree = _tree(pyjms__aio__init="", pyjms__aio__context="class JMSContext: pass\n",
-                 pyjms__providers__init="", pyjms__providers__artemis="from pyjms.aio.context import JMSContext\n")
+    tree = _tree(
+        pyjms__aio__init="",
+        pyjms__aio__context="class JMSContext: pass\n",
+        pyjms__providers__init="",
+        pyjms__providers__artemis="from pyjms.aio.context import JMSContext\n",
+    )
     assert upward_imports(tree) == [
         "pyjms.providers.artemis:1 (layer 'providers') imports pyjms.aio.context (layer 'asyncio')",
         "pyjms.providers.artemis:1 (layer 'providers') imports pyjms.aio (layer 'asyncio')",
@@ -455,38 +481,46 @@ def test_importing_the_facade_from_a_layer_fails() -> None:
 
 
 def test_an_import_cycle_fails() -> None:
-    tree = _tree(pyjms__api__producer="from pyjms.api import consumer\n",
-                 pyjms__api__consumer="from pyjms.api.producer import send\n")
+    tree = _tree(
+        pyjms__api__producer="from pyjms.api import consumer\n",
+        pyjms__api__consumer="from pyjms.api.producer import send\n",
+    )
     assert cycles(tree) == [["pyjms.api.consumer", "pyjms.api.producer"]]
 
 
 def test_a_cycle_through_a_package_init_fails() -> None:
     # importing pyjms.delay.staging runs pyjms/delay/__init__.py first, which imports the
     # processor, which imports the browse package, whose browser imports pyjms.delay.staging
-    tree = _tree(pyjms__delay__init="from pyjms.delay.processor import run\n",
-                 pyjms__delay__processor="from pyjms.browse.options import FIRST\ndef run(): pass\n",
-                 pyjms__delay__staging="QUEUE = 'Q'\n",
-                 pyjms__browse__init="from pyjms.browse.browser import Browser\n",
-                 pyjms__browse__options="FIRST = 1\n",
-                 pyjms__browse__browser="from pyjms.delay.staging import QUEUE\nclass Browser: pass\n")
+    tree = _tree(
+        pyjms__delay__init="from pyjms.delay.processor import run\n",
+        pyjms__delay__processor="from pyjms.browse.options import FIRST\ndef run(): pass\n",
+        pyjms__delay__staging="QUEUE = 'Q'\n",
+        pyjms__browse__init="from pyjms.browse.browser import Browser\n",
+        pyjms__browse__options="FIRST = 1\n",
+        pyjms__browse__browser="from pyjms.delay.staging import QUEUE\nclass Browser: pass\n",
+    )
     assert cycles(tree) == [["pyjms.browse", "pyjms.browse.browser", "pyjms.delay", "pyjms.delay.processor"]]
 
 
 def test_a_package_importing_its_own_modules_is_no_cycle() -> None:
-    tree = _tree(pyjms__delay__init="from pyjms.delay.processor import run\n",
-                 pyjms__delay__processor="from pyjms.delay.mechanism import probe\ndef run(): pass\n")
+    tree = _tree(
+        pyjms__delay__init="from pyjms.delay.processor import run\n",
+        pyjms__delay__processor="from pyjms.delay.mechanism import probe\ndef run(): pass\n",
+    )
     assert cycles(tree) == []
 
 
 def test_an_import_inside_a_function_fails() -> None:
-    tree = _tree(pyjms__api__producer="""
+    tree = _tree(
+        pyjms__api__producer="""
         def send():
             from pyjms.api.context import Context
             import jpype
             import pyspark.sql
             import json
             return Context
-    """)
+    """
+    )
     assert function_imports(tree) == [
         "pyjms.api.producer:3 imports pyjms.api.context inside a function",
         "pyjms.api.producer:6 imports json inside a function",
@@ -494,7 +528,8 @@ def test_an_import_inside_a_function_fails() -> None:
 
 
 def test_a_private_read_across_packages_fails() -> None:
-    tree = _tree(pyjms__delay__mechanism="""
+    tree = _tree(
+        pyjms__delay__mechanism="""
         from pyjms.api.context import Context
         from pyjms.api import context
 
@@ -505,7 +540,8 @@ def test_a_private_read_across_packages_fails() -> None:
         class Own:
             def __init__(self):
                 self._own = 1
-    """)
+    """
+    )
     assert private_reads(tree) == [
         "pyjms.delay.mechanism:7 reads ._channel (defined in pyjms.api)",
         "pyjms.delay.mechanism:7 reads context._hidden of pyjms.api.context",

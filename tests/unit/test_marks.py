@@ -120,14 +120,17 @@ def test_B02_BROWSE_HANDLE_and_BROWSE_CO_OP_are_IBMs_combinations() -> None:
     assert O.BROWSE_CO_OP == O.BROWSE_FIRST | O.UNMARKED_BROWSE_MSG | O.MARK_BROWSE_CO_OP == 0x01200010
 
 
-@pytest.mark.parametrize("options, cooperative, rule", [
-    (O.UNMARKED_BROWSE_MSG, False, "exactly one of BROWSE_FIRST and BROWSE_NEXT"),
-    (O.BROWSE_FIRST | O.BROWSE_NEXT, False, "exactly one of BROWSE_FIRST and BROWSE_NEXT"),
-    (O.BROWSE_FIRST | O.MARK_BROWSE_HANDLE | O.MARK_BROWSE_CO_OP, True, "exclude each other"),
-    (O.BROWSE_CO_OP, False, "needs a browser opened cooperative=True"),
-    (O.BROWSE_FIRST | 0x2, False, "unknown or unsupported flags"),
-    (True, False, "must be an int"),
-])
+@pytest.mark.parametrize(
+    "options, cooperative, rule",
+    [
+        (O.UNMARKED_BROWSE_MSG, False, "exactly one of BROWSE_FIRST and BROWSE_NEXT"),
+        (O.BROWSE_FIRST | O.BROWSE_NEXT, False, "exactly one of BROWSE_FIRST and BROWSE_NEXT"),
+        (O.BROWSE_FIRST | O.MARK_BROWSE_HANDLE | O.MARK_BROWSE_CO_OP, True, "exclude each other"),
+        (O.BROWSE_CO_OP, False, "needs a browser opened cooperative=True"),
+        (O.BROWSE_FIRST | 0x2, False, "unknown or unsupported flags"),
+        (True, False, "must be an int"),
+    ],
+)
 def test_bad_option_combinations_are_MQRC_OPTIONS_ERROR(options: int, cooperative: bool, rule: str) -> None:
     with pytest.raises(InvalidArgumentRuntimeException) as e:
         O.check_get_options(options, cooperative)

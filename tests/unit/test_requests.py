@@ -13,13 +13,16 @@ from pyjms.errors import (
 )
 
 
-@pytest.mark.parametrize("error, expected", [
-    (JMSSecurityRuntimeException("no", reason=2035), JMSSecurityRuntimeException),
-    (IllegalStateRuntimeException("lease ran out"), IllegalStateRuntimeException),
-    (InvalidArgumentRuntimeException("bad op", reason=2046), InvalidArgumentRuntimeException),
-    # any other error is the asker's argument problem, and keeps its reason
-    (ResourceAllocationRuntimeException("full", reason=2053), InvalidArgumentRuntimeException),
-])
+@pytest.mark.parametrize(
+    "error, expected",
+    [
+        (JMSSecurityRuntimeException("no", reason=2035), JMSSecurityRuntimeException),
+        (IllegalStateRuntimeException("lease ran out"), IllegalStateRuntimeException),
+        (InvalidArgumentRuntimeException("bad op", reason=2046), InvalidArgumentRuntimeException),
+        # any other error is the asker's argument problem, and keeps its reason
+        (ResourceAllocationRuntimeException("full", reason=2053), InvalidArgumentRuntimeException),
+    ],
+)
 def test_a_refusal_keeps_its_kind_and_reason_across_the_wire(error, expected) -> None:
     answer = answer_for_error(error)
     assert answer["ok"] is False

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from datetime import timedelta
@@ -11,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import pyjms
-from pyjms.bridge import classpath, codec as C, maven, shimbuild
+from pyjms.bridge import classpath, maven, shimbuild
+from pyjms.bridge import codec as C
 from pyjms.rules import delivery, expiry
 from pyjms.rules.reasons import MQEI_UNLIMITED, MQRC
 
@@ -76,9 +76,18 @@ def test_codec_outgoing_record_layout():
 
 
 def test_codec_values_round_trip():
-    for tag, value in [(C.T_BOOL, True), (C.T_BYTE, -3), (C.T_SHORT, 999), (C.T_INT, -(2**31)),
-                       (C.T_LONG, 2**62), (C.T_FLOAT, 0.25), (C.T_DOUBLE, 1e300), (C.T_STRING, "x"),
-                       (C.T_BYTES, b"\x00\x01"), (C.T_CHAR, "Z")]:
+    for tag, value in [
+        (C.T_BOOL, True),
+        (C.T_BYTE, -3),
+        (C.T_SHORT, 999),
+        (C.T_INT, -(2**31)),
+        (C.T_LONG, 2**62),
+        (C.T_FLOAT, 0.25),
+        (C.T_DOUBLE, 1e300),
+        (C.T_STRING, "x"),
+        (C.T_BYTES, b"\x00\x01"),
+        (C.T_CHAR, "Z"),
+    ]:
         packed = C.pack_value(tag, value)
         assert C.read_value(packed, 0) == (tag, value, len(packed))
 
@@ -128,8 +137,11 @@ def test_merge_keeps_the_newest_of_each_artifact():
         [f"{repo}/4.1.9.Final/netty-common-4.1.9.Final.jar", "/r/a/x/1.0/x-1.0.jar"],
         [f"{repo}/4.1.135.Final/netty-common-4.1.135.Final.jar", "/r/a/x/1.0/x-1.0-linux.jar"],
     )
-    assert merged == [f"{repo}/4.1.135.Final/netty-common-4.1.135.Final.jar", "/r/a/x/1.0/x-1.0.jar",
-                      "/r/a/x/1.0/x-1.0-linux.jar"]
+    assert merged == [
+        f"{repo}/4.1.135.Final/netty-common-4.1.135.Final.jar",
+        "/r/a/x/1.0/x-1.0.jar",
+        "/r/a/x/1.0/x-1.0-linux.jar",
+    ]
 
 
 def test_missing_jar_is_a_setup_error(monkeypatch):

@@ -13,4 +13,12 @@ from pyjms.providers.activemq.plugin import ActiveMQPlugin
 PLUGIN = ActiveMQPlugin()
 register_provider(PLUGIN, default=True)
 
-__all__ = ["AccessRule", "EmbeddedBroker", "default_broker", "Admin", "AdminService", "ActiveMQPlugin", "PLUGIN"]
+__all__ = [
+    "AccessRule",
+    "EmbeddedBroker",
+    "default_broker",
+    "Admin",
+    "AdminService",
+    "ActiveMQPlugin",
+    "PLUGIN",
+]

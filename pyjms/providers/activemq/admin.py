@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from pyjms.providers.activemq.embedded import EmbeddedBroker
 
 __all__ = ["Admin", "AdminService", "AttributeCache", "QueueAttributes", "TopicAttributes", "ADMIN_QUEUE"]
+
+
 class AdminService:
     """Runs in the broker's process: keeps the attributes and answers PYJMS.ADMIN requests."""
 
@@ -74,11 +76,15 @@ class AdminService:
                 defined = dest.key in self._defined
             return {"ok": True, "exists": defined or self.broker.has_destination(dest.key)}
         if op == "durable-selector":  # D16: a durable subscription keeps its address
-            return {"ok": True, "selector": self.broker.durable_selector(dest.name, request["client_id"], request["name"])}
+            return {
+                "ok": True,
+                "selector": self.broker.durable_selector(dest.name, request["client_id"], request["name"]),
+            }
         if op in ("define", "delete") and self.administrator is not None and sender != self.administrator:
             raise JMSSecurityRuntimeException(
                 f"user {sender!r} may not {op} {dest}: only the broker's administrator may (MQRC_NOT_AUTHORIZED)",
-                reason=MQRC.NOT_AUTHORIZED)
+                reason=MQRC.NOT_AUTHORIZED,
+            )
         if op == "define":
             self.define(dest, from_values(request["kind"], request["attributes"]))
         elif op == "delete":
@@ -137,7 +143,9 @@ class Admin:
             return list(_ask(ctx, "destinations", Queue(ADMIN_QUEUE), self.timeout_ms)["destinations"])
 
 
-def request(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any) -> Attributes | None:
+def request(
+    ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any
+) -> Attributes | None:
     """One admin request/reply on ctx; raises if no pyjms broker answers."""
     a = _ask(ctx, op, destination, timeout_ms, **extra).get("attributes")
     if a is None:
@@ -162,8 +170,12 @@ def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, t
 
 
 def _ask(ctx: JMSContext, op: str, destination: Destination, timeout_ms: int, **extra: Any) -> dict[str, Any]:
-    with ServiceClient(ctx, Queue(ADMIN_QUEUE), timeout_ms=timeout_ms,
-                       serves="a pyjms broker's admin service (destination attributes need a pyjms broker)") as admin:
+    with ServiceClient(
+        ctx,
+        Queue(ADMIN_QUEUE),
+        timeout_ms=timeout_ms,
+        serves="a pyjms broker's admin service (destination attributes need a pyjms broker)",
+    ) as admin:
         return admin.call(op, destination=destination.key, **extra)
 
 
@@ -180,7 +192,9 @@ class AttributeCache:
         self._cache: dict[str, tuple[float, Attributes | None]] = {}
         self._unavailable = False
 
-    def get(self, ctx: JMSContext, destination: Destination, *, service_known: bool = False) -> Attributes | None:
+    def get(
+        self, ctx: JMSContext, destination: Destination, *, service_known: bool = False
+    ) -> Attributes | None:
         """``service_known``: the broker is known to run the admin service, so its silence is
         an error, not a sign that there are no attributes to check."""
         if self._unavailable:

@@ -13,9 +13,10 @@ import itertools
 import os
 import secrets
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
@@ -42,6 +43,8 @@ class AccessRule:
     write: Sequence[str] = ()
     admin: Sequence[str] = ()
     kind: str = "queue"  # or "topic"
+
+
 _default: EmbeddedBroker | None = None
 _default_lock = threading.Lock()
 
@@ -104,7 +107,9 @@ class EmbeddedBroker:
         if delay_processor:
             # IBM MQ runs the delay processor with the queue manager; so does a pyjms broker.
             # Started in the background: it must not slow the broker's start.
-            threading.Thread(target=self._start_delay_processor, name="pyjms-delay-start", daemon=True).start()
+            threading.Thread(
+                target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
+            ).start()
 
     @property
     def vm_url(self) -> str:
@@ -181,18 +186,26 @@ class EmbeddedBroker:
             if dest.isTemporary() or str(dest.getPhysicalName()).startswith("ActiveMQ.Advisory."):
                 continue
             stats = d.getDestinationStatistics()
-            found.append({"destination": str(dest.getQualifiedName()), "depth": int(stats.getMessages().getCount()),
-                          "consumers": int(stats.getConsumers().getCount()),
-                          "enqueued": int(stats.getEnqueues().getCount()),
-                          "dequeued": int(stats.getDequeues().getCount())})
+            found.append(
+                {
+                    "destination": str(dest.getQualifiedName()),
+                    "depth": int(stats.getMessages().getCount()),
+                    "consumers": int(stats.getConsumers().getCount()),
+                    "enqueued": int(stats.getEnqueues().getCount()),
+                    "dequeued": int(stats.getDequeues().getCount()),
+                }
+            )
         return sorted(found, key=lambda row: row["destination"])
 
     def has_destination(self, key: str) -> bool:
         """Whether the broker has the destination (queue://NAME or topic://NAME) now."""
         scheme, _, name = key.partition("://")
         s = jvm.shim()
-        dest = s.jclass("org.apache.activemq.command.ActiveMQTopic" if scheme == "topic"
-                        else "org.apache.activemq.command.ActiveMQQueue")(name)
+        dest = s.jclass(
+            "org.apache.activemq.command.ActiveMQTopic"
+            if scheme == "topic"
+            else "org.apache.activemq.command.ActiveMQQueue"
+        )(name)
         return self._broker.service().getRegionBroker().getDestinationMap().get(dest) is not None
 
     def stop(self) -> None:

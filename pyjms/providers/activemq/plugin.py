@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Topic
@@ -57,8 +58,12 @@ class ActiveMQPlugin(ProviderPlugin):
             known = self._pyjms_broker.get(ctx)
         if known is None:
             channel = ctx.channel
-            known = bool(channel.call(lambda: channel.java.provider().isPyjmsBroker(channel.java.connection()),
-                                      "ask whether the broker is a pyjms broker"))
+            known = bool(
+                channel.call(
+                    lambda: channel.java.provider().isPyjmsBroker(channel.java.connection()),
+                    "ask whether the broker is a pyjms broker",
+                )
+            )
             with self._lock:
                 self._pyjms_broker[ctx] = known
         return known

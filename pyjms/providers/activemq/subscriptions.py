@@ -47,7 +47,9 @@ def plain_address() -> str:
     return f"N:{uuid.uuid4().hex}"
 
 
-def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, selector: str | None) -> str | None:
+def durable_selector(
+    ctx: JMSContext, topic: Topic, client_id: str, name: str, selector: str | None
+) -> str | None:
     """The selector to open a durable subscription with. An existing subscription keeps its
     address (so its selector, and so the subscription itself, stays the same); a new one,
     even of a name used before, gets a new address: a publication staged for a subscription
@@ -63,7 +65,9 @@ def durable_selector(ctx: JMSContext, topic: Topic, client_id: str, name: str, s
             # with its messages; it stays as it is, and delayed publications to its topic are
             # staged once
             return selector
-    return selector_for(selector, f"D:{quote(client_id, safe='')}:{quote(name, safe='')}:{uuid.uuid4().hex[:12]}")
+    return selector_for(
+        selector, f"D:{quote(client_id, safe='')}:{quote(name, safe='')}:{uuid.uuid4().hex[:12]}"
+    )
 
 
 def selector_for(selector: str | None, address: str) -> str:

@@ -11,7 +11,8 @@ not apply to Qpid JMS.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.errors import SetupError

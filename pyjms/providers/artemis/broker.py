@@ -14,8 +14,9 @@ import itertools
 import os
 import secrets
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
@@ -57,11 +58,17 @@ class EmbeddedArtemisBroker:
     ) -> None:
         check_interval(mark_browse_interval)
         check_lease(mark_lease_ms)
-        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535):
-            raise InvalidArgumentRuntimeException(f"port {port!r} is not a TCP port (0..65535)", values={"port": port})
+        if port is not None and (
+            isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535
+        ):
+            raise InvalidArgumentRuntimeException(
+                f"port {port!r} is not a TCP port (0..65535)", values={"port": port}
+            )
         for label, queue in (("dead_letter_queue", dead_letter_queue), ("expiry_queue", expiry_queue)):
             if queue is not None and (not isinstance(queue, str) or not queue.strip()):
-                raise InvalidArgumentRuntimeException(f"{label} {queue!r} must be a queue name", values={label: queue})
+                raise InvalidArgumentRuntimeException(
+                    f"{label} {queue!r} must be a queue name", values={label: queue}
+                )
         self.name = name or f"pyjms-artemis-{os.getpid()}-{next(_counter)}"
         self.data_dir = str(Path(data_dir).resolve()) if data_dir is not None else None
         self.dead_letter_queue = dead_letter_queue
@@ -74,8 +81,15 @@ class EmbeddedArtemisBroker:
             self._system_user = (SYSTEM_USER, secrets.token_hex(16))
             user_rows, rule_rows = security_rows(users, access, self._system_user)
         try:
-            self._broker = Broker.start(self.name, self.data_dir, -1 if port is None else port, user_rows, rule_rows,
-                                        dead_letter_queue, expiry_queue)
+            self._broker = Broker.start(
+                self.name,
+                self.data_dir,
+                -1 if port is None else port,
+                user_rows,
+                rule_rows,
+                dead_letter_queue,
+                expiry_queue,
+            )
         except s.JException as e:
             raise translate(e, f"cannot start Artemis broker {self.name}") from None
         self._stopped = False
@@ -100,7 +114,9 @@ class EmbeddedArtemisBroker:
         self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
         threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         if delay_processor:
-            threading.Thread(target=self._start_delay_processor, name="pyjms-delay-start", daemon=True).start()
+            threading.Thread(
+                target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
+            ).start()
 
     @property
     def tcp_url(self) -> str | None:
@@ -134,17 +150,20 @@ class EmbeddedArtemisBroker:
         if attributes is None:
             self._broker.limits().clear(queue)
         else:
-            self._broker.limits().define(queue, bool(attributes.put_enabled), int(attributes.max_msg_length),
-                                         int(attributes.max_depth))
+            self._broker.limits().define(
+                queue, bool(attributes.put_enabled), int(attributes.max_msg_length), int(attributes.max_depth)
+            )
 
     def subscribers_of(self, topic: str) -> list[str]:
         """Not kept on Artemis: delayed publications are matched to subscribers at delivery."""
         raise NotSupportedRuntimeException(
-            f"the Artemis broker {self.name} does not address delayed publications to subscribers (topic {topic})")
+            f"the Artemis broker {self.name} does not address delayed publications to subscribers (topic {topic})"
+        )
 
     def durable_selector(self, topic: str, client_id: str, name: str) -> str | None:
         raise NotSupportedRuntimeException(
-            f"the Artemis broker {self.name} does not address delayed publications to subscribers (topic {topic})")
+            f"the Artemis broker {self.name} does not address delayed publications to subscribers (topic {topic})"
+        )
 
     def stop(self) -> None:
         if self._stopped:
@@ -164,5 +183,3 @@ class EmbeddedArtemisBroker:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
-
-

@@ -11,7 +11,8 @@ client (its redelivery policy, the OpenWire dead-letter details) does not apply.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.bridge.urls import ARTEMIS
@@ -33,8 +34,10 @@ class ArtemisPlugin(ActiveMQPlugin):
         return bool(url) and url.lower().startswith(f"{ARTEMIS}+")  # type: ignore[union-attr]
 
     def default_url(self) -> str:
-        raise SetupError("an Artemis factory needs a URL (artemis+tcp://host:port, or vm://N of an "
-                         "EmbeddedArtemisBroker): pyjms starts no Artemis broker of its own")
+        raise SetupError(
+            "an Artemis factory needs a URL (artemis+tcp://host:port, or vm://N of an "
+            "EmbeddedArtemisBroker): pyjms starts no Artemis broker of its own"
+        )
 
     def admin_service_known(self, ctx: JMSContext) -> bool | None:
         return None  # the shim cannot tell a pyjms Artemis broker from another one
