@@ -23,7 +23,7 @@ UNKNOWN_OBJECT = MQRC.UNKNOWN_OBJECT_NAME
 
 # provider-independent: the url tests run on ActiveMQ Classic and on Apache Artemis (the full_url
 # ones need ActiveMQ's memory limit to fill a queue)
-pytestmark = pytest.mark.providers("activemq", "artemis")
+pytestmark = pytest.mark.providers("activemq", "artemis", "amqp")
 
 
 def texts(messages: list[pyjms.Message]) -> list[str]:
