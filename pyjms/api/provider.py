@@ -62,6 +62,13 @@ class ProviderPlugin:
         about an existing subscription: it is called from create_durable_consumer only."""
         return selector
 
+    def shared_consumer_selector(
+        self, ctx: JMSContext, topic: Topic, name: str, durable: bool, selector: str | None
+    ) -> str | None:
+        """The selector a shared subscription's consumer is made with on the wire (the user's by
+        default); every consumer of one subscription gets the same."""
+        return selector
+
     def delay_mechanisms(self, ctx: JMSContext) -> tuple[str, ...]:
         """The delay mechanisms worth trying on this provider, best first (pyjms.delay probes
         them in this order: native, scheduler, staging)."""
