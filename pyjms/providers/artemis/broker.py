@@ -154,6 +154,29 @@ class EmbeddedArtemisBroker:
                 queue, bool(attributes.put_enabled), int(attributes.max_msg_length), int(attributes.max_depth)
             )
 
+    def destinations(self) -> list[dict[str, Any]]:
+        """Every queue and topic on the broker now (not temporary or internal ones), with its
+        depth, consumers, and the messages put to and taken from it, sorted by kind and name (a
+        topic's figures are its subscription queues' sums)."""
+        found = []
+        for row in self._broker.destinations():
+            kind, name, depth, consumers, put, taken = str(row).split("\t")
+            found.append(
+                {
+                    "destination": f"{kind}://{name}",
+                    "depth": int(depth),
+                    "consumers": int(consumers),
+                    "enqueued": int(put),
+                    "dequeued": int(taken),
+                }
+            )
+        return sorted(found, key=lambda row: row["destination"])
+
+    def has_destination(self, key: str) -> bool:
+        """Whether the broker has the destination (queue://NAME or topic://NAME) now."""
+        kind, _, name = key.partition("://")
+        return bool(self._broker.hasDestination(kind, name))
+
     def subscribers_of(self, topic: str) -> list[str]:
         """The addresses of a topic's subscribers now (pyjms.providers.activemq.subscriptions):
         each subscription queue's filter carries its subscriber's address."""

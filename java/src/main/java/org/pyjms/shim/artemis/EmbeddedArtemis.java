@@ -21,6 +21,7 @@ import org.apache.activemq.artemis.core.server.ActiveMQServer;
 import org.apache.activemq.artemis.core.server.JournalType;
 import org.apache.activemq.artemis.core.server.Queue;
 import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
+import org.apache.activemq.artemis.core.server.impl.AddressInfo;
 import org.apache.activemq.artemis.core.settings.impl.AddressFullMessagePolicy;
 import org.apache.activemq.artemis.core.settings.impl.AddressSettings;
 import org.apache.activemq.artemis.jms.client.ActiveMQDestination;
@@ -171,6 +172,52 @@ public final class EmbeddedArtemis {
         Queue q = server().locateQueue(queue);
         if (q == null || !q.getAddress().toString().equals(topic)) return null;
         return q.getFilter() == null ? "" : q.getFilter().getFilterString().toString();
+    }
+
+    /**
+     * Every queue and topic now (not temporary or internal ones), one row each, tab-separated:
+     * kind ("queue" or "topic"), name, depth, consumers, messages put, messages taken. A topic's
+     * depth, consumers and takes are its subscription queues' sums.
+     */
+    public String[] destinations() throws Exception {
+        List<String> out = new ArrayList<>();
+        for (SimpleString address : server().getPostOffice().getAddresses()) {
+            AddressInfo info = server().getAddressInfo(address);
+            if (info == null || info.isInternal() || info.isTemporary()) continue;
+            if (info.getRoutingTypes().contains(RoutingType.ANYCAST)) {
+                Queue q = server().locateQueue(address);
+                if (q != null && !q.isTemporary() && !q.isInternalQueue()) {
+                    out.add(row("queue", address, q.getMessageCount(), q.getConsumerCount(),
+                            q.getMessagesAdded(), q.getMessagesAcknowledged()));
+                }
+            }
+            if (info.getRoutingTypes().contains(RoutingType.MULTICAST)) {
+                long depth = 0, consumers = 0, taken = 0;
+                for (SimpleString name : server().bindingQuery(address).getQueueNames()) {
+                    Queue q = server().locateQueue(name);
+                    if (q == null || q.getRoutingType() != RoutingType.MULTICAST) continue;
+                    depth += q.getMessageCount();
+                    consumers += q.getConsumerCount();
+                    taken += q.getMessagesAcknowledged();
+                }
+                out.add(row("topic", address, depth, consumers, info.getRoutedMessageCount(), taken));
+            }
+        }
+        return out.toArray(new String[0]);
+    }
+
+    private static String row(String kind, SimpleString name, long depth, long consumers, long put, long taken) {
+        return kind + "\t" + name + "\t" + depth + "\t" + consumers + "\t" + put + "\t" + taken;
+    }
+
+    /** Whether the broker has the queue (an anycast queue) or topic (a multicast address) now. */
+    public boolean hasDestination(String kind, String name) throws Exception {
+        if (kind.equals("queue")) {
+            Queue q = server().locateQueue(SimpleString.of(name));
+            return q != null && q.getRoutingType() == RoutingType.ANYCAST;
+        }
+        AddressInfo info = server().getAddressInfo(SimpleString.of(name));
+        return info != null && info.getRoutingTypes().contains(RoutingType.MULTICAST);
     }
 
     public String[] queuesOf(String address) throws Exception {
