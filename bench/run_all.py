@@ -32,14 +32,19 @@ BENCHES = [
         [],
         ["--messages", "200", "--window-s", "2", "--modes", "staging", "--warmup", "0"],
     ),
-    ("browse", "bench_browse.py", [], ["--messages", "300", "--mark-messages", "100", "--rounds", "1"]),
+    (
+        "browse",
+        "bench_browse.py",
+        [],
+        ["--messages", "300", "--mark-messages", "100", "--rounds", "1", "--warmup", "0"],
+    ),
     (
         "dlq",
         "bench_dlq.py",
         [],
         ["--messages", "200", "--rounds", "1", "--warmup", "0", "--match-iterations", "200"],
     ),
-    ("spark", "bench_spark.py", [], ["--rows", "200", "--rounds", "1"]),
+    ("spark", "bench_spark.py", [], ["--rows", "200", "--rounds", "1", "--warmup", "0"]),
 ]
 
 #: what the summary keeps: ratios against a baseline, targets, lateness rows (delay), section
