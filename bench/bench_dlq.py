@@ -17,7 +17,7 @@ Both sides first run --warmup untimed rounds of the same volume. Prints medians,
 K handlers to the raw loop with K consumers (target >= 0.7x), what a second handler adds,
 and the cost of rule matching per message with the table compiled once.
 
-    python bench/bench_dlq.py [--messages 20000] [--rounds 3] [--warmup 1] [--handlers 1,2]
+    python bench/bench_dlq.py [--messages 10000] [--rounds 3] [--warmup 1] [--handlers 1,2]
                               [--brokers persistent,in-memory]
 """
 
@@ -197,7 +197,7 @@ def report(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--messages", type=int, default=20_000)
+    ap.add_argument("--messages", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds of every case before timing")
     ap.add_argument("--handlers", default="1,2", help="concurrent handlers (and raw Java consumers) to run")
