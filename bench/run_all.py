@@ -47,9 +47,12 @@ BENCHES = [
     ("spark", "bench_spark.py", [], ["--rows", "200", "--rounds", "1", "--warmup", "0"]),
 ]
 
-#: what the summary keeps: ratios against a baseline, targets, lateness rows (delay), section
-#: headings (which broker, which provider), rule matching (DLQ) and the cold start
-KEEP = re.compile(r"\d+\.\d\dx|target|^(native|scheduler|staging)\S*\s+\d|^== |rule matching|cold start")
+#: what the summary keeps: the baselines' rows (raw Java), ratios against them, targets, lateness
+#: rows (delay), section headings (which broker, which provider), rule matching (DLQ) and the
+#: cold start
+KEEP = re.compile(
+    r"^raw Java|\d+\.\d\dx|target|^(native|scheduler|staging)\S*\s+\d|^== |rule matching|cold start"
+)
 
 
 def main() -> None:
