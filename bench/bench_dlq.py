@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from raw_java import PROVIDERS, RawJava, start_broker  # noqa: E402
+from raw_java import PROVIDERS, Provider, RawJava, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
 from pyjms.dlq import DeadLetterHeader, DLQHandler, RulesTable, dead_letter  # noqa: E402
@@ -48,7 +48,7 @@ HANDLER_TX = 1
 TARGET = 0.7
 FILL_TX = 1000  # dead letters put per transaction while filling (untimed)
 STORES = {
-    "persistent": "persistent broker: `pyjms broker --data DIR` (ActiveMQ KahaDB on disk)",
+    "persistent": "persistent broker: `pyjms broker --data DIR` (a store on disk: ActiveMQ's KahaDB, Artemis's journal)",
     "in-memory": "in-memory broker: `pyjms broker` (no --data: no store)",
 }
 
@@ -125,12 +125,12 @@ def matching_cost(ctx: pyjms.JMSContext, dlq: str, iterations: int) -> tuple[flo
 
 
 def bench_store(
-    store: str, n: int, rounds: int, warmup: int, counts: list[int], data_dir: str | None
+    provider: Provider, store: str, n: int, rounds: int, warmup: int, counts: list[int], data_dir: str | None
 ) -> dict[str, list[float]]:
-    broker, url = start_broker(PROVIDERS["activemq"], data_dir)
+    broker, url = start_broker(provider, data_dir)
     raw = None
     try:
-        raw = RawJava(PROVIDERS["activemq"], url)
+        raw = RawJava(provider, url)
         cases: dict[str, Callable[[str, str], float]] = {}
         for k in counts:
             cases[raw_case(k)] = lambda dlq, target, k=k: raw.rate("move", dlq, target, n, k, HANDLER_TX)
@@ -164,11 +164,17 @@ def pyjms_case(k: int) -> str:
 
 
 def report(
-    store: str, n: int, rounds: int, warmup: int, counts: list[int], results: dict[str, list[float]]
+    provider: Provider,
+    store: str,
+    n: int,
+    rounds: int,
+    warmup: int,
+    counts: list[int],
+    results: dict[str, list[float]],
 ) -> None:
     med = {case: statistics.median(v) for case, v in results.items()}
     print(
-        f"\n== {STORES[store]}: {n:,} persistent dead letters of {len(BODY)} bytes, "
+        f"\n== {provider.name}, {STORES[store]}: {n:,} persistent dead letters of {len(BODY)} bytes, "
         f"{HANDLER_TX} message(s) a transaction; {warmup} untimed warm-up round(s), "
         f"{rounds} interleaved rounds, medians"
     )
@@ -190,7 +196,7 @@ def report(
         gain = med[pyjms_case(most)] / med[pyjms_case(one)]
         raw_gain = med[raw_case(most)] / med[raw_case(one)]
         print(
-            f"{store}: {most} handlers / {one}: {gain:.2f}x (raw Java {most} consumers / {one}: "
+            f"{provider.name}, {store}: {most} handlers / {one}: {gain:.2f}x (raw Java {most} consumers / {one}: "
             f"{raw_gain:.2f}x; target: handlers add throughput, > 1.00x: {'met' if gain > 1.0 else 'MISSED'})"
         )
 
@@ -202,6 +208,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds of every case before timing")
     ap.add_argument("--handlers", default="1,2", help="concurrent handlers (and raw Java consumers) to run")
     ap.add_argument("--brokers", default="persistent,in-memory", help=f"of {', '.join(STORES)}")
+    ap.add_argument("--providers", default="activemq", help="of activemq, artemis (each its own broker)")
     ap.add_argument("--match-iterations", type=int, default=20_000)
     args = ap.parse_args()
     counts = sorted({int(k) for k in args.handlers.split(",")})
@@ -209,15 +216,20 @@ def main() -> None:
     unknown = [s for s in stores if s not in STORES]
     if unknown:
         raise SystemExit(f"--brokers {','.join(unknown)}: each must be one of {', '.join(STORES)}")
-    print(f"pyjms {pyjms.__version__} DLQ handler, standalone ActiveMQ brokers over tcp://127.0.0.1")
+    providers = args.providers.split(",")
+    if not set(providers) <= {"activemq", "artemis"}:
+        raise SystemExit(f"--providers {args.providers}: each must be activemq or artemis")
+    print(f"pyjms {pyjms.__version__} DLQ handler, standalone brokers over tcp://127.0.0.1")
     handler_rate = None
-    for store in stores:
-        with tempfile.TemporaryDirectory(prefix="pyjms-bench-dlq-") as tmp:
-            results = bench_store(
-                store, args.messages, args.rounds, args.warmup, counts, tmp if store == "persistent" else None
-            )
-        report(store, args.messages, args.rounds, args.warmup, counts, results)
-        handler_rate = statistics.median(results[pyjms_case(counts[0])])  # the last broker's
+    for name in providers:
+        for store in stores:
+            with tempfile.TemporaryDirectory(prefix="pyjms-bench-dlq-") as tmp:
+                data_dir = tmp if store == "persistent" else None
+                results = bench_store(
+                    PROVIDERS[name], store, args.messages, args.rounds, args.warmup, counts, data_dir
+                )
+            report(PROVIDERS[name], store, args.messages, args.rounds, args.warmup, counts, results)
+            handler_rate = statistics.median(results[pyjms_case(counts[0])])  # the last broker's
 
     # matching alone, in this process's warm interpreter, on a dead letter as the handler browses it
     broker, url = start_broker(PROVIDERS["activemq"])
@@ -232,7 +244,7 @@ def main() -> None:
     print(
         f"\nrule matching, 100-rule table compiled once, all 100 rules tried: {match_us:.1f} us per message "
         f"(+ {fields_us:.1f} us reading its fields), {(match_us + fields_us) / per_message_us:.1%} of "
-        f"the {per_message_us:,.0f} us a message takes a handler ({stores[-1]} broker, {pyjms_case(counts[0])})"
+        f"the {per_message_us:,.0f} us a message takes a handler ({providers[-1]}, {stores[-1]} broker, {pyjms_case(counts[0])})"
     )
 
 

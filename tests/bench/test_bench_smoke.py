@@ -19,8 +19,8 @@ SMOKE = {script: quick for _, script, _, quick in BENCHES if script != "bench_th
 PRINTS = {
     "bench_browse.py": ("raw Java drain, 1 consumer", "raw Java drain, 4 consumers", "target >= 0.5x"),
     "bench_dlq.py": (
-        "== persistent broker",
-        "== in-memory broker",
+        "persistent broker: `pyjms broker --data DIR`",
+        "in-memory broker: `pyjms broker`",
         "raw Java transacted move, 1 consumer",
         "raw Java transacted move, 2 consumers",
         "target >= 0.7x",
