@@ -17,7 +17,10 @@ second and the ratios: Spark write to the raw Java send (target >= 0.8x), Spark 
 under the broker's default memory limit (1 GB holds ~950k such messages; beyond it producer
 flow control blocks every sender).
 
-    python bench/bench_spark.py [--rows 500000] [--rounds 3] [--warmup 1]
+Each provider of --providers (default activemq; also artemis, amqp, amqp-artemis) gets a broker
+of its own and its own raw Java client; every provider's browse reads min(N, 20,000) rows.
+
+    python bench/bench_spark.py [--rows 500000] [--rounds 3] [--warmup 1] [--providers activemq]
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from raw_java import PROVIDERS, RawJava, start_broker  # noqa: E402
+from raw_java import PROVIDERS, Provider, RawJava, start_broker  # noqa: E402
 
 BODY_BYTES = 100
 BROWSE_LIMIT = 20_000  # a pyjms broker's maxBrowsePageSize: what one browser sees of a queue
@@ -121,26 +124,19 @@ BASELINE = {
 }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=500_000)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--warmup", type=int, default=1, help="untimed rounds of every case before timing")
-    args = ap.parse_args()
-    n = args.rows
+def bench_provider(
+    p: Provider, spark, df, n: int, rounds: int, warmup: int
+) -> tuple[str, dict[str, list[float]]]:
+    """The broker's URL and each case's rates, on a broker of p's of its own."""
     browse_n = min(n, BROWSE_LIMIT)
-    broker, url = start_broker(PROVIDERS["activemq"])
+    broker, url = start_broker(p)
     raw = None
     results: dict[str, list[float]] = {case: [] for case in CASES}
     try:
-        raw = RawJava(PROVIDERS["activemq"], url)
-        t = time.perf_counter()
-        spark = spark_session()
-        session_s = time.perf_counter() - t
-        df = rows(spark, n)
+        raw = RawJava(p, url)
         browse_q = "BENCH.SPARK.BROWSE"
         raw.run("send", browse_q, browse_n, BODY_BYTES, "non-persistent")  # browsed, never consumed
-        for r in range(-args.warmup, args.rounds):  # negative rounds warm both sides, untimed
+        for r in range(-warmup, rounds):  # negative rounds warm both sides, untimed
             # each queue drained before the next is filled: one holds N at a time, well within the
             # broker's memory limit
             rates = {
@@ -154,19 +150,21 @@ def main() -> None:
             if r >= 0:
                 for case, rate in rates.items():
                     results[case].append(rate)
-        spark.stop()
+        return url, results
     finally:
         if raw is not None:
             raw.close()
         broker.terminate()
         broker.wait()
+
+
+def report(p: Provider, url: str, n: int, args: argparse.Namespace, results: dict[str, list[float]]) -> None:
     med = {case: statistics.median(v) for case, v in results.items()}
     print(
-        f"== pyjms Spark data source: {n:,} rows of {BODY_BYTES} bytes ({browse_n:,} for browse), "
+        f"\n== {p.name}: {n:,} rows of {BODY_BYTES} bytes ({min(n, BROWSE_LIMIT):,} for browse), "
         f"non-persistent, over {url} (standalone broker on its defaults), local[2]; "
         f"{args.warmup} untimed warm-up round(s), {args.rounds} interleaved rounds, medians"
     )
-    print(f"Spark session start {session_s:.1f} s, not counted\n")
     print(f"{'':40} {'rows/s (median)':>15} {'ratio':>7}  {'vs':30} rounds")
     for case in CASES:
         line = f"{case:40} {med[case]:15,.0f} "
@@ -178,7 +176,34 @@ def main() -> None:
             tail = f"  (target >= {target}x: {'met' if ratio >= target else 'MISSED'})"
         else:
             line += f"{'':7}  {'':30} "
-        print(line + ", ".join(f"{v:,.0f}" for v in results[case]) + tail)
+        print(line + ", ".join(f"{v:,.0f}" for v in results[case]) + tail, flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=500_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1, help="untimed rounds of every case before timing")
+    ap.add_argument(
+        "--providers", default="activemq", help=f"of {', '.join(PROVIDERS)}; each on a broker of its own"
+    )
+    args = ap.parse_args()
+    providers = args.providers.split(",")
+    unknown = [name for name in providers if name not in PROVIDERS]
+    if unknown:
+        raise SystemExit(f"--providers {','.join(unknown)}: each must be one of {', '.join(PROVIDERS)}")
+    n = args.rows
+    t = time.perf_counter()
+    spark = spark_session()
+    session_s = time.perf_counter() - t
+    print(f"pyjms Spark data source against raw Java; Spark session start {session_s:.1f} s, not counted")
+    try:
+        df = rows(spark, n)
+        for name in providers:
+            url, results = bench_provider(PROVIDERS[name], spark, df, n, args.rounds, args.warmup)
+            report(PROVIDERS[name], url, n, args, results)
+    finally:
+        spark.stop()
 
 
 if __name__ == "__main__":
