@@ -147,10 +147,11 @@ def test_batches_spread_over_slots_arrive_in_delivery_order(staged, qname):
         q = ctx.create_queue(qname)
         consumer = ctx.create_consumer(q)
         p = ctx.create_producer()
-        for delay in (900, 300, 600):
+        # 600 ms apart: a loaded machine may take a few hundred ms to send a batch
+        for delay in (1800, 600, 1200):
             p.set_delivery_delay(delay).send_batch(q, [f"{delay}-{i}" for i in range(20)])
         got = []
-        deadline = time.time() + 10
+        deadline = time.time() + 12
         while len(got) < 60 and time.time() < deadline:
             got += consumer.receive_batch(100, 500)
         delays = [int(m.get_text().split("-")[0]) for m in got]
@@ -414,8 +415,10 @@ def test_d19_d09_a_put_disabled_staging_queue_stops_the_processor_until_enabled(
     with factory.create_context() as ctx:
         q = ctx.create_queue(qname)
         consumer = ctx.create_consumer(q)
-        p = ctx.create_producer().set_delivery_delay(1500)
+        # long enough that the processor is stopped before it is due, even on a loaded machine
+        p = ctx.create_producer().set_delivery_delay(4000)
         p.send(q, "held")
+        due = time.time() + 4.0
         deadline = time.time() + 3
         while processor.stats.staged < 1 and time.time() < deadline:
             time.sleep(0.02)
@@ -428,7 +431,9 @@ def test_d19_d09_a_put_disabled_staging_queue_stops_the_processor_until_enabled(
             with pytest.raises(pyjms.JMSRuntimeException) as refused:
                 p.send(q, "refused")
             assert refused.value.reason == 2051 and factory.staging_queue in str(refused.value)
-            assert consumer.receive(2500) is None  # due by now, but the processor is stopped
+            assert time.time() < due, "the processor stopped only after the message was due"
+            wait_s = due + 1.0 - time.time()
+            assert consumer.receive(int(wait_s * 1000)) is None  # due by now, but the processor is stopped
         finally:
             admin.define_queue(staging_queue, put_enabled=True)
         got = consumer.receive(5000)
