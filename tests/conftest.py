@@ -123,11 +123,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "providers(*names): run the test's url against these providers (default: activemq)"
     )
+    config.addinivalue_line(
+        "markers",
+        "artemis_in_vm: run the test's url against the in-process Artemis broker (vm://N) too; "
+        "otherwise Artemis is reached over TCP only",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test's ``url`` runs over the transports of the providers it is marked for (ActiveMQ
-    unless marked): the others are deselected."""
+    unless marked): the others are deselected. ActiveMQ runs in-vm (the default embedded broker)
+    and over TCP; Artemis over TCP, and in-vm only where a test is marked ``artemis_in_vm`` (its
+    in-vm transport is the same client and broker: the suite's time goes where it finds more)."""
     keep, drop = [], []
     for item in items:
         callspec = getattr(item, "callspec", None)
@@ -135,6 +142,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker = item.get_closest_marker("providers")
         providers = marker.args if marker else ("activemq",)
         wanted = transport is None or any(transport in TRANSPORTS[p] for p in providers)
+        if transport == "artemis-vm" and item.get_closest_marker("artemis_in_vm") is None:
+            wanted = False
         (keep if wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)

@@ -14,7 +14,8 @@ from pyjms.delay.policy import delay_policy
 from tests.conftest import provider_of
 
 # provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
-pytestmark = pytest.mark.providers("activemq", "artemis")
+# Artemis in-vm too: the embedded Artemis broker is a supported way in (vm://N)
+pytestmark = [pytest.mark.providers("activemq", "artemis"), pytest.mark.artemis_in_vm]
 
 DELAY = 1500
 #: how far apart a client's own readings of the clock for one send's headers may be

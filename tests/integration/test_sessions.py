@@ -11,7 +11,8 @@ import pyjms
 from tests.conftest import drain
 
 # provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
-pytestmark = pytest.mark.providers("activemq", "artemis")
+# Artemis in-vm too: the embedded Artemis broker is a supported way in (vm://N)
+pytestmark = [pytest.mark.providers("activemq", "artemis"), pytest.mark.artemis_in_vm]
 
 
 def test_transacted_send_is_invisible_until_commit(factory, qname):
