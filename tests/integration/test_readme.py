@@ -23,6 +23,13 @@ PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
 SHELL_BLOCKS = re.findall(r"```sh\n(.*?)```", README, re.S)
 
 
+def test_the_readme_is_short_and_links_only_to_docs_that_exist():
+    """At most 150 lines (issue 13): the guides live in docs/."""
+    assert len(README.splitlines()) <= 150
+    for target in re.findall(r"\]\((docs/[^)#]+)", README):
+        assert (ROOT / target).is_file(), target
+
+
 def test_the_readme_has_snippets_to_run():
     assert len(PYTHON_BLOCKS) >= 4 and any("pyjms " in b for b in SHELL_BLOCKS)
 
