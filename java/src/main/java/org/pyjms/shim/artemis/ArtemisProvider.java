@@ -1,5 +1,6 @@
 package org.pyjms.shim.artemis;
 
+import jakarta.jms.Connection;
 import jakarta.jms.ConnectionFactory;
 import jakarta.jms.Destination;
 import java.util.Map;
@@ -51,6 +52,10 @@ public final class ArtemisProvider implements Provider {
      *  shim keeps such a message, and redelivers for a failed listener, itself. */
     @Override
     public boolean sendsAsync() { return true; }
+
+    /** The broker drops a message whose _AMQ_DUPL_ID it has taken (its id cache, per address). */
+    @Override
+    public boolean peerDetectsDuplicates(Connection c) { return true; }
 
     /** setDeliveryDelay stamps JMSDeliveryTime, and the core protocol carries it
      *  (_AMQ_SCHED_DELIVERY). */

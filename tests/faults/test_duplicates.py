@@ -1,0 +1,80 @@
+"""Duplicate-free resending after a commit whose outcome is unknown (issue 15, section 4).
+
+A batch is sent with a duplicate id per message, its commit loses its answer (the broker did
+commit; tests/faults/proxy.py loses the answer and cuts the connection), and the batch is sent
+again with the same ids over a new connection, as an application that cannot know better must.
+Each message must then reach a pyjms receiver once: Apache Artemis drops the resend at the
+broker (over core and AMQP), and says so by refusing the resend's commit; ActiveMQ Classic
+keeps both copies, and pyjms's receiver drops the resent ones (pyjms.api.duplicates).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import uuid
+
+import pytest
+
+import pyjms
+from tests.conftest import drain
+from tests.faults.proxy import AnswerLosingProxy
+
+#: provider -> (the broker fixture, the URL scheme it is reached by, whether the broker drops)
+PROVIDERS = {
+    "activemq": ("tcp_broker", "tcp", False),
+    "artemis": ("artemis_tcp_broker", "artemis+tcp", True),
+    "amqp-artemis": ("artemis_tcp_broker", "amqp", True),
+}
+
+
+@pytest.fixture(params=list(PROVIDERS))
+def provider(request: pytest.FixtureRequest):
+    fixture, scheme, broker_drops = PROVIDERS[request.param]
+    broker = request.getfixturevalue(fixture)
+    port = int(re.search(r":(\d+)", broker.tcp_url).group(1))  # Artemis: core and AMQP share it
+    proxy = AnswerLosingProxy(port)
+    yield proxy, f"{scheme}://127.0.0.1:{proxy.port}", f"{scheme}://127.0.0.1:{port}", broker_drops
+    proxy.close()
+
+
+def _texts(messages) -> list[str]:
+    return sorted(m.get_text() for m in messages)
+
+
+def test_a_batch_resent_after_an_in_doubt_commit_arrives_once(provider):
+    proxy, proxied_url, url, broker_drops = provider
+    q = f"DEDUP.{uuid.uuid4().hex[:8]}"
+    bodies = [f"m{i}" for i in range(20)]
+    ids = [f"{q}:{i}" for i in range(20)]  # deterministic: the resend gets the same ids
+
+    ctx = pyjms.ConnectionFactory(proxied_url).create_context(pyjms.SESSION_TRANSACTED)
+    try:
+        ctx.create_producer().send_batch(ctx.create_queue(q), bodies, duplicate_ids=ids)
+        proxy.lose_answers()
+        threading.Timer(1.0, proxy.cut).start()
+        with pytest.raises(pyjms.TransactionInDoubtRuntimeException):
+            ctx.commit()
+    finally:
+        ctx.close()
+
+    # the documented answer to an in-doubt commit: send the same batch, with the same ids, again
+    with pyjms.ConnectionFactory(url).create_context(pyjms.SESSION_TRANSACTED) as again:
+        again.create_producer().send_batch(again.create_queue(q), bodies, duplicate_ids=ids)
+        if broker_drops:
+            # the broker took these ids in the first commit, so it refuses the resend as a whole
+            with pytest.raises(pyjms.DuplicateRejectedRuntimeException) as refused:
+                again.commit()
+            assert isinstance(refused.value, pyjms.TransactionRolledBackRuntimeException)
+        else:
+            again.commit()
+
+    with pyjms.ConnectionFactory(url).create_context() as check:
+        queue = check.create_queue(q)
+        with check.create_browser(queue) as browser:
+            on_queue = list(browser)
+        got = drain(check.create_consumer(queue), 1000)
+    # where the copies were dropped: by the broker (Artemis), or by pyjms's receiver (Classic)
+    assert len(on_queue) == (20 if broker_drops else 40)
+    assert _texts(got) == sorted(bodies)
+    assert sorted(m.get_duplicate_id() for m in got) == sorted(ids)
