@@ -12,7 +12,7 @@ from pyjms.api import extension
 from pyjms.api.checks import to_ms
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from pyjms.api.destination import Destination, Queue
-from pyjms.api.duplicates import DUPLICATE_ID_BYTES, RECEIVED
+from pyjms.api.duplicates import DUPLICATE_ID_BYTES, RECEIVED, duplicate_id_of
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge.channel import Browser, Receiver
@@ -120,12 +120,11 @@ class JMSConsumer:
         """Whether a message this consumer received is a resend of one it or another receiver
         of this process took before (pyjms.api.duplicates): never where the broker detects
         duplicates itself."""
-        rec = message.record
-        if rec is None or DUPLICATE_ID_BYTES not in rec.buf[rec.start : rec.end]:
+        duplicate_id = duplicate_id_of(message)
+        if duplicate_id is None:
             return False
         scope = self._scope()
-        duplicate_id = message.get_duplicate_id()
-        if scope is None or duplicate_id is None:
+        if scope is None:
             return False
         return RECEIVED.is_resend(scope, duplicate_id, message.wire_headers().get("message_id"))
 

@@ -23,8 +23,12 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
+from typing import TYPE_CHECKING
 
 from pyjms.bridge.contract import DUPLICATE_ID
+
+if TYPE_CHECKING:
+    from pyjms.api.message import Message
 
 _log = logging.getLogger("pyjms")
 
@@ -80,6 +84,15 @@ class DuplicateWindow:
 
 
 _ABSENT = object()
+
+
+def duplicate_id_of(message: Message) -> str | None:
+    """A received message's duplicate id, decoding its properties only if its record holds one."""
+    rec = message.record
+    if rec is not None and DUPLICATE_ID_BYTES not in rec.buf[rec.start : rec.end]:
+        return None
+    return message.get_duplicate_id()
+
 
 #: the window of this process's receivers
 RECEIVED = DuplicateWindow()
