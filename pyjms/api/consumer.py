@@ -116,6 +116,15 @@ class JMSConsumer:
                 self._duplicate_scope = ("consumer", id(self), self._destination.key)
         return self._duplicate_scope
 
+    def set_drop_resends(self, drop: bool) -> JMSConsumer:
+        """Whether this consumer drops resent messages where the broker does not
+        (pyjms.api.duplicates; the default). A consumer that must see every copy, such as
+        the DLQ handler's, turns it off."""
+        if not isinstance(drop, bool):
+            raise InvalidArgumentRuntimeException(f"set_drop_resends takes a bool, got {drop!r}")
+        self._duplicate_scope = _UNKNOWN if drop else None
+        return self
+
     def is_resend(self, message: Message) -> bool:
         """Whether a message this consumer received is a resend of one it or another receiver
         of this process took before (pyjms.api.duplicates): never where the broker detects

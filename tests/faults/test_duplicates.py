@@ -78,3 +78,28 @@ def test_a_batch_resent_after_an_in_doubt_commit_arrives_once(provider):
     assert len(on_queue) == (20 if broker_drops else 40)
     assert _texts(got) == sorted(bodies)
     assert sorted(m.get_duplicate_id() for m in got) == sorted(ids)
+
+
+def test_a_rolled_back_message_is_redelivered_and_only_its_resend_is_dropped(tcp_broker):
+    """On a broker without duplicate detection the receiver tells a redelivery (the same
+    message id: handed over again, as JMS requires) from a resend (a new message id: dropped)."""
+    q = f"DEDUP.{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(tcp_broker.tcp_url)
+    with factory.create_context() as ctx:
+        for _ in range(2):  # the first send, then its resend
+            m = pyjms.TextMessage("once")
+            m.set_duplicate_id(f"{q}:0")
+            ctx.create_producer().send(ctx.create_queue(q), m)
+    with factory.create_context(pyjms.SESSION_TRANSACTED) as ctx:
+        consumer = ctx.create_consumer(ctx.create_queue(q))
+        first = consumer.receive(2000)
+        ctx.rollback()
+        again = consumer.receive(2000)
+        assert again.get_jms_message_id() == first.get_jms_message_id() and again.get_jms_redelivered()
+        assert consumer.receive(500) is None  # the resend: consumed with the transaction, not handed over
+        ctx.commit()
+    with factory.create_context() as ctx:
+        with ctx.create_browser(ctx.create_queue(q)) as browser:
+            assert list(browser) == []
+        consumer = ctx.create_consumer(ctx.create_queue(q)).set_drop_resends(False)
+        assert consumer.receive(300) is None
