@@ -231,13 +231,19 @@ class JMSConsumer:
                 f"max_messages must be a positive int, got {max_messages!r}"
             )
         wait = _timeout(timeout_ms) or 0
-        raw = self._wire().receive_batch(max_messages, wait, f"receive_batch from {self._destination}")
         ack = self._ack
         received = Message.from_record
-        messages = [received(rec, ack) for rec in C.iter_batch(raw)]
-        if DUPLICATE_ID_BYTES in raw:
-            messages = [m for m in messages if not self.is_resend(m)]
-        return messages
+        deadline = time.monotonic() + wait / 1000.0
+        while True:
+            raw = self._wire().receive_batch(max_messages, wait, f"receive_batch from {self._destination}")
+            messages = [received(rec, ack) for rec in C.iter_batch(raw)]
+            if not messages or DUPLICATE_ID_BYTES not in raw:
+                return messages
+            fresh = [m for m in messages if not self.is_resend(m)]
+            if fresh:
+                return fresh
+            # only resends came: wait for others what is left of timeout_ms
+            wait = max(int((deadline - time.monotonic()) * 1000), 0)
 
     def receive_by_token(self, token: str, timeout_ms: int | timedelta = 1000) -> Message:
         """Gets exactly the message a marking browser returned with this token (IBM MQ's

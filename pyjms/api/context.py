@@ -597,6 +597,8 @@ class JMSContext:
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("commit() needs a SESSION_TRANSACTED context")
         self._drain_async()
+        # a commit on a connection that had failed before never left: nothing was committed
+        failed_before = self._channel.connection_failed()
         try:
             self._channel.commit()
         except TransactionRolledBackRuntimeException as e:
@@ -607,8 +609,8 @@ class JMSContext:
                 raise _in_doubt(e) from None
             raise
         except IllegalStateRuntimeException as e:
-            if e.reason != MQRC.CONNECTION_BROKEN:
-                raise  # nothing was tried: e.g. the context was closed
+            if e.reason != MQRC.CONNECTION_BROKEN or failed_before:
+                raise  # nothing was tried: the context was closed, or its connection had failed
             # Qpid JMS: the connection broke while the commit waited for its answer
             self._synchronize("after_rollback")
             raise _in_doubt(e) from None

@@ -103,3 +103,19 @@ def test_a_rolled_back_message_is_redelivered_and_only_its_resend_is_dropped(tcp
             assert list(browser) == []
         consumer = ctx.create_consumer(ctx.create_queue(q)).set_drop_resends(False)
         assert consumer.receive(300) is None
+
+
+def test_receive_batch_passes_over_a_batch_of_resends(tcp_broker):
+    """A batch that holds only resends is not an empty queue: receive_batch goes on to what follows."""
+    q = f"DEDUP.{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(tcp_broker.tcp_url)
+    with factory.create_context() as ctx:
+        queue, producer = ctx.create_queue(q), ctx.create_producer()
+        producer.send_batch(queue, ["x", "y"], duplicate_ids=[f"{q}:x", f"{q}:y"])
+        producer.send_batch(queue, ["x", "y"], duplicate_ids=[f"{q}:x", f"{q}:y"])  # the resend
+        producer.send(queue, "z")
+        consumer = ctx.create_consumer(queue)
+        first = consumer.receive_batch(2, 2000)
+        rest = consumer.receive_batch(2, 2000)  # the two resends are dropped: z is next
+        assert [m.get_text() for m in first] == ["x", "y"] and [m.get_text() for m in rest] == ["z"]
+        assert consumer.receive_batch(10, 300) == []
