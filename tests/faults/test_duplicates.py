@@ -119,3 +119,18 @@ def test_receive_batch_passes_over_a_batch_of_resends(tcp_broker):
         rest = consumer.receive_batch(2, 2000)  # the two resends are dropped: z is next
         assert [m.get_text() for m in first] == ["x", "y"] and [m.get_text() for m in rest] == ["z"]
         assert consumer.receive_batch(10, 300) == []
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 1025, 5, b"id", "\ud800"])
+def test_a_duplicate_id_is_a_non_empty_string_of_at_most_1024_bytes(bad):
+    with pytest.raises(pyjms.JMSRuntimeException) as refused:
+        pyjms.TextMessage("m").set_duplicate_id(bad)
+    assert isinstance(refused.value, (ValueError, TypeError))
+
+
+def test_send_batch_needs_one_duplicate_id_per_body(tcp_broker):
+    with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
+        with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="2 duplicate ids for 3 bodies"):
+            ctx.create_producer().send_batch(
+                ctx.create_queue("DEDUP.UNUSED"), ["a", "b", "c"], duplicate_ids=["1", "2"]
+            )
