@@ -144,19 +144,17 @@ def _connect(options: JMSOptions, deadline: float | None = None) -> JMSContext:
         time.sleep(_RECONNECT_PAUSE_S)
 
 
-def write_id_for_task(batch_write_id: str) -> str | None:
+def write_id_for_task(batch_write_id: str | None) -> str | None:
     """What a task's row ids start with, the same for every attempt of the task: a streaming
     query's id and micro-batch id (Spark's local properties), or else the batch write's id
-    (made once, on the driver). None in a streaming task that Spark tells no batch id: ids
-    that were not the same across micro-batches would make the broker drop new rows."""
+    (made once, on the driver; None for a streaming write). None when neither is known: ids
+    that were the same across micro-batches would make the broker drop new rows."""
     tc = TaskContext.get()
-    if tc is None:
-        return batch_write_id
-    query_id = tc.getLocalProperty("sql.streaming.queryId")
-    if query_id is None:
-        return batch_write_id
-    batch_id = tc.getLocalProperty("streaming.sql.batchId")
-    return None if batch_id is None else f"{query_id}:{batch_id}"
+    query_id = tc.getLocalProperty("sql.streaming.queryId") if tc is not None else None
+    batch_id = tc.getLocalProperty("streaming.sql.batchId") if tc is not None else None
+    if query_id is not None and batch_id is not None:
+        return f"{query_id}:{batch_id}"
+    return batch_write_id
 
 
 class _PartitionSender:
@@ -587,13 +585,12 @@ class JMSStreamingWrite(_StreamWriterBase):  # type: ignore[misc, valid-type]
     def __init__(self, options: JMSOptions, columns: dict[str, DataType]) -> None:
         self.options = options
         self.columns = columns
-        self.write_id = uuid.uuid4().hex  # used only if Spark tells no query id
 
     def write(self, iterator: Iterator[Any]) -> JMSCommitMessage:
         if not _ARROW_STREAM_WRITER:  # pragma: no cover - PySpark 4.0 hands over Rows
             rows = [r.asDict() for r in iterator]
             iterator = iter([pa.RecordBatch.from_pylist(rows)] if rows else [])
-        return write_partition(self.options, self.columns, iterator, write_id_for_task(self.write_id))
+        return write_partition(self.options, self.columns, iterator, write_id_for_task(None))
 
     def commit(self, messages: list[JMSCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         _log.info("jms stream batch %d committed: %s", batchId, _summary(messages))
