@@ -77,6 +77,13 @@ class TransactionRolledBackRuntimeException(JMSRuntimeException):
     """A commit failed and the transaction was rolled back: nothing of it happened."""
 
 
+class DuplicateRejectedRuntimeException(TransactionRolledBackRuntimeException):
+    """The broker rolled the transaction back because a message in it carries a duplicate id
+    (Message.set_duplicate_id) the broker has already taken: those messages were sent before,
+    in a transaction that committed. Resending a whole batch after an in-doubt commit gets this
+    error exactly when the first commit did happen (Apache Artemis, over core and AMQP)."""
+
+
 class TransactionInDoubtRuntimeException(JMSRuntimeException):
     """A commit whose outcome is unknown: the connection failed during it, so the transaction
     may have been committed or rolled back (IBM MQ's MQRC_CALL_INTERRUPTED, 2549). Resending
@@ -115,6 +122,7 @@ __all__ = [
     "TransactionInProgressRuntimeException",
     "TransactionRolledBackRuntimeException",
     "TransactionInDoubtRuntimeException",
+    "DuplicateRejectedRuntimeException",
     "InvalidArgumentRuntimeException",
     "NotSupportedRuntimeException",
     "SetupError",

@@ -12,6 +12,7 @@ from pyjms.api import extension
 from pyjms.api.checks import to_ms
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from pyjms.api.destination import Destination, Queue
+from pyjms.api.duplicates import DUPLICATE_ID_BYTES, RECEIVED, duplicate_id_of
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge.channel import Browser, Receiver
@@ -30,6 +31,8 @@ _log = logging.getLogger("pyjms")
 _SLICE_MS = 500
 # receive_by_token waits this long for a message before asking the provider again
 _TOKEN_SLICE_MS = 250
+# "not asked yet" for a consumer's duplicate scope
+_UNKNOWN: Any = object()
 
 
 def _timeout(timeout_ms: int | timedelta | None) -> int | None:
@@ -58,6 +61,9 @@ class JMSConsumer:
         self._closed = False
         self._listener: Callable[[Message], None] | None = None
         self._ack = ctx._acker()
+        # where this consumer's resent messages are recognised (pyjms.api.duplicates): its
+        # queue, or itself on a topic; None where the broker drops them itself
+        self._duplicate_scope: Any = _UNKNOWN
 
     def __repr__(self) -> str:
         return f"<JMSConsumer {self._destination} selector={self._selector!r}>"
@@ -100,11 +106,49 @@ class JMSConsumer:
             r, self._r = self._r, None
             r.close(f"close consumer on {self._destination}")
 
+    def _scope(self) -> Any:
+        if self._duplicate_scope is _UNKNOWN:
+            if self._ctx.provider.detects_duplicates(self._ctx):
+                self._duplicate_scope = None
+            elif isinstance(self._destination, Queue):
+                self._duplicate_scope = self._destination.key
+            else:
+                self._duplicate_scope = ("consumer", id(self), self._destination.key)
+        return self._duplicate_scope
+
+    def set_drop_resends(self, drop: bool) -> JMSConsumer:
+        """Whether this consumer drops resent messages where the broker does not
+        (pyjms.api.duplicates; the default). A consumer that must see every copy, such as
+        the DLQ handler's, turns it off."""
+        if not isinstance(drop, bool):
+            raise InvalidArgumentRuntimeException(f"set_drop_resends takes a bool, got {drop!r}")
+        self._duplicate_scope = _UNKNOWN if drop else None
+        return self
+
+    def is_resend(self, message: Message) -> bool:
+        """Whether a message this consumer received is a resend of one it or another receiver
+        of this process took before (pyjms.api.duplicates): never where the broker detects
+        duplicates itself."""
+        duplicate_id = duplicate_id_of(message)
+        if duplicate_id is None:
+            return False
+        scope = self._scope()
+        if scope is None:
+            return False
+        return RECEIVED.is_resend(scope, duplicate_id, message.wire_headers().get("message_id"))
+
     def _one(self, wait_ms: int, ack: bool = True) -> Message | None:
-        raw = self._wire().receive(wait_ms, ack, f"receive from {self._destination}")
-        if raw is None:
-            return None
-        return Message.from_record(C.IncomingRecord(raw, 0), self._ack)
+        deadline = time.monotonic() + wait_ms / 1000.0
+        while True:
+            raw = self._wire().receive(wait_ms, ack, f"receive from {self._destination}")
+            if raw is None:
+                return None
+            m = Message.from_record(C.IncomingRecord(raw, 0), self._ack)
+            if not self.is_resend(m):
+                return m
+            if not ack:
+                self._wire().ack_last()  # dropped: consumed like any message the caller took
+            wait_ms = max(int((deadline - time.monotonic()) * 1000), 0) if wait_ms else 0
 
     def _wait(self, timeout_ms: int | None, ack: bool = True) -> Message | None:
         if timeout_ms is not None:
@@ -187,10 +231,19 @@ class JMSConsumer:
                 f"max_messages must be a positive int, got {max_messages!r}"
             )
         wait = _timeout(timeout_ms) or 0
-        raw = self._wire().receive_batch(max_messages, wait, f"receive_batch from {self._destination}")
         ack = self._ack
         received = Message.from_record
-        return [received(rec, ack) for rec in C.iter_batch(raw)]
+        deadline = time.monotonic() + wait / 1000.0
+        while True:
+            raw = self._wire().receive_batch(max_messages, wait, f"receive_batch from {self._destination}")
+            messages = [received(rec, ack) for rec in C.iter_batch(raw)]
+            if not messages or DUPLICATE_ID_BYTES not in raw:
+                return messages
+            fresh = [m for m in messages if not self.is_resend(m)]
+            if fresh:
+                return fresh
+            # only resends came: wait for others what is left of timeout_ms
+            wait = max(int((deadline - time.monotonic()) * 1000), 0)
 
     def receive_by_token(self, token: str, timeout_ms: int | timedelta = 1000) -> Message:
         """Gets exactly the message a marking browser returned with this token (IBM MQ's

@@ -41,6 +41,7 @@ from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
 from pyjms.bridge.errors import translate
 from pyjms.errors import (
+    DuplicateRejectedRuntimeException,
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
     InvalidDestinationRuntimeException,
@@ -597,16 +598,28 @@ class JMSContext:
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("commit() needs a SESSION_TRANSACTED context")
         self._drain_async()
+        # a commit on a connection that had failed before never left: nothing was committed
+        failed_before = self._channel.connection_failed()
         try:
             self._channel.commit()
         except TransactionRolledBackRuntimeException as e:
             self._synchronize("after_rollback")
+            if self.provider.commit_rejected_duplicate(e):
+                raise _duplicate_rejected(e) from None
             if self.provider.commit_in_doubt(e):
                 raise _in_doubt(e) from None
             raise
-        except IllegalStateRuntimeException:
-            raise  # nothing was tried: e.g. the context was closed
+        except IllegalStateRuntimeException as e:
+            if e.reason != MQRC.CONNECTION_BROKEN or failed_before:
+                raise  # nothing was tried: the context was closed, or its connection had failed
+            # Qpid JMS: the connection broke while the commit waited for its answer
+            self._synchronize("after_rollback")
+            raise _in_doubt(e) from None
         except JMSRuntimeException as e:
+            if self.provider.commit_rejected_duplicate(e):
+                # Artemis's core client reports this rollback as a plain error: its outcome is known
+                self._synchronize("after_rollback")
+                raise _duplicate_rejected(e) from None
             # the commit was sent and no answer came back: committed or not, nobody can say here
             self._synchronize("after_rollback")
             raise _in_doubt(e) from None
@@ -701,7 +714,9 @@ class JMSContext:
                 ok = False
                 try:
                     if consumer is not None and consumer._listener is not None:
-                        consumer._listener(Message.from_record(rec, self._acker()))
+                        message = Message.from_record(rec, self._acker())
+                        if not consumer.is_resend(message):  # a resend is consumed, not handed over
+                            consumer._listener(message)
                         ok = True
                 except Exception as e:  # a failing listener must not kill the dispatcher
                     consumer._listener_error(e)
@@ -746,6 +761,14 @@ class _AsyncSender:
                     job()
                 finally:
                     self._q.task_done()
+
+
+def _duplicate_rejected(error: JMSRuntimeException) -> DuplicateRejectedRuntimeException:
+    return DuplicateRejectedRuntimeException(
+        f"the broker rolled the transaction back: it holds a message whose duplicate id was "
+        f"committed before: {error}",
+        error_code=error.error_code,
+    )
 
 
 def _in_doubt(error: JMSRuntimeException) -> TransactionInDoubtRuntimeException:

@@ -39,6 +39,10 @@ SEND_TIME_PROPERTY = contract.SEND_TIME
 MESSAGE_ID_PROPERTY = contract.MESSAGE_ID
 #: the exact expiration of a message a broker scheduler delayed
 EXPIRATION_PROPERTY = contract.EXPIRATION
+#: the duplicate-detection id (set_duplicate_id): Artemis's _AMQ_DUPL_ID
+DUPLICATE_ID_PROPERTY = contract.DUPLICATE_ID
+#: the longest duplicate id, in UTF-8 bytes (brokers keep every id they remember in memory)
+MAX_DUPLICATE_ID_BYTES = 1024
 
 _INT_RANGES = {
     C.T_BYTE: (-(2**7), 2**7 - 1),
@@ -202,6 +206,21 @@ def checked_value(tag: int, value: Any, what: str) -> Any:
             raise MessageFormatRuntimeException(f"{what} must be one UTF-16 char, got {value!r}")
         return value
     return value
+
+
+def check_duplicate_id(key: Any) -> str:
+    """A duplicate-detection id: a non-empty str of at most MAX_DUPLICATE_ID_BYTES in UTF-8."""
+    if not isinstance(key, str):
+        raise MessageFormatRuntimeException(
+            f"a duplicate id must be a str, got {key!r}", values={"duplicate_id": key}
+        )
+    size = len(check_text(key).encode("utf-8"))
+    if not 0 < size <= MAX_DUPLICATE_ID_BYTES:
+        raise InvalidArgumentRuntimeException(
+            f"duplicate id {key[:40]!r} is {size} bytes in UTF-8; it must be 1..{MAX_DUPLICATE_ID_BYTES}",
+            values={"duplicate_id": key},
+        )
+    return key
 
 
 def check_text(value: str) -> str:
@@ -441,6 +460,31 @@ class Message:
 
     def set_jms_priority(self, value: int) -> None:
         self._headers()["priority"] = checks.check_priority(value)
+
+    def set_duplicate_id(self, key: str | None) -> None:
+        """Gives the message a duplicate-detection id, so that resending it (after a commit
+        whose outcome is unknown, or a retried task) delivers it once. Make it deterministic:
+        the same message resent gets the same id (e.g. batch id + partition + row). Apache
+        Artemis's broker drops a message whose id it has seen (its ``_AMQ_DUPL_ID`` header,
+        over core and AMQP); on brokers without duplicate detection (ActiveMQ Classic) pyjms's
+        receivers drop it (docs/api.md, "Duplicate-free resending"). None removes it."""
+        if key is not None:
+            self._set(DUPLICATE_ID_PROPERTY, C.T_STRING, check_duplicate_id(key))
+        elif self._props_ro:
+            raise MessageNotWriteableRuntimeException(
+                "cannot remove the duplicate id: a received message's properties are read-only"
+            )
+        else:
+            self._properties().pop(DUPLICATE_ID_PROPERTY, None)
+
+    def get_duplicate_id(self) -> str | None:
+        """The duplicate-detection id (set_duplicate_id), or None. A Java client may have set
+        Artemis's header as bytes; those come back decoded as UTF-8."""
+        entry = self._properties().get(DUPLICATE_ID_PROPERTY)
+        if entry is None or entry[1] is None:
+            return None
+        value = entry[1]
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
     def get_delivery_count(self) -> int:
         """JMSXDeliveryCount: 1 on first delivery."""

@@ -8,7 +8,7 @@ pyjms.delay) take part. A send no policy applies to goes straight to the wire.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,9 +17,11 @@ from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.destination import Destination
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import (
+    DUPLICATE_ID_PROPERTY,
     BytesMessage,
     Message,
     TextMessage,
+    check_duplicate_id,
     check_property_name,
     check_text,
     checked_property,
@@ -388,11 +390,18 @@ class JMSProducer:
         finally:
             (self._ttl, self._correlation_id, self._blocks), self._active = saved, None
 
-    def send_batch(self, destination: Destination, bodies: Iterable[str | bytes]) -> int:
+    def send_batch(
+        self,
+        destination: Destination,
+        bodies: Iterable[str | bytes],
+        duplicate_ids: Sequence[str] | None = None,
+    ) -> int:
         """Sends many str/bytes bodies with one JVM crossing; returns how many were sent.
 
         Every message gets this producer's options and properties. In a transacted context
-        they commit together with the context.
+        they commit together with the context. ``duplicate_ids``, one per body, give each
+        message its duplicate-detection id (Message.set_duplicate_id), so that the same batch
+        resent after an in-doubt commit arrives once.
         """
         ctx = self._ctx
         ctx._check_open()
@@ -400,10 +409,23 @@ class JMSProducer:
         if not isinstance(bodies, (list, tuple)):
             bodies = list(bodies)  # read twice when policies apply
         headers, props = self._packed_blocks()
+        per_message_props: list[bytes] | None = None
+        if duplicate_ids is not None:
+            ids = [check_duplicate_id(i) for i in duplicate_ids]
+            if len(ids) != len(bodies):
+                raise InvalidArgumentRuntimeException(
+                    f"send_batch got {len(ids)} duplicate ids for {len(bodies)} bodies: give one per body",
+                    values={"duplicate_ids": len(ids), "bodies": len(bodies)},
+                )
+            per_message_props = [
+                C.pack_properties({**self._props, DUPLICATE_ID_PROPERTY: (C.T_STRING, i)}) for i in ids
+            ]
         text, binary = C.KIND_TEXT, C.KIND_BYTES
         pack = C.pack_record
         records = []
         for body in bodies:
+            if per_message_props is not None:
+                props = per_message_props[len(records)]
             if isinstance(body, str):
                 records.append(pack(text, body, headers, props))
             elif isinstance(body, (bytes, bytearray, memoryview)):
@@ -419,6 +441,8 @@ class JMSProducer:
             messages: list[Message] = [
                 TextMessage(b) if isinstance(b, str) else BytesMessage(bytes(b)) for b in bodies
             ]
+            for m, i in zip(messages, duplicate_ids or (), strict=False):
+                m.set_duplicate_id(i)
             out = self._outgoing(destination, messages, describe=False)
             out._records = records  # what encoding the messages would give, made already
             return self._through(policies, out).count

@@ -15,6 +15,7 @@ only its provider's quirks. Methods that may ask the broker say so.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,9 @@ class ProviderPlugin:
     #: the queue the provider dead-letters messages to, if it has one by default (the DLQ
     #: handler processes it when told no other)
     dead_letter_queue: str | None = None
+    _duplicates_lock = threading.Lock()
+    #: by context, whether its broker detects duplicates (asked once)
+    _detects_duplicates: weakref.WeakKeyDictionary[JMSContext, bool] = weakref.WeakKeyDictionary()
 
     def serves(self, url: str | None, factory_class: str | None) -> bool:
         """Whether this plug-in serves factories with this URL or factory class (no I/O)."""
@@ -101,6 +105,30 @@ class ProviderPlugin:
         """Whether a commit the provider reported as rolled back may in fact have been committed
         (ActiveMQ's failover transport says "in doubt ... Forcing rollback" after a reconnect)."""
         return False
+
+    def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:
+        """Whether a failed commit was refused because a message in it carries a duplicate id
+        the broker has already taken (a rollback whose outcome is known: those messages were
+        committed before)."""
+        return False
+
+    def detects_duplicates(self, ctx: JMSContext) -> bool:
+        """Whether ctx's broker drops messages whose duplicate id (Message.set_duplicate_id) it
+        has taken; where it does not, pyjms's receivers drop them (pyjms.api.duplicates). Asks
+        the shim once per context."""
+        with self._duplicates_lock:
+            known = self._detects_duplicates.get(ctx)
+        if known is None:
+            channel = ctx.channel
+            known = bool(
+                channel.call(
+                    lambda: channel.java.provider().peerDetectsDuplicates(channel.java.connection()),
+                    "ask whether the broker detects duplicates",
+                )
+            )
+            with self._duplicates_lock:
+                self._detects_duplicates[ctx] = known
+        return known
 
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         """A factory like ``factory`` whose rolled-back gets never make the provider treat a

@@ -185,6 +185,13 @@ class Channel:
             values=error.values,
         )
 
+    def connection_failed(self) -> bool:
+        """Whether the client has told of its connection failing (its exception listener)."""
+        try:
+            return self.java.connectionFailure() is not None
+        except self._jexc:
+            return False
+
     def queue_names(self, prefix: str, wait_ms: int, what: str) -> list[str] | None:
         """The names of the broker's queues that start with prefix, or None if the provider
         cannot list them. May wait up to wait_ms for the broker."""

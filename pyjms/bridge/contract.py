@@ -67,6 +67,12 @@ QUARANTINE_REASON = 2110
 TIME_PROPERTIES = (DELIVERY_TIME, SEND_TIME, EXPIRATION, STAGED_EXPIRATION)
 TEXT_PROPERTIES = (MESSAGE_ID, STAGED_TARGET, STAGED_CORRELATION_ID, SUBSCRIBER)
 
+#: a message's duplicate-detection id (Message.set_duplicate_id): Apache Artemis's own header
+#: (org.apache.activemq.artemis.api.core.Message.HDR_DUPLICATE_DETECTION_ID), which its broker
+#: reads from core messages and from AMQP application properties alike. pyjms writes it on every
+#: provider; where the broker detects no duplicates, pyjms's receivers drop by it (pyjms.api.duplicates)
+DUPLICATE_ID = "_AMQ_DUPL_ID"
+
 # ---------------------------------------------------------------------------- queues
 
 #: where delayed messages wait for the delay processor (IBM MQ's name)

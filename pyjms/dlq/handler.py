@@ -46,9 +46,10 @@ from typing import TYPE_CHECKING
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.destination import Destination, Queue, from_key
+from pyjms.api.duplicates import DuplicateWindow, duplicate_id_of
 from pyjms.api.message import Message, ObjectMessage, StreamMessage
 from pyjms.bridge import jvm
-from pyjms.bridge.contract import XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
+from pyjms.bridge.contract import DUPLICATE_ID, XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
 from pyjms.dlq.forward import handler_factory, put_unchanged
 from pyjms.dlq.header import (
     ACTIVEMQ_CAUSE,
@@ -113,6 +114,9 @@ class HandlerStats:
     #: copies of messages delivered already (ActiveMQ's failover consumer dead-letters the
     #: duplicates it suppresses), dropped whatever the rules say; counted in ``discarded`` too
     duplicates: int = 0
+    #: resent copies of dead letters (the same duplicate id as one seen before on the DLQ,
+    #: another message id: pyjms.api.duplicates) removed without being put anywhere
+    resends_dropped: int = 0
 
     @property
     def processed(self) -> int:
@@ -217,6 +221,8 @@ class DLQHandler:
         self._progress = progress
         self._stop = threading.Event()
         self._tracked: dict[str, _Tracked] = {}
+        # the duplicate ids of the dead letters browsed, to recognise a resent copy of one
+        self._duplicates = DuplicateWindow()
         self._details: dict[str, DeadLetterDetails] = {}
         self._details_pass = -1  # the pass that last read them
         self._without_header: set[str] = set()
@@ -291,9 +297,11 @@ class DLQHandler:
 
     def _plan(self, browse_ctx: JMSContext, dlq: Queue) -> tuple[list[_Move], list[str], bool]:
         """Browses the DLQ and decides what to attempt for each message that is due; also
-        returns the ids of the poison the browse skipped."""
+        returns the ids of the poison the browse skipped. Resent copies of dead letters are
+        removed here (_drop_resends)."""
         now = time.monotonic()
         moves: list[_Move] = []
+        resent: list[str] = []
         changed = False
         seen: set[str] = set()
         without_header: set[str] = set()
@@ -303,6 +311,12 @@ class DLQHandler:
                     return moves, [], changed
                 message_id = message.get_jms_message_id() or ""
                 seen.add(message_id)
+                duplicate_id = duplicate_id_of(message)
+                if duplicate_id is not None and self._duplicates.is_resend(
+                    self.queue, duplicate_id, message_id
+                ):
+                    resent.append(message_id)
+                    continue
                 tracked = self._tracked.get(message_id)
                 if tracked is not None:
                     tracked.missed = 0
@@ -322,6 +336,8 @@ class DLQHandler:
                 else:
                     moves.append(move)
             poison = browser.skipped_poison()
+        if resent and not self.stopping:
+            changed |= self._drop_resends(dlq, resent)
         self.stats.without_header += len(without_header - self._without_header)
         self._without_header = without_header  # what the next report is about
         if len(seen) < _BROWSE_LIMIT:  # the whole queue was seen: forget messages gone from it
@@ -421,6 +437,7 @@ class DLQHandler:
         attempted = False
         while pending and not self.stopping:
             with self._move_ctx.create_consumer(dlq, _id_selector(pending)) as consumer:
+                consumer.set_drop_resends(False)  # the plan chose which copies to take
                 reopen, made = self._drain(self._move_ctx, consumer, pending)
             attempted |= made
             if not reopen:
@@ -462,7 +479,13 @@ class DLQHandler:
         try:
             if move.target is not None:
                 strip = HEADER_PROPERTIES if move.rule.action is Action.RETRY or not move.rule.header else ()
-                put_unchanged(move_ctx, move.target, message, strip=strip, add=move.add)
+                add = dict(move.add)
+                if duplicate_id_of(message) is not None:
+                    # the put is a new message: under the dead letter's own id, so that the
+                    # broker or a receiver does not take it for a resend of the message that
+                    # was dead-lettered (it was, say, on the same queue before)
+                    add[DUPLICATE_ID] = f"pyjms-dlq:{move.message_id}"
+                put_unchanged(move_ctx, move.target, message, strip=strip, add=add)
             committing = True
             move_ctx.commit()
         except JMSRuntimeException as e:
@@ -507,6 +530,28 @@ class DLQHandler:
             return False
         self.stats.quarantined += len(message_ids)
         return True
+
+    def _drop_resends(self, dlq: Queue, message_ids: list[str]) -> bool:
+        """Removes resent copies of dead letters, by id, in one transaction: the first copy is
+        handled by the rules, a second would be retried or forwarded twice."""
+        try:
+            with self._move_ctx.create_consumer(dlq, _id_selector(dict.fromkeys(message_ids))) as consumer:
+                consumer.set_drop_resends(False)  # it takes exactly these, itself
+                got = 0
+                while got < len(message_ids) and consumer.receive(_FIRST_WAIT_MS) is not None:
+                    got += 1
+            self._move_ctx.commit()
+        except JMSRuntimeException as e:
+            with contextlib.suppress(JMSRuntimeException):
+                self._move_ctx.rollback()
+            self._reconnect()
+            _log.warning(
+                "resent copies on %s could not be removed (again on the next pass): %s", self.queue, e
+            )
+            return False
+        self.stats.resends_dropped += got
+        _log.info("%d resent copies of dead letters removed from %s", got, self.queue)
+        return got > 0
 
     def _done(self, move: _Move) -> None:
         self._tracked.pop(move.message_id, None)

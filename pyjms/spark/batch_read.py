@@ -33,6 +33,7 @@ from pyspark.sql.types import StructType
 
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, SESSION_TRANSACTED
 from pyjms.api.destination import Queue, from_key
+from pyjms.api.duplicates import DuplicateWindow, duplicate_id_of
 from pyjms.api.message import Message
 from pyjms.spark.options import JMSOptions, close_context, connection_factory
 from pyjms.spark.schema import ArrowRows
@@ -83,12 +84,20 @@ class JMSBrowseBatch(_JMSBatchRead):
             return
         chunk: list[Message] = []
         taken = 0
+        # a browser shows every copy on the queue: a resent one (the same duplicate id with
+        # another message id, pyjms.api.duplicates) is left out, as a consumer would drop it
+        seen = DuplicateWindow()
         with (
             connection_factory(self.options).create_context(AUTO_ACKNOWLEDGE) as ctx,
             ctx.create_browser(self._queue(), self.options.message_selector) as browser,
         ):
             for m in browser:
-                if partition.count > 1 and _owner(m, partition.count) != partition.index:
+                duplicate_id = duplicate_id_of(m)
+                if partition.count > 1 and _owner(m, duplicate_id, partition.count) != partition.index:
+                    continue
+                if duplicate_id is not None and seen.is_resend(
+                    self.queue_key, duplicate_id, m.wire_headers().get("message_id")
+                ):
                     continue
                 chunk.append(m)
                 if len(chunk) >= self.options.batch_size or (
@@ -106,9 +115,11 @@ class JMSBrowseBatch(_JMSBatchRead):
             yield _head(batch, partition.limit, taken + batch.num_rows)
 
 
-def _owner(m: Message, partitions: int) -> int:
-    """Which partition keeps a browsed message: a hash of its id, the same in every process."""
-    mid = m.get_jms_message_id()
+def _owner(m: Message, duplicate_id: str | None, partitions: int) -> int:
+    """Which partition keeps a browsed message: a hash of its duplicate id (so that every copy
+    of a resent message meets in one partition), or else of its message id; the same in every
+    process."""
+    mid = duplicate_id if duplicate_id is not None else m.get_jms_message_id()
     return zlib.crc32(mid.encode("utf-8", "surrogatepass")) % partitions if mid else 0
 
 

@@ -132,6 +132,11 @@ class JMSOptions:
     #: ``factoryProperties`` ("name=value,name=value"): bean properties of the provider's
     #: connection factory (ConnectionFactory(properties=...)), as Kafka's connector passes kafka.*
     factory_properties: tuple[tuple[str, str], ...] = ()
+    #: writing: how long a task whose connection failed, or whose commit's outcome is unknown,
+    #: waits for the broker to resend its transaction (ms; 0: it fails at once, Spark retries it)
+    reconnect_timeout: int = 30000
+    #: writing: how many rows a task keeps to resend its transaction itself (0: none)
+    resend_buffer: int = 100_000
 
     #: option name (as users write it) for each field
     NAMES: ClassVar[dict[str, str]] = {
@@ -154,6 +159,8 @@ class JMSOptions:
         "max_messages_per_trigger": "maxMessagesPerTrigger",
         "delay_mechanism": "deliveryDelayMechanism",
         "factory_properties": "factoryProperties",
+        "reconnect_timeout": "reconnectTimeout",
+        "resend_buffer": "resendBuffer",
     }
 
     @classmethod
@@ -219,6 +226,8 @@ class JMSOptions:
             max_messages_per_trigger=_optional_int(o, "maxMessagesPerTrigger", minimum=1),
             delay_mechanism=mechanism,
             factory_properties=_pairs(o.get("factoryproperties"), "factoryProperties"),
+            reconnect_timeout=_int(o, "reconnectTimeout", 30000, minimum=0),
+            resend_buffer=_int(o, "resendBuffer", 100_000, minimum=0),
         )
 
     def require_destination(self) -> str:

@@ -70,6 +70,7 @@ WRITE_COLUMNS: dict[str, tuple[type[DataType], ...]] = {
     "type": (StringType,),
     "reply_to": (StringType,),
     "properties": (MapType,),
+    "duplicate_id": (StringType,),
 }
 
 # carried by pyjms across a broker scheduler; the timestamp/delivery_time/expiration columns show them

@@ -15,31 +15,51 @@ so the task's transaction is the unit of atomicity:
   Spark retries therefore starts from a clean slate: no duplicate, nothing lost;
 * a task that committed stays sent even if another task then fails the job (``abort`` logs
   how many rows that left on the destinations);
-* the one window for a duplicate is a task whose commit succeeded but whose result never
-  reached the driver (its executor lost in that instant), or speculative execution running
-  two attempts of one partition: keep ``spark.speculation`` off (its default) for this sink.
+* every row carries a duplicate-detection id (Message.set_duplicate_id): the row's
+  ``duplicate_id`` column, or else one made of the write (a batch write's id, or a streaming
+  query's id and batch id), the partition and the row's index in it. So a retried attempt of a
+  task resends its rows with the same ids. If the connection fails, or the commit's outcome is
+  unknown (TransactionInDoubtRuntimeException), the task reconnects (for up to
+  ``reconnectTimeout`` ms) and resends the whole transaction itself, from the rows it kept
+  (up to ``resendBuffer`` rows; with more, or with delayed rows, the failure goes to Spark,
+  which retries the task). Apache Artemis drops a resend of what was committed, by refusing
+  the resend's commit (DuplicateRejectedRuntimeException), which tells the task that its rows
+  were committed; ActiveMQ Classic keeps both copies and pyjms's receivers drop the resent one
+  (pyjms.api.duplicates: within a bounded window, per process). A partition must give the same
+  rows in the same order on a retry (as Spark's recomputation does), or carry its own
+  ``duplicate_id`` column.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
+import time
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
 import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import DataType, StringType
 
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT, SESSION_TRANSACTED
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, from_key
-from pyjms.api.message import TextMessage, check_property_name
+from pyjms.api.message import TextMessage, check_duplicate_id, check_property_name
 from pyjms.bridge import codec as C
-from pyjms.bridge.contract import DLQ_DETAIL
+from pyjms.bridge.contract import DLQ_DETAIL, DUPLICATE_ID
 from pyjms.dlq.header import MQFMT_NONE, MQFMT_STRING, DeadLetterHeader, destination_name, reason_for
-from pyjms.errors import InvalidDestinationRuntimeException, JMSRuntimeException
+from pyjms.errors import (
+    DuplicateRejectedRuntimeException,
+    InvalidDestinationRuntimeException,
+    JMSRuntimeException,
+    TransactionInDoubtRuntimeException,
+)
+from pyjms.reasons import MQRC
 from pyjms.rules import delivery as rules
 from pyjms.spark.options import (
     JMSOptions,
@@ -71,6 +91,7 @@ PUT_APPL_NAME = "pyjms.spark"
 #: naming the row and the values that broke the rule (pyjms.bridge.contract.DLQ_DETAIL)
 
 _OPTIONAL = (
+    "duplicate_id",
     "destination",
     "priority",
     "delivery_mode",
@@ -92,17 +113,63 @@ class JMSCommitMessage(WriterCommitMessage):
     sent: int = 0
     skipped: int = 0
     dead_lettered: int = 0
+    #: the broker refused these rows as duplicates: an earlier attempt of the task committed them
+    already_sent: int = 0
+    #: how many times the task reconnected and resent its transaction
+    resends: int = 0
+
+
+#: the errors after which a task's transaction can only be resent whole: the connection failed
+#: (so it was rolled back), or the commit's outcome is unknown
+_CONNECTION_REASONS = (MQRC.CONNECTION_BROKEN, MQRC.Q_MGR_NOT_AVAILABLE)
+#: how long a task waits between attempts to reach the broker again
+_RECONNECT_PAUSE_S = 0.5
+
+
+def _connection_lost(error: JMSRuntimeException) -> bool:
+    return isinstance(error, TransactionInDoubtRuntimeException) or error.reason in _CONNECTION_REASONS
+
+
+def _connect(options: JMSOptions, deadline: float | None = None) -> JMSContext:
+    """A task's transacted context. While the broker cannot be reached (it may be restarting)
+    the task keeps trying until ``deadline`` (time.monotonic), by default reconnectTimeout from now."""
+    if deadline is None:
+        deadline = time.monotonic() + options.reconnect_timeout / 1000.0
+    while True:
+        try:
+            return connection_factory(options).create_context(SESSION_TRANSACTED)
+        except JMSRuntimeException as e:
+            if e.reason not in _CONNECTION_REASONS or time.monotonic() >= deadline:
+                raise
+        time.sleep(_RECONNECT_PAUSE_S)
+
+
+def write_id_for_task(batch_write_id: str | None) -> str | None:
+    """What a task's row ids start with, the same for every attempt of the task: a streaming
+    query's id and micro-batch id (Spark's local properties), or else the batch write's id
+    (made once, on the driver; None for a streaming write). None when neither is known: ids
+    that were the same across micro-batches would make the broker drop new rows."""
+    tc = TaskContext.get()
+    query_id = tc.getLocalProperty("sql.streaming.queryId") if tc is not None else None
+    batch_id = tc.getLocalProperty("streaming.sql.batchId") if tc is not None else None
+    if query_id is not None and batch_id is not None:
+        return f"{query_id}:{batch_id}"
+    return batch_write_id
 
 
 class _PartitionSender:
     """One task's rows: checked, routed, batched, sent in one transaction."""
 
-    def __init__(self, options: JMSOptions, columns: dict[str, DataType]) -> None:
-        from pyspark import TaskContext
-
+    def __init__(self, options: JMSOptions, columns: dict[str, DataType], write_id: str | None) -> None:
         tc = TaskContext.get()
         self.partition = tc.partitionId() if tc is not None else 0
         self.attempt = tc.attemptNumber() if tc is not None else 0
+        # "<write>:<partition>:" + row index: the same for every attempt of this task
+        self._id_prefix = None if write_id is None else f"spark:{write_id}:{self.partition}:"
+        # the task's transaction as sent so far, to resend it whole (None: more than resendBuffer
+        # rows, or a delayed row, which went through a JMSProducer: Spark retries the task instead)
+        self._sent_records: list[bytes] | None = [] if options.resend_buffer > 0 else None
+        self.already_sent = self.resends = 0
         self._o = options
         self._columns = columns
         self._kind = C.KIND_TEXT if isinstance(columns["body"], StringType) else C.KIND_BYTES
@@ -113,7 +180,7 @@ class _PartitionSender:
         self._row = 0
         self.sent = self.skipped = self.dead_lettered = 0
         self._first_skip: JMSRuntimeException | None = None
-        self.ctx = connection_factory(options).create_context(SESSION_TRANSACTED)
+        self.ctx = _connect(options)
 
     # ------------------------------------------------------------------ rows
 
@@ -133,7 +200,7 @@ class _PartitionSender:
             row = self._row
             self._row += 1
             try:
-                record = self._encode(*values)
+                record = self._encode(row, *values)
                 if record is not None:
                     records.append(record)
                 self.sent += 1
@@ -159,17 +226,38 @@ class _PartitionSender:
             if pa.types.is_string(bodies.type) or pa.types.is_large_string(bodies.type)
             else bodies
         )
-        self._records.extend(
-            [prefix + (length(len(b)) + b if b is not None else empty) for b in raw.to_pylist()]
-        )
+        if self._id_prefix is None:
+            self._records.extend(
+                [prefix + (length(len(b)) + b if b is not None else empty) for b in raw.to_pylist()]
+            )
+        else:
+            # the same record with the row's duplicate id as its one property
+            route, kind = prefix[:-2], prefix[-2]
+            head = route + bytes((kind, C.FLAG_PROPERTIES))
+            props, ids = C.pack_properties, self._id_prefix
+            self._records.extend(
+                [
+                    head
+                    + props({DUPLICATE_ID: (C.T_STRING, f"{ids}{row}")})
+                    + (length(len(b)) + b if b is not None else empty)
+                    for row, b in enumerate(raw.to_pylist(), self._row)
+                ]
+            )
         self.sent += len(bodies)
         self._row += len(bodies)
         if len(self._records) >= self._o.batch_size:
             self.flush()
 
+    def _duplicate_id(self, row: int, given: str | None) -> str | None:
+        if given is not None:
+            return check_duplicate_id(given)
+        return None if self._id_prefix is None else f"{self._id_prefix}{row}"
+
     def _encode(
         self,
+        row: int,
         body: Any,
+        duplicate_id: str | None,
         dest: str | None,
         priority: int | None,
         mode: Any,
@@ -195,6 +283,9 @@ class _PartitionSender:
         delay = o.delivery_delay if delay is None else rules.check_delivery_delay(delay)
         rules.check_delay_within_ttl(delay, ttl)
         props = _string_properties(properties)
+        key_of_row = self._duplicate_id(row, duplicate_id)
+        if key_of_row is not None:
+            props[DUPLICATE_ID] = (C.T_STRING, key_of_row)
         reply_key = None if reply_to is None else destination_key(reply_to, "reply_to")
         if delay:
             self._send_delayed(
@@ -225,6 +316,7 @@ class _PartitionSender:
         props: dict[str, tuple[int, Any]],
     ) -> None:
         """One delayed row, the way JMSProducer sends a delayed message (its rules raise here)."""
+        self._sent_records = None  # sent through a JMSProducer: not resendable from the records
         p = self._producer
         if p is None:
             p = self._producer = self.ctx.create_producer()
@@ -278,7 +370,7 @@ class _PartitionSender:
             self.skipped += 1
             self._first_skip = self._first_skip or error
             return
-        body, dest, *_, correlation_id, jms_type, reply_to, properties = values
+        body, duplicate_id, dest, *_, correlation_id, jms_type, reply_to, properties = values
         try:
             intended = o.destination if dest is None else destination_key(dest, "destination")
         except JMSRuntimeException:
@@ -297,6 +389,12 @@ class _PartitionSender:
         )
         props = {**_string_properties(properties, strict=False), **header.typed_properties()}
         props[DLQ_DETAIL] = (C.T_STRING, f"row {row} of partition {self.partition}: {error}")
+        try:
+            key_of_row = self._duplicate_id(row, duplicate_id)
+        except JMSRuntimeException:
+            key_of_row = self._duplicate_id(row, None)
+        if key_of_row is not None:
+            props[DUPLICATE_ID] = (C.T_STRING, key_of_row)
         # no delay and no TTL: the dead-letter queue keeps the row until someone looks at it
         self._records.append(
             self._route(
@@ -316,16 +414,37 @@ class _PartitionSender:
     # ------------------------------------------------------------------ the transaction
 
     def flush(self) -> None:
-        """Sends what is pending, at most batchSize records per JVM crossing."""
-        records, size = self._records, self._o.batch_size
-        ctx = self.ctx
+        """Sends what is pending, at most batchSize records per JVM crossing. If the connection
+        fails, the transaction (rolled back with it) is resent whole on a new one."""
+        records, self._records = self._records, []
+        kept = self._sent_records
+        if kept is not None:
+            if len(kept) + len(records) <= self._o.resend_buffer:
+                kept.extend(records)
+            else:
+                kept = self._sent_records = None  # too many rows to keep: Spark retries the task
+        try:
+            self._send(records)
+        except JMSRuntimeException as e:
+            if kept is None or not _connection_lost(e):
+                raise
+            self._resend(e, commit=False)
+
+    def _send(self, records: list[bytes]) -> None:
+        size, ctx = self._o.batch_size, self.ctx
         for at in range(0, len(records), size):
             ctx.send_routed(records[at : at + size])
-        self._records = []
 
     def commit(self) -> JMSCommitMessage:
         self.flush()
-        self.ctx.commit()
+        try:
+            self.ctx.commit()
+        except DuplicateRejectedRuntimeException:
+            self._committed_before()
+        except JMSRuntimeException as e:
+            if self._sent_records is None or not _connection_lost(e):
+                raise
+            self._resend(e, commit=True)
         if self.skipped:
             _log.warning(
                 "partition %d skipped %d invalid rows (the first: %s)",
@@ -333,7 +452,57 @@ class _PartitionSender:
                 self.skipped,
                 self._first_skip,
             )
-        return JMSCommitMessage(self.partition, self.attempt, self.sent, self.skipped, self.dead_lettered)
+        return JMSCommitMessage(
+            self.partition,
+            self.attempt,
+            self.sent - self.already_sent,
+            self.skipped,
+            self.dead_lettered,
+            self.already_sent,
+            self.resends,
+        )
+
+    def _committed_before(self) -> None:
+        """The broker refused the rows as duplicates: an earlier attempt committed them all."""
+        self.already_sent = self.sent
+        _log.warning(
+            "partition %d (attempt %d): the broker already had these %d rows from an earlier "
+            "attempt, which committed; nothing was sent twice",
+            self.partition,
+            self.attempt,
+            self.sent,
+        )
+
+    def _resend(self, error: JMSRuntimeException, commit: bool) -> None:
+        """After a failed connection or an in-doubt commit: the transaction's rows again, with
+        the same duplicate ids, on a new connection, waiting up to reconnectTimeout for the
+        broker; committed too if ``commit``. Raises the last error when the time is up."""
+        assert self._sent_records is not None
+        deadline = time.monotonic() + self._o.reconnect_timeout / 1000.0
+        while True:
+            _log.warning(
+                "partition %d: %s; resending its %d rows on a new connection",
+                self.partition,
+                error,
+                len(self._sent_records),
+            )
+            close_context(self.ctx, rollback=True)
+            self._producer = None
+            try:
+                self.ctx = _connect(self._o, deadline)
+                self.resends += 1
+                self._send(self._sent_records)
+                if commit:
+                    self.ctx.commit()
+                return
+            except DuplicateRejectedRuntimeException:
+                self._committed_before()
+                return
+            except JMSRuntimeException as e:
+                if not _connection_lost(e) or time.monotonic() >= deadline:
+                    raise
+                error = e
+            time.sleep(_RECONNECT_PAUSE_S)
 
     def close(self, rollback: bool) -> None:
         close_context(self.ctx, rollback)
@@ -358,10 +527,14 @@ def _string_properties(
 
 
 def write_partition(
-    options: JMSOptions, columns: dict[str, DataType], batches: Iterator[pa.RecordBatch]
+    options: JMSOptions,
+    columns: dict[str, DataType],
+    batches: Iterator[pa.RecordBatch],
+    write_id: str | None = None,
 ) -> JMSCommitMessage:
-    """Sends one task's rows and commits them, or rolls everything back if anything fails."""
-    sender = _PartitionSender(options, columns)
+    """Sends one task's rows and commits them, or rolls everything back if anything fails.
+    ``write_id``: what the rows' duplicate ids start with (write_id_for_task), None for none."""
+    sender = _PartitionSender(options, columns, write_id)
     committed = False
     try:
         for batch in batches:
@@ -387,9 +560,11 @@ class JMSBatchWrite(DataSourceArrowWriter):
     def __init__(self, options: JMSOptions, columns: dict[str, DataType]) -> None:
         self.options = options
         self.columns = columns
+        # made on the driver, once per write: every attempt of a task sees the same
+        self.write_id = uuid.uuid4().hex
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> JMSCommitMessage:
-        return write_partition(self.options, self.columns, iterator)
+        return write_partition(self.options, self.columns, iterator, write_id_for_task(self.write_id))
 
     def commit(self, messages: list[JMSCommitMessage | None]) -> None:  # type: ignore[override]
         _log.info("jms write committed: %s", _summary(messages))
@@ -415,7 +590,7 @@ class JMSStreamingWrite(_StreamWriterBase):  # type: ignore[misc, valid-type]
         if not _ARROW_STREAM_WRITER:  # pragma: no cover - PySpark 4.0 hands over Rows
             rows = [r.asDict() for r in iterator]
             iterator = iter([pa.RecordBatch.from_pylist(rows)] if rows else [])
-        return write_partition(self.options, self.columns, iterator)
+        return write_partition(self.options, self.columns, iterator, write_id_for_task(None))
 
     def commit(self, messages: list[JMSCommitMessage | None], batchId: int) -> None:  # type: ignore[override]
         _log.info("jms stream batch %d committed: %s", batchId, _summary(messages))

@@ -317,3 +317,27 @@ def test_failover_duplicates_activemq_dead_lettered_are_dropped_not_forwarded(
     assert "duplicates dropped 1" in stats.summary()
     with factory.create_context() as ctx:
         assert texts(drain_all(ctx, target)) == ["real"] and browse(ctx, dlq) == []
+
+
+def test_a_resent_copy_of_a_dead_letter_is_removed_not_retried_twice(url: str, qname: str):
+    """Two copies of one dead letter (the same duplicate id, put twice, as a resend after an
+    in-doubt commit leaves them on a broker without duplicate detection): the rules handle
+    the first, the second is removed. The retried message gets an id of its own, so that its
+    queue's receivers do not take it for a resend of the message that was dead-lettered."""
+    dlq, target = qname + ".DLQ", qname + ".TARGET"
+    with pyjms.ConnectionFactory(url).create_context() as ctx:
+        for body, duplicate_id in (("a", "id-a"), ("a", "id-a"), ("b", "id-b"), ("c", None)):
+            message = pyjms.TextMessage(body)
+            if duplicate_id is not None:
+                message.set_duplicate_id(duplicate_id)
+            dead_letter(ctx, message, dlq, MQRC.Q_FULL, dest_q=target)
+        broker_drops = ctx.provider.detects_duplicates(ctx)  # Artemis (core or AMQP) drops the copy itself
+        assert len(browse(ctx, dlq)) == (3 if broker_drops else 4)
+    stats = DLQHandler(url, dlq, "ACTION(RETRY)", wait=False).run()
+    assert (stats.retried, stats.resends_dropped) == (3, 0 if broker_drops else 1)
+    with pyjms.ConnectionFactory(url).create_context() as ctx:
+        on_target = browse(ctx, target)  # a browser shows every copy there is
+        assert texts(on_target) == ["a", "b", "c"] and browse(ctx, dlq) == []
+        ids = {m.get_text(): m.get_duplicate_id() for m in on_target}
+        assert ids["c"] is None and ids["a"].startswith("pyjms-dlq:") and ids["a"] != ids["b"]
+        assert texts(drain_all(ctx, target)) == ["a", "b", "c"]

@@ -25,7 +25,7 @@ def spark() -> Iterator[Any]:
     from pyspark.sql import SparkSession
 
     from pyjms.spark import JMSDataSource
-    from tests.spark.faults import FailingConsumeJMS, FlakyWriteJMS
+    from tests.spark.faults import CommitThenDieJMS, FailingConsumeJMS, FlakyWriteJMS, KillBrokerJMS
 
     session = (
         SparkSession.builder.master("local[2,3]")
@@ -38,7 +38,7 @@ def spark() -> Iterator[Any]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
-    for source in (JMSDataSource, FlakyWriteJMS, FailingConsumeJMS):
+    for source in (JMSDataSource, FlakyWriteJMS, FailingConsumeJMS, CommitThenDieJMS, KillBrokerJMS):
         session.dataSource.register(source)
     yield session
     session.stop()

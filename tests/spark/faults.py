@@ -7,6 +7,7 @@ and its Python workers import it.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,6 +44,58 @@ class FlakyWriteJMS(JMSDataSource):
     def writer(self, schema: Any, overwrite: bool) -> Any:
         w = super().writer(schema, overwrite)
         return _FlakyWrite(w.options, w.columns)
+
+
+class _CommitThenDie(JMSBatchWrite):
+    """Partition 0's first attempt commits its rows, then its Python worker dies before Spark
+    hears of it: Spark retries a task that did commit (the sink's classic duplicate window)."""
+
+    def write(self, iterator: Iterator[Any]) -> JMSCommitMessage:
+        result = super().write(iterator)
+        tc = TaskContext.get()
+        if tc.partitionId() == 0 and tc.attemptNumber() == 0:
+            os._exit(3)
+        return result
+
+
+class CommitThenDieJMS(JMSDataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "jms_commit_then_die"
+
+    def writer(self, schema: Any, overwrite: bool) -> Any:
+        w = super().writer(schema, overwrite)
+        return _CommitThenDie(w.options, w.columns)
+
+
+class _KillBrokerMidWrite(JMSBatchWrite):
+    """Partition 1's first attempt SIGKILLs the broker process (option ``killBroker``: its pid)
+    once its rows went out in its transaction, before its commit; the other partitions are
+    wherever they are at that moment."""
+
+    def __init__(self, w: JMSBatchWrite, pid: int) -> None:
+        super().__init__(w.options, w.columns)
+        self.write_id = w.write_id
+        self.pid = pid
+
+    def write(self, iterator: Iterator[Any]) -> JMSCommitMessage:
+        tc = TaskContext.get()
+
+        def then_kill() -> Iterator[Any]:
+            yield from iterator
+            if tc.partitionId() == 1 and tc.attemptNumber() == 0:
+                os.kill(self.pid, signal.SIGKILL)
+
+        return super().write(then_kill())
+
+
+class KillBrokerJMS(JMSDataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "jms_kill_broker"
+
+    def writer(self, schema: Any, overwrite: bool) -> Any:
+        return _KillBrokerMidWrite(super().writer(schema, overwrite), int(self.options["killBroker"]))
 
 
 class _FailingConsume(JMSConsumeBatch):

@@ -62,6 +62,9 @@ def test_stream_write_sends_each_micro_batch_once(spark, jms_url, jms_ctx, qname
         [f"a{i}" for i in range(30)] + [f"b{i}" for i in range(20)]
     )
     assert {m.get_text(): m.get_jms_priority() for m in got}["a7"] == 7
+    # duplicate ids name the query and the micro-batch (the same on a replay, never across batches)
+    ids = {m.get_text(): m.get_duplicate_id() for m in got}
+    assert len(set(ids.values())) == 50 and ids["a0"].split(":")[2] != ids["b0"].split(":")[2]
 
 
 def _stream(spark, url: str, queue: str, checkpoint, sink, per_trigger: int = 10):

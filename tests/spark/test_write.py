@@ -53,7 +53,9 @@ def test_columns_become_headers_properties_and_routes(spark, jms_url, jms_ctx, q
     assert b.get_jms_priority() == 6 and b.get_jms_delivery_mode() == pyjms.PERSISTENT  # the options
     assert 119_000 <= b.get_jms_expiration() - b.get_jms_timestamp() <= 120_000
     assert c.get_jms_expiration() == 0 and c.get_jms_priority() == 1  # time_to_live 0 = unlimited
-    assert c.get_jms_reply_to() == pyjms.Queue("R2") and c.properties == {"n": "3"}
+    # every row carries its duplicate id (pyjms.spark.sink) beside its own properties
+    assert c.get_jms_reply_to() == pyjms.Queue("R2") and c.get_duplicate_id().startswith("spark:")
+    assert {k: v for k, v in c.properties.items() if k != "_AMQ_DUPL_ID"} == {"n": "3"}
 
 
 def test_binary_bodies_become_bytes_messages(spark, jms_url, jms_ctx, qname):
@@ -162,3 +164,20 @@ def test_a_task_retried_after_failing_leaves_exactly_the_rows_written(spark, jms
     _write(df, jms_url, fmt="jms_flaky", destination=qname, batchSize=25)
     bodies = [m.get_text() for m in _receive_all(jms_ctx, qname)]
     assert len(bodies) == 400 and set(bodies) == {f"row-{i}" for i in range(400)}
+
+
+def test_a_retried_task_whose_first_attempt_committed_leaves_no_duplicate(spark, jms_url, jms_ctx, qname):
+    """Partition 0's first attempt commits, then its worker dies before Spark hears of it, so
+    Spark runs it again: the retry sends the same rows with the same duplicate ids. Artemis
+    refuses them (the task then knows they were committed); on ActiveMQ Classic both copies are
+    on the queue, and pyjms's readers drop the resent ones: the Spark reader and a consumer."""
+    df = spark.range(0, 200, numPartitions=2).selectExpr("concat('row-', id) AS body")
+    _write(df, jms_url, fmt="jms_commit_then_die", destination=qname, batchSize=50)
+    expected = sorted(f"row-{i}" for i in range(200))
+    read = spark.read.format("jms").option("url", jms_url).option("destination", qname)
+    browsed = read.option("numPartitions", "2").load().select("text").collect()
+    assert sorted(r.text for r in browsed) == expected
+    got = _receive_all(jms_ctx, qname)
+    assert sorted(m.get_text() for m in got) == expected
+    ids = {m.get_duplicate_id() for m in got}
+    assert len(ids) == 200 and all(i.startswith("spark:") for i in ids)

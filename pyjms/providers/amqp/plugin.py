@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
-from pyjms.errors import SetupError
+from pyjms.errors import JMSRuntimeException, SetupError
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
+from pyjms.providers.artemis.plugin import DUPLICATE_REJECTED
 
 SCHEMES = ("amqp", "amqps", "amqpws", "amqpwss")
 
@@ -40,6 +41,9 @@ class AmqpPlugin(ActiveMQPlugin):
         # a pyjms ActiveMQ broker is known by its container id; a pyjms Artemis broker is not,
         # so any other peer is asked (and its silence means no admin service)
         return True if self.on_pyjms_broker(ctx) else None
+
+    def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:
+        return DUPLICATE_REJECTED in str(error)
 
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         return factory  # Qpid JMS counts no redeliveries of its own

@@ -20,10 +20,14 @@ from pyjms.api.destination import Topic
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
 from pyjms.bridge.urls import ARTEMIS
-from pyjms.errors import SetupError
+from pyjms.errors import JMSRuntimeException, SetupError
 from pyjms.providers.activemq import subscriptions
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
 from pyjms.providers.artemis.broker import DEAD_LETTER_QUEUE
+
+#: what Artemis says when a transaction holds a message whose duplicate id it has taken (it then
+#: rolls the whole transaction back), over core and AMQP alike
+DUPLICATE_REJECTED = "Duplicate message detected"
 
 
 class ArtemisPlugin(ActiveMQPlugin):
@@ -67,6 +71,9 @@ class ArtemisPlugin(ActiveMQPlugin):
 
     def delay_mechanisms(self, ctx: JMSContext) -> tuple[str, ...]:
         return ("native", "staging")  # the client delays natively; Artemis has no scheduler to mark for
+
+    def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:
+        return DUPLICATE_REJECTED in str(error)
 
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         return factory  # Artemis counts deliveries on the broker (max-delivery-attempts), not the client

@@ -23,6 +23,12 @@ public interface Provider {
      */
     default boolean isPyjmsBroker(Connection c) { return false; }
 
+    /**
+     * Whether the broker drops a message whose duplicate-detection id (Artemis's _AMQ_DUPL_ID
+     * property) it has already taken; where it does not, pyjms's receivers drop such messages.
+     */
+    default boolean peerDetectsDuplicates(Connection c) { return false; }
+
     /** Whether shared subscriptions can be emulated on this connection (see SharedSubscriptions). */
     default boolean virtualizesTopic(Connection c, String topic) { return false; }
 

@@ -36,6 +36,9 @@ public record AmqpPeer(String product, String version, String container, boolean
     /** ActiveMQ Classic names itself "ActiveMQ" (Artemis says "apache-activemq-artemis"). */
     public boolean isActiveMQClassic() { return "ActiveMQ".equals(product); }
 
+    /** Apache Artemis, which drops messages whose _AMQ_DUPL_ID application property it has seen. */
+    public boolean isArtemis() { return "apache-activemq-artemis".equals(product); }
+
     /**
      * A broker pyjms started (pyjms.broker.embedded): ActiveMQ Classic sends its broker name as
      * the container id, and pyjms brokers' names start with "pyjms".

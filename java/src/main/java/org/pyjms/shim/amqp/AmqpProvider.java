@@ -58,6 +58,12 @@ public final class AmqpProvider implements Provider {
         return AmqpPeer.of(c).isPyjmsBroker();
     }
 
+    /** Artemis reads its duplicate-detection header from AMQP application properties too. */
+    @Override
+    public boolean peerDetectsDuplicates(Connection c) {
+        return AmqpPeer.of(c).isArtemis();
+    }
+
     /** The peer honours the client's delivery delay only if it offers DELAYED_DELIVERY. */
     @Override
     public boolean peerDelaysDelivery(Connection c) {

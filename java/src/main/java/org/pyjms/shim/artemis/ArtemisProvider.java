@@ -59,6 +59,10 @@ public final class ArtemisProvider implements Provider {
     @Override
     public boolean sendsAsync() { return true; }
 
+    /** The broker drops a message whose _AMQ_DUPL_ID it has taken (its id cache, per address). */
+    @Override
+    public boolean peerDetectsDuplicates(Connection c) { return true; }
+
     /** setDeliveryDelay stamps JMSDeliveryTime, and the core protocol carries it
      *  (_AMQ_SCHED_DELIVERY). */
     @Override
