@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pyjms.api import extension
+from pyjms.api import extension, observers
 from pyjms.api.completions import NativeAsyncSends
 from pyjms.api.constants import (
     AUTO_ACKNOWLEDGE,
@@ -700,7 +700,9 @@ class JMSContext:
                 ok = False
                 try:
                     if consumer is not None and consumer._listener is not None:
-                        consumer._listener(Message.from_record(rec, self._acker()))
+                        observers.deliver(
+                            consumer, Message.from_record(rec, self._acker()), consumer._listener
+                        )
                         ok = True
                 except Exception as e:  # a failing listener must not kill the dispatcher
                     consumer._listener_error(e)
