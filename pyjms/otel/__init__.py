@@ -26,11 +26,13 @@ through pyjms.otel's policy.
 from __future__ import annotations
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import TracerProvider
 
+from pyjms.api.message import Message
 from pyjms.api.observers import add_consumer_observer, remove_consumer_observer
 from pyjms.api.policy import install_send_policy, uninstall_send_policy
-from pyjms.otel.carrier import DASH, property_name
+from pyjms.otel.carrier import DASH, extract, property_name
 from pyjms.otel.spans import ORDER, TRACING, TracingObserver, TracingSendPolicy
 from pyjms.version import __version__
 
@@ -41,7 +43,16 @@ SCHEMA_URL = "https://opentelemetry.io/schemas/1.44.0"
 
 _OBSERVER = TracingObserver()
 
-__all__ = ["DASH", "SCHEMA_URL", "SCOPE", "instrument", "is_instrumented", "property_name", "uninstrument"]
+__all__ = [
+    "DASH",
+    "SCHEMA_URL",
+    "SCOPE",
+    "creation_context",
+    "instrument",
+    "is_instrumented",
+    "property_name",
+    "uninstrument",
+]
 
 
 def instrument(tracer_provider: TracerProvider | None = None) -> None:
@@ -65,3 +76,10 @@ def uninstrument() -> None:
 
 def is_instrumented() -> bool:
     return TRACING.tracer is not None
+
+
+def creation_context(message: Message) -> Context:
+    """The context a message's producer sent it in (its trace, baggage...), by the global
+    propagator; empty if it carries none. For processing a received message in its
+    producer's trace: ``with opentelemetry.context.attach(...)`` or as a span's parent."""
+    return extract(message)

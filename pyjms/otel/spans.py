@@ -251,19 +251,25 @@ class TracingObserver(ConsumerObserver):
         if tracer is None:
             listener(message)
             return
-        parent, creation = creation_context(message)
+        creation, creation_span = creation_context(message)
+        # the listener runs in the creation context (its baggage too), unless a span of the
+        # caller's is current: then in the caller's, linked to the creation context
+        base = otel_context.get_current() if _caller_has_span() else creation
         attributes = common_attributes("process", consumer.destination, consumer.context.factory)
         message_attributes(attributes, [message])
         span = tracer.start_span(
             span_name("process", consumer.destination),
-            context=None if _caller_has_span() else parent,
+            context=base,
             kind=SpanKind.CONSUMER,
             attributes=attributes,
-            links=_links([creation]),
+            links=_links([creation_span]),
         )
-        with trace.use_span(span, end_on_exit=True, record_exception=False, set_status_on_exception=False):
-            try:
-                listener(message)
-            except BaseException as e:
-                failed(span, e)
-                raise
+        token = otel_context.attach(trace.set_span_in_context(span, base))
+        try:
+            listener(message)
+        except BaseException as e:
+            failed(span, e)
+            raise
+        finally:
+            otel_context.detach(token)
+            span.end()

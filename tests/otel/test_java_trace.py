@@ -18,6 +18,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 import pyjms
+import pyjms.otel
 from tests.interop.test_java_peer import PEER_SOURCE as JAVA_PEER_SOURCE
 from tests.otel.conftest import Java, Spans
 
@@ -91,6 +92,11 @@ def test_a_trace_begun_by_a_java_producer_continues_in_a_python_receive(
     with pyjms.ConnectionFactory(broker_url).create_context() as ctx:
         message = ctx.create_consumer(ctx.create_queue(qname)).receive(RECEIVE_MS)
     assert message is not None and message.get_jms_message_id() == sent["messageId"]
+    creation = trace.get_current_span(pyjms.otel.creation_context(message)).get_span_context()
+    assert (trace.format_trace_id(creation.trace_id), trace.format_span_id(creation.span_id)) == (
+        sent["traceId"],
+        sent["spanId"],
+    )
 
     received = spans.one(f"receive {qname}")
     assert received.kind is SpanKind.CLIENT
