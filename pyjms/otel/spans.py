@@ -173,10 +173,13 @@ class TracingSendPolicy(SendPolicy):
         if correlation_id:
             attributes[M.MESSAGING_MESSAGE_CONVERSATION_ID] = correlation_id
         # a creation context the user put in the messages stays, and the send span links to it
-        custom = [
-            trace.get_current_span(carrier.extract_outgoing(send.property_values(m))).get_span_context()
-            for m in send.messages
-        ]
+        # (a send_batch's messages are bodies alone: only the producer's properties can carry one)
+        outgoing = (
+            [send.property_values(send.messages[0])]
+            if len(send.messages) == 1
+            else [{name: value for name, (_, value) in send.properties.items()}]
+        )
+        custom = [trace.get_current_span(carrier.extract_outgoing(p)).get_span_context() for p in outgoing]
         links = _links(custom)
         span = tracer.start_span(
             span_name("send", send.destination), kind=SpanKind.PRODUCER, attributes=attributes, links=links

@@ -190,11 +190,14 @@ def test_a_message_with_its_own_creation_context_keeps_it_and_the_send_links_to_
         message = ctx.create_text_message("with its own context")
         message.set_string_property("traceparent", own)
         ctx.create_producer().send(q, message)
-        ctx.create_producer().set_property("traceparent", own).send(q, "from the producer's property")
+        with_own = ctx.create_producer().set_property("traceparent", own)
+        with_own.send(q, "from the producer's property")
+        with_own.send_batch(q, ["batch 1", "batch 2"])
         consumer = ctx.create_consumer(q)
-        got = [consumer.receive(RECEIVE_MS) for _ in range(2)]
+        got = [consumer.receive(RECEIVE_MS) for _ in range(4)]
 
-    assert [m.get_string_property("traceparent") for m in got] == [own, own]
+    assert [m.get_string_property("traceparent") for m in got] == [own] * 4
+    assert len(spans.named(f"send {qname}")) == 3
     for sent in spans.named(f"send {qname}"):
         assert links_of(sent) == {0xB7AD6B7169203331}
         assert sent.context.trace_id != 0x0AF7651916CD43DD8448EB211C80319C  # the send's own trace
