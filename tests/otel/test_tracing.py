@@ -215,10 +215,10 @@ def test_temporary_destination_is_left_out_of_the_span_name(spans: Spans, broker
         ctx.create_producer().send(temporary, "reply")
         assert ctx.create_consumer(temporary).receive(RECEIVE_MS) is not None
 
-    sent, received = spans.one("send"), spans.one("receive")
-    for span in (sent, received):
-        assert span.attributes[M.MESSAGING_DESTINATION_TEMPORARY] is True
-        assert span.attributes[M.MESSAGING_DESTINATION_NAME] == temporary.name
+    # (pyjms's own requests and replies may make spans too: those on this queue are the test's)
+    on_it = [s for s in spans.all() if s.attributes.get(M.MESSAGING_DESTINATION_NAME) == temporary.name]
+    assert sorted(s.name for s in on_it) == ["receive", "send"]
+    assert all(s.attributes[M.MESSAGING_DESTINATION_TEMPORARY] is True for s in on_it)
 
 
 def test_an_async_send_span_ends_at_its_completion(spans: Spans, broker_url: str, qname: str) -> None:
@@ -318,7 +318,7 @@ def test_an_empty_receive_makes_no_span(spans: Spans, broker_url: str, qname: st
         assert consumer.receive(100) is None
         assert consumer.receive_no_wait() is None
         assert consumer.receive_batch(5, 100) == []
-    assert spans.all() == []
+    assert [s.name for s in spans.all() if s.attributes.get(M.MESSAGING_DESTINATION_NAME) == qname] == []
 
 
 def test_receive_batch_is_one_span_linked_to_each_producer(spans: Spans, broker_url: str, qname: str) -> None:
