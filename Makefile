@@ -18,8 +18,8 @@ $(VENV)/.demo-installed: pyproject.toml setup.py
 
 # what the tests need besides: the test tools and Spark's data source (several hundred MB, once)
 $(VENV)/.installed: $(VENV)/.demo-installed
-	@echo "==> installing the test tools and the Spark extra (pytest, pyspark, pandas, pyarrow...): a few minutes the first time"
-	$(PIP) install -e '.[test,spark]'
+	@echo "==> installing the test tools, the Spark and OpenTelemetry extras (pytest, pyspark, pandas, pyarrow, opentelemetry...): a few minutes the first time"
+	$(PIP) install -e '.[test,spark,otel]'
 	touch $@
 
 # resolving is cached (~/.cache/pyjms, ~/.m2): later runs neither start Maven nor use the network

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import _thread
 import asyncio
+import contextvars
 import itertools
 import logging
 import threading
@@ -44,9 +45,11 @@ _log = logging.getLogger("pyjms")
 
 class Job(Generic[T]):
     """One call for the worker: ``step`` runs on the worker (maybe several times, until it
-    returns something other than AGAIN), its result settles ``future`` on the loop."""
+    returns something other than AGAIN), its result settles ``future`` on the loop. It runs in
+    a copy of the submitting coroutine's context variables, as ``asyncio.to_thread`` would, so
+    what the caller has current (an OpenTelemetry span, say) is current in the call."""
 
-    __slots__ = ("step", "future", "loop", "orphan", "cancelled")
+    __slots__ = ("step", "future", "loop", "orphan", "cancelled", "context")
 
     def __init__(
         self, step: Callable[[], T], loop: asyncio.AbstractEventLoop, orphan: Callable[[T], None] | None
@@ -56,6 +59,7 @@ class Job(Generic[T]):
         self.future: asyncio.Future[T] = loop.create_future()
         self.orphan = orphan
         self.cancelled = False  # set on the loop when the future is cancelled; read by the worker
+        self.context = contextvars.copy_context()
         self.future.add_done_callback(self._done)
 
     def _done(self, future: asyncio.Future[T]) -> None:
@@ -164,7 +168,7 @@ class Worker:
         if job.cancelled:
             return True  # never started: nothing happened
         try:
-            result = job.step()
+            result = job.context.run(job.step)
         except BaseException as e:  # every failure goes to the awaiting coroutine
             self._settle(job, None, e)
             return False

@@ -5,6 +5,8 @@ in through its public extension points:
 
 * pyjms.api.policy: send policies, a chain per ConnectionFactory that every producer send
   goes through (pyjms.rules and pyjms.delay install theirs);
+* pyjms.api.observers: consumer observers, told of what every receive returns and wrapping
+  every listener delivery (pyjms.otel's receive and process spans);
 * pyjms.api.synchronization: transaction synchronizations on a JMSContext (pyjms.browse's
   gets by token use one);
 * pyjms.api.provider: provider plug-ins the client asks for provider quirks

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from pyjms.api import extension
+from pyjms.api import extension, observers
 from pyjms.api.checks import to_ms
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from pyjms.api.destination import Destination, Queue
@@ -43,6 +43,11 @@ def _timeout(timeout_ms: int | timedelta | None) -> int | None:
     if ms < 0:
         raise InvalidArgumentRuntimeException(f"timeout_ms {ms} is negative", values={"timeout_ms": ms})
     return ms or None
+
+
+def _started() -> int:
+    """When a receive began, for consumer observers (0 when none is installed: no clock read)."""
+    return time.time_ns() if observers.consumer_observers() else 0
 
 
 class JMSConsumer:
@@ -162,11 +167,19 @@ class JMSConsumer:
     def receive(self, timeout_ms: int | timedelta | None = None) -> Message | None:
         """The next message; waits up to timeout_ms (None or 0: until one arrives)."""
         self._check()
-        return self._wait(_timeout(timeout_ms))
+        started = _started()
+        m = self._wait(_timeout(timeout_ms))
+        if m is not None and started:
+            observers.tell_received(self, (m,), started)
+        return m
 
     def receive_no_wait(self) -> Message | None:
         self._check()
-        return self._one(0)
+        started = _started()
+        m = self._one(0)
+        if m is not None and started:
+            observers.tell_received(self, (m,), started)
+        return m
 
     def receive_body(self, body_type: type, timeout_ms: int | timedelta | None = None) -> Any:
         """The next message's body as body_type (str, bytes, dict), or None if none came.
@@ -175,11 +188,12 @@ class JMSConsumer:
         and, in AUTO/DUPS_OK modes, the message stays unacknowledged and is redelivered.
         """
         self._check()
+        started = _started()
         auto = self._ctx.get_session_mode() in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
         if auto and self._ctx._jms2_client():
             # the client acknowledges as it receives: only its own receiveBody can leave a
             # message it cannot convert (in the other modes the application acknowledges)
-            return self._client_receive_body(body_type, _timeout(timeout_ms))
+            return self._client_receive_body(body_type, _timeout(timeout_ms), started)
         m = self._wait(_timeout(timeout_ms), ack=not auto)
         if m is None:
             return None
@@ -191,6 +205,8 @@ class JMSConsumer:
             )
         if auto:
             self._wire().ack_last()
+        if started:
+            observers.tell_received(self, (m,), started)
         return m.get_body(body_type)
 
     _BODY_KINDS = {
@@ -202,7 +218,7 @@ class JMSConsumer:
         object: C.KIND_MESSAGE,
     }
 
-    def _client_receive_body(self, body_type: type, timeout_ms: int | None) -> Any:
+    def _client_receive_body(self, body_type: type, timeout_ms: int | None, started: int) -> Any:
         """receive_body by the client's own receiveBody (Provider.jms2Client), which leaves a
         message whose body is not a body_type unconsumed in AUTO/DUPS_OK modes."""
         kind = self._BODY_KINDS.get(body_type)
@@ -216,7 +232,10 @@ class JMSConsumer:
                 kind, wait, f"receive_body({body_type.__name__}) from {self._destination}"
             )
             if raw is not None:
-                body = Message._received(C.IncomingRecord(raw, 0), None).get_body()
+                m = Message._received(C.IncomingRecord(raw, 0), None)
+                if started:
+                    observers.tell_received(self, (m,), started)
+                body = m.get_body()
                 return bytearray(body) if body_type is bytearray else body
             if timeout_ms is not None:
                 return None
@@ -231,19 +250,21 @@ class JMSConsumer:
                 f"max_messages must be a positive int, got {max_messages!r}"
             )
         wait = _timeout(timeout_ms) or 0
+        started = _started()
         ack = self._ack
         received = Message.from_record
         deadline = time.monotonic() + wait / 1000.0
         while True:
             raw = self._wire().receive_batch(max_messages, wait, f"receive_batch from {self._destination}")
-            messages = [received(rec, ack) for rec in C.iter_batch(raw)]
-            if not messages or DUPLICATE_ID_BYTES not in raw:
-                return messages
-            fresh = [m for m in messages if not self.is_resend(m)]
-            if fresh:
-                return fresh
-            # only resends came: wait for others what is left of timeout_ms
-            wait = max(int((deadline - time.monotonic()) * 1000), 0)
+            got = [received(rec, ack) for rec in C.iter_batch(raw)]
+            if got and DUPLICATE_ID_BYTES in raw:
+                got = [m for m in got if not self.is_resend(m)]
+                if not got:  # only resends came: wait for others what is left of timeout_ms
+                    wait = max(int((deadline - time.monotonic()) * 1000), 0)
+                    continue
+            if got and started:
+                observers.tell_received(self, got, started)
+            return got
 
     def receive_by_token(self, token: str, timeout_ms: int | timedelta = 1000) -> Message:
         """Gets exactly the message a marking browser returned with this token (IBM MQ's
@@ -283,6 +304,7 @@ class JMSConsumer:
         wanted = list(dict.fromkeys(message_ids))
         if not wanted:
             return []
+        started = _started()
         self._park()
         wait_ms = _timeout(timeout_ms) or 0
         ctx = self._ctx
@@ -318,6 +340,8 @@ class JMSConsumer:
                 r.close(f"close receive_by_token consumer on {self._destination}")
             if time.monotonic() >= deadline:
                 break
+        if started:
+            observers.tell_received(self, got, started)
         return got
 
     def messages(self, idle_timeout_ms: int | timedelta = 1000) -> Iterator[Message]:
@@ -325,17 +349,24 @@ class JMSConsumer:
         wait = _timeout(idle_timeout_ms)
         while True:
             self._check()
+            started = _started()
             m = self._wait(wait)
             if m is None:
                 return
+            if started:
+                observers.tell_received(self, (m,), started)
             yield m
 
     def __iter__(self) -> Iterator[Message]:
         """Messages as they arrive, until the consumer or its context is closed."""
+        started = _started()
         while not self._closed and not self._ctx._closed:
             m = self._one(_SLICE_MS)
             if m is not None:
+                if started:
+                    observers.tell_received(self, (m,), started)
                 yield m
+                started = _started()
 
     def set_message_listener(self, listener: Callable[[Message], None] | None) -> None:
         """Delivers messages to listener(message) on the context's dispatch thread.

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pyjms.api import extension
+from pyjms.api import extension, observers
 from pyjms.api.completions import NativeAsyncSends
 from pyjms.api.constants import (
     AUTO_ACKNOWLEDGE,
@@ -716,7 +716,7 @@ class JMSContext:
                     if consumer is not None and consumer._listener is not None:
                         message = Message.from_record(rec, self._acker())
                         if not consumer.is_resend(message):  # a resend is consumed, not handed over
-                            consumer._listener(message)
+                            observers.deliver(consumer, message, consumer._listener)
                         ok = True
                 except Exception as e:  # a failing listener must not kill the dispatcher
                     consumer._listener_error(e)

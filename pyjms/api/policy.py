@@ -149,6 +149,13 @@ def install_send_policy(make: Callable[[ConnectionFactory], SendPolicy], *, orde
             _makers.sort(key=lambda entry: entry[0])
 
 
+def uninstall_send_policy(make: Callable[[ConnectionFactory], SendPolicy]) -> None:
+    """Factories whose chain is made from now on no longer get ``make(factory)``; chains made
+    already keep their policy (a feature that can be turned off makes it pass sends on)."""
+    with _makers_lock:
+        _makers[:] = [(order, m) for order, m in _makers if m is not make]
+
+
 def installed_policies(factory: ConnectionFactory) -> list[SendPolicy]:
     """A new factory's chain: one policy from each installed maker, in order."""
     with _makers_lock:

@@ -33,7 +33,7 @@ def test_make_demo_installs_pyjms_alone_and_shows_progress(tmp_path):
     assert any(line.rstrip().endswith("install -e .") for line in installs)
 
 
-def test_make_test_installs_the_test_and_spark_extras(tmp_path):
+def test_make_test_installs_the_test_spark_and_otel_extras(tmp_path):
     plan = _plan("test", tmp_path)
-    assert any("install -e '.[test,spark]'" in line and " -q" not in line for line in plan)
+    assert any("install -e '.[test,spark,otel]'" in line and " -q" not in line for line in plan)
     assert any("pytest" in line for line in plan)

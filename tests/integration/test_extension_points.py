@@ -1,14 +1,19 @@
-"""The client's public extension points (issue 13): send policies, transaction
-synchronizations, provider plug-ins, methods features provide, routed sends and forwarding;
-each through public API against a real broker."""
+"""The client's public extension points (issue 13): send policies, consumer observers,
+transaction synchronizations, provider plug-ins, methods features provide, routed sends and
+forwarding; each through public API against a real broker."""
 
 from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
 
 import pytest
 
 import pyjms
 from pyjms.api import extension
 from pyjms.api.forward import forward, forward_entry
+from pyjms.api.observers import ConsumerObserver, Listener, add_consumer_observer, remove_consumer_observer
 from pyjms.api.policy import OutgoingSend, Proceed, ProducerOptions, SendPolicy, SendResult
 from pyjms.api.provider import ProviderPlugin
 from pyjms.api.synchronization import TransactionSynchronization
@@ -98,6 +103,62 @@ class Recorder(TransactionSynchronization):
 class Failing(TransactionSynchronization):
     def after_commit(self, context: pyjms.JMSContext) -> None:
         raise RuntimeError("a broken feature")
+
+
+class Watcher(ConsumerObserver):
+    """Notes what receives return and wraps listener deliveries; fails when told to."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.told: list[tuple[pyjms.JMSConsumer, list[str], int]] = []
+        self.delivered: list[str] = []
+        self.fail = fail
+
+    def received(
+        self, consumer: pyjms.JMSConsumer, messages: Sequence[pyjms.Message], started_ns: int
+    ) -> None:
+        if self.fail:
+            raise RuntimeError("observer failed")
+        self.told.append((consumer, [m.get_text() for m in messages], started_ns))
+
+    def deliver(self, consumer: pyjms.JMSConsumer, message: pyjms.Message, listener: Listener) -> None:
+        self.delivered.append(message.get_text())
+        listener(message)
+
+
+def test_consumer_observers_hear_of_what_receives_return_and_wrap_listeners(factory, qname):
+    watcher, failing = Watcher(), Watcher(fail=True)
+    add_consumer_observer(failing)
+    add_consumer_observer(watcher)
+    try:
+        with factory.create_context() as ctx:
+            q = ctx.create_queue(qname)
+            producer = ctx.create_producer()
+            consumer = ctx.create_consumer(q)
+            assert consumer.receive(100) is None  # nothing returned: nobody is told
+            producer.send(q, "pulled")
+            before = time.time_ns()
+            got = consumer.receive(5000)
+            # a failing observer is logged: the message it was told of is not lost
+            assert got is not None and got.get_text() == "pulled"
+            # (observers are process-wide: an in-process broker's services are heard of too)
+            ((bodies, started),) = [(t[1], t[2]) for t in watcher.told if t[0] is consumer]
+            assert bodies == ["pulled"] and started >= before
+
+            heard = threading.Event()
+            consumer.set_message_listener(lambda m: heard.set())
+            producer.send(q, "pushed")
+            assert heard.wait(10)
+            assert "pushed" in watcher.delivered
+    finally:
+        remove_consumer_observer(watcher)
+        remove_consumer_observer(failing)
+
+    told = len(watcher.told)
+    with factory.create_context() as ctx:  # removed: told no more
+        q = ctx.create_queue(qname)
+        ctx.create_producer().send(q, "unwatched")
+        assert ctx.create_consumer(q).receive(5000) is not None
+    assert len(watcher.told) == told
 
 
 def test_transaction_synchronizations_hear_of_commits_rollbacks_and_the_close(factory, qname):

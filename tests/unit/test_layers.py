@@ -6,7 +6,8 @@ Layers, bottom up; a module may import only from its own layer or below:
 2. wire: ``pyjms.bridge`` (JVM, classpath, codec, error translation, the Python/Java contract);
 3. client: ``pyjms.api`` (factory, context, producer, consumer, message, destination and the
    extension points features and providers plug into);
-4. features: ``pyjms.rules``, ``pyjms.delay``, ``pyjms.browse``, ``pyjms.dlq``;
+4. features: ``pyjms.rules``, ``pyjms.delay``, ``pyjms.browse``, ``pyjms.dlq``, ``pyjms.otel``
+   (OpenTelemetry tracing, imported only by a user who turns it on);
 5. providers: ``pyjms.providers`` (and ``pyjms.broker``, its public re-export);
 6. asyncio: ``pyjms.aio``, the asyncio API, built only on the public synchronous API (the
    client and browse with mark) as nats.py builds JetStream on its public client; besides
@@ -40,7 +41,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("pyjms.errors", "pyjms.reasons", "pyjms.version")),
     ("wire", ("pyjms.bridge",)),
     ("client", ("pyjms.api",)),
-    ("features", ("pyjms.rules", "pyjms.delay", "pyjms.browse", "pyjms.dlq")),
+    # pyjms.otel: OpenTelemetry tracing (the otel extra), a feature on the client's public
+    # extension points; no layer imports it, so only instrument() brings opentelemetry in
+    ("features", ("pyjms.rules", "pyjms.delay", "pyjms.browse", "pyjms.dlq", "pyjms.otel")),
     ("providers", ("pyjms.providers", "pyjms.broker")),
     ("asyncio", ("pyjms.aio",)),
     ("entry points", ("pyjms.spark", "pyjms.cli", "pyjms.__main__")),
