@@ -205,6 +205,7 @@ class _Client:
     returned: list[int] = field(default_factory=list)  # producer: sends that returned
     in_doubt: list[int] = field(default_factory=list)  # sent or received when the error came
     committed: list[tuple[int, bool]] = field(default_factory=list)  # consumer: (seq, redelivered)
+    rolled_back: list[int] = field(default_factory=list)  # consumer: received, then the error
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -258,8 +259,10 @@ def _consume_until_error(
                         batch = []
         except BaseException as e:  # noqa: BLE001 - what it is, the test asserts
             client.errors.append((call, e))
-            if call == "commit":
+            if isinstance(e, pyjms.TransactionInDoubtRuntimeException):
                 client.in_doubt.extend(seq for seq, _ in batch)
+            else:  # not committed: the batch comes again
+                client.rolled_back.extend(seq for seq, _ in batch)
             batch = []
             if not restarted.wait(180):
                 return
@@ -271,13 +274,14 @@ def _assert_one_clear_error(what: str, call: str, error: BaseException) -> None:
     assert type(error).__module__ == "pyjms.errors", f"{what} {call}: {error!r}"
     if isinstance(error, pyjms.TransactionInDoubtRuntimeException):
         assert call == "commit" and error.reason == 2549, f"{what} {call}: {error!r}"
+        assert "channel has already failed" not in str(error), f"it was not sent: {error!r}"
     else:
         assert error.reason in (2009, 2059), f"{what} {call}: {error!r}"
 
 
 class _Bystander:
     """A context with a consumer, a browser and a producer made before the broker dies, idle
-    until then, on a queue of its own."""
+    until then, on a queue of its own; and a transacted context with a send not yet committed."""
 
     def __init__(self, url: str, queue: str) -> None:
         self.ctx = pyjms.ConnectionFactory(url).create_context()
@@ -286,6 +290,12 @@ class _Bystander:
         assert self.consumer.receive_no_wait() is None  # the consumer is on the wire now
         self.browser = self.ctx.create_browser(self.queue)
         self.producer = self.ctx.create_producer()
+        self.tx = pyjms.ConnectionFactory(url).create_context(pyjms.SESSION_TRANSACTED)
+        self.tx.create_producer().send(self.tx.create_queue(queue), "never committed")
+
+    def close(self) -> None:
+        self.ctx.close()
+        self.tx.close()
 
     def errors(self) -> list[tuple[str, BaseException]]:
         """What each says when used after the broker died: each raises (a receive may first
@@ -306,6 +316,12 @@ class _Bystander:
                 time.sleep(0.1)
             else:
                 raise AssertionError(f"{call} on a context whose broker died did not raise")
+        try:  # the connection failed before: the commit cannot leave, and nothing is committed
+            self.tx.commit()
+        except BaseException as e:  # noqa: BLE001 - what it is, the test asserts
+            errors.append(("commit after the failure", e))
+        else:
+            raise AssertionError("a commit on a context whose broker died did not raise")
         return errors
 
 
@@ -313,10 +329,13 @@ def test_broker_sigkill_over_plain_tcp_is_one_pyjms_error_and_loses_nothing_comm
     """A producer (persistent sends) and a transacted consumer over plain tcp://, 3,000
     messages, the broker SIGKILLed a third of the way in. Each client gets one pyjms error:
     MQRC_CONNECTION_BROKEN (2009), or MQRC_Q_MGR_NOT_AVAILABLE (2059), or for a commit whose
-    answer the kill took, TransactionInDoubtRuntimeException (2549). After the restart a new
-    context goes on. Every send that returned is received and committed exactly once; the one
-    send that raised was stored or not, never twice; a consumer batch whose commit was in doubt
-    was committed whole or redelivered whole."""
+    answer the kill took, TransactionInDoubtRuntimeException (2549). A commit the client could
+    not even send ("Cannot send, channel has already failed") is IllegalStateRuntimeException
+    (2009), never in doubt, and its batch comes again. A context idle at the kill raises 2009 on
+    each call, receive and browse included, and its uncommitted send is gone. After the restart
+    a new context goes on. Every send that returned is received and committed exactly once; the
+    one send that raised was stored or not, never twice; a consumer batch whose commit was in
+    doubt was committed whole or redelivered whole."""
     messages = 3000
     producer_side, consumer_side = _Client(), _Client()
     restarted, stop = threading.Event(), threading.Event()
@@ -366,13 +385,14 @@ def test_broker_sigkill_over_plain_tcp_is_one_pyjms_error_and_loses_nothing_comm
         stop.set()
         for t in threads:
             t.join(30)
-        bystander.ctx.close()
+        bystander.close()
     committed = Counter(seq for seq, _ in consumer_side.committed)
     lost = set(producer_side.returned) - set(committed) - set(consumer_side.in_doubt)
     duplicated = {seq: n for seq, n in committed.items() if n > 1}
     figures = (
         f"sent {len(producer_side.returned)} (+{len(producer_side.in_doubt)} in doubt), committed "
-        f"{len(consumer_side.committed)}, consumer batch in doubt {len(consumer_side.in_doubt)}, lost "
+        f"{len(consumer_side.committed)}, consumer batch in doubt {len(consumer_side.in_doubt)}, rolled "
+        f"back {len(consumer_side.rolled_back)}, lost "
         f"{len(lost)}, duplicated {len(duplicated)}; errors: producer "
         f"{[(c, repr(e)) for c, e in producer_side.errors]}, consumer "
         f"{[(c, repr(e)) for c, e in consumer_side.errors]}, idle context "
@@ -384,10 +404,15 @@ def test_broker_sigkill_over_plain_tcp_is_one_pyjms_error_and_loses_nothing_comm
         _assert_one_clear_error(what, *side.errors[0])
     for call, error in bystander_errors:
         _assert_one_clear_error("idle context", call, error)
+    not_sent = bystander_errors[-1][1]
+    assert isinstance(not_sent, pyjms.IllegalStateRuntimeException) and not_sent.reason == 2009, figures
+    with pyjms.ConnectionFactory(url).create_context() as ctx:  # indeed nothing was committed
+        assert ctx.create_consumer(bystander.queue).receive(1000) is None
     assert not lost, f"{sorted(lost)[:20]}: {figures}"
     assert not duplicated, f"{duplicated}: {figures}"
     assert all(committed[seq] <= 1 for seq in producer_side.in_doubt), figures
     assert len(producer_side.returned) + len(producer_side.in_doubt) == messages, figures
+    assert all(committed[seq] == 1 for seq in consumer_side.rolled_back), figures  # came again
     if consumer_side.in_doubt:  # committed whole (never seen again) or rolled back whole
         again = [seq for seq in consumer_side.in_doubt if seq in committed]
         assert again in ([], consumer_side.in_doubt), figures
