@@ -350,7 +350,7 @@ def test_broker_sigkill_over_plain_tcp_is_one_pyjms_error_and_loses_nothing_comm
     ]
     bystander = _Bystander(url, qname + ".IDLE")
     t0 = time.monotonic()
-    marks = {}
+    timeline: dict[str, float] = {}  # seconds from the start, printed with the figures
     for t in threads:
         t.start()
     try:
@@ -358,18 +358,18 @@ def test_broker_sigkill_over_plain_tcp_is_one_pyjms_error_and_loses_nothing_comm
         while len(producer_side.returned) < messages // 3 or len(consumer_side.committed) < 50:
             assert time.monotonic() < deadline and not producer_side.done.is_set(), "no load to kill under"
             time.sleep(0.01)
-        marks["kill"] = time.monotonic() - t0
+        timeline["kill"] = time.monotonic() - t0
         broker.kill()
         deadline = time.monotonic() + 60
         while len(producer_side.errors) + len(consumer_side.errors) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)  # each client learns of the loss: only then is the broker back
-        marks["errors"] = time.monotonic() - t0
+        timeline["errors"] = time.monotonic() - t0
         bystander_errors = bystander.errors()
         broker.start()
-        marks["restarted"] = time.monotonic() - t0
+        timeline["restarted"] = time.monotonic() - t0
         restarted.set()
         assert producer_side.done.wait(180), "the producer did not finish after the restart"
-        marks["produced"] = time.monotonic() - t0
+        timeline["produced"] = time.monotonic() - t0
         reached = set(producer_side.returned) | set(producer_side.in_doubt)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -378,7 +378,7 @@ def test_broker_sigkill_over_plain_tcp_is_one_pyjms_error_and_loses_nothing_comm
             ):
                 break
             time.sleep(0.1)
-        marks["consumed"] = time.monotonic() - t0
+        timeline["consumed"] = time.monotonic() - t0
         time.sleep(2.0)  # a duplicate would come now
     finally:
         restarted.set()
@@ -398,7 +398,7 @@ def test_broker_sigkill_over_plain_tcp_is_one_pyjms_error_and_loses_nothing_comm
         f"{[(c, repr(e)) for c, e in consumer_side.errors]}, idle context "
         f"{[(c, repr(e)) for c, e in bystander_errors]}"
     )
-    print(figures, marks)
+    print(figures, timeline)
     for what, side in (("producer", producer_side), ("consumer", consumer_side)):
         assert len(side.errors) == 1, f"{what}: {figures}"
         _assert_one_clear_error(what, *side.errors[0])
