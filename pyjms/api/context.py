@@ -620,8 +620,14 @@ class JMSContext:
                 # Artemis's core client reports this rollback as a plain error: its outcome is known
                 self._synchronize("after_rollback")
                 raise _duplicate_rejected(e) from None
-            # the commit was sent and no answer came back: committed or not, nobody can say here
             self._synchronize("after_rollback")
+            if self.provider.commit_not_sent(e):  # the connection had failed: nothing was committed
+                raise IllegalStateRuntimeException(
+                    f"the commit was not sent, so nothing was committed: {e.message}",
+                    error_code=e.error_code,
+                    reason=e.reason or MQRC.CONNECTION_BROKEN,
+                ) from None
+            # the commit was sent and no answer came back: committed or not, nobody can say here
             raise _in_doubt(e) from None
         self._synchronize("after_commit")
 

@@ -42,19 +42,22 @@ def log_poison_notes() -> None:
 class Receiver:
     """A consumer on the wire (org.pyjms.shim.Receiver)."""
 
-    __slots__ = ("java", "id", "_jexc")
+    __slots__ = ("java", "id", "_jexc", "_translated")
 
-    def __init__(self, java: Any, jexc: type[BaseException]) -> None:
+    def __init__(self, java: Any, channel: Channel) -> None:
         self.java = java
         self.id = int(java.id())
-        self._jexc = jexc
+        self._jexc = channel._jexc
+        # the channel's translation: a call that fails because the connection broke says so
+        # (MQRC_CONNECTION_BROKEN), not only what the client said ("The Consumer is closed")
+        self._translated = channel.translated
 
     def receive(self, timeout_ms: int, ack: bool, what: str) -> bytes | None:
         """One record, or None if none came within timeout_ms (0: none waiting)."""
         try:
             raw = self.java.receive(timeout_ms, ack)
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self._translated(e, what) from None
         if raw is None:
             log_poison_notes()
             return None
@@ -65,7 +68,7 @@ class Receiver:
         try:
             raw = bytes(self.java.receiveBatch(max_messages, timeout_ms))
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self._translated(e, what) from None
         if raw[:4] == _EMPTY_BATCH:
             log_poison_notes()
         return raw
@@ -76,7 +79,7 @@ class Receiver:
         try:
             raw = self.java.receiveBody(kind, timeout_ms)
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self._translated(e, what) from None
         return None if raw is None else bytes(raw)
 
     def ack_last(self, what: str = "acknowledge") -> None:
@@ -95,24 +98,25 @@ class Receiver:
         try:
             return fn()
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self._translated(e, what) from None
 
 
 class Browser:
     """A queue browser on the wire (org.pyjms.shim.Browser)."""
 
-    __slots__ = ("java", "_jexc")
+    __slots__ = ("java", "_jexc", "_translated")
 
-    def __init__(self, java: Any, jexc: type[BaseException]) -> None:
+    def __init__(self, java: Any, channel: Channel) -> None:
         self.java = java
-        self._jexc = jexc
+        self._jexc = channel._jexc
+        self._translated = channel.translated  # as Receiver's
 
     def next(self, max_messages: int, what: str) -> bytes:
         """A batch of up to max_messages records; an empty batch at the end of the queue."""
         try:
             raw = bytes(self.java.next(max_messages))
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self._translated(e, what) from None
         if raw[:4] == _EMPTY_BATCH:
             log_poison_notes()
         return raw
@@ -126,7 +130,7 @@ class Browser:
         try:
             self.java.close()
         except self._jexc as e:
-            raise translate(e, what) from None
+            raise self._translated(e, what) from None
 
 
 class Channel:
@@ -319,33 +323,29 @@ class Channel:
     # ------------------------------------------------------------------ consuming
 
     def consumer(self, key: Any, selector: str | None, no_local: bool, what: str) -> Receiver:
-        return Receiver(self.call(lambda: self.java.consumer(key, selector, no_local), what), self._jexc)
+        return Receiver(self.call(lambda: self.java.consumer(key, selector, no_local), what), self)
 
     def prefetching_consumer(self, key: Any, selector: str, prefetch: int, what: str) -> Receiver:
         """A consumer the provider sends at most ``prefetch`` messages ahead."""
-        return Receiver(
-            self.call(lambda: self.java.prefetchingConsumer(key, selector, prefetch), what), self._jexc
-        )
+        return Receiver(self.call(lambda: self.java.prefetchingConsumer(key, selector, prefetch), what), self)
 
     def durable_consumer(
         self, key: Any, name: str, selector: str | None, no_local: bool, what: str
     ) -> Receiver:
         return Receiver(
-            self.call(lambda: self.java.durableConsumer(key, name, selector, no_local), what), self._jexc
+            self.call(lambda: self.java.durableConsumer(key, name, selector, no_local), what), self
         )
 
     def shared_consumer(
         self, key: Any, name: str, selector: str | None, durable: bool, what: str
     ) -> Receiver:
-        return Receiver(
-            self.call(lambda: self.java.sharedConsumer(key, name, selector, durable), what), self._jexc
-        )
+        return Receiver(self.call(lambda: self.java.sharedConsumer(key, name, selector, durable), what), self)
 
     def unsubscribe(self, name: str, what: str) -> None:
         self.call(lambda: self.java.unsubscribe(name), what)
 
     def browser(self, key: Any, selector: str | None, what: str) -> Browser:
-        return Browser(self.call(lambda: self.java.browser(key, selector), what), self._jexc)
+        return Browser(self.call(lambda: self.java.browser(key, selector), what), self)
 
     def create_temporary_queue(self) -> str:
         return str(self.call(self.java.createTemporaryQueue, "create_temporary_queue"))
