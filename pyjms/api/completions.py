@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
+from pyjms.bridge.java_types import JavaStringArg
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
@@ -28,6 +29,10 @@ _POLL_MS = 200
 
 #: the outcome of a send the client refused at the call (it raised to the sender)
 _NEVER_SENT: tuple[Any, Any] = (None, None)
+
+#: Channel.send's arguments but ``what``: destination key, record, delivery mode, priority,
+#: time to live, delivery delay, flags
+SendArgs = tuple[JavaStringArg, bytes, int, int, int, int, int]
 
 #: called with the sent message's headers, or with the error that failed the send
 Completion = Callable[[Any, Any], None]
@@ -47,7 +52,7 @@ class NativeAsyncSends:
         self._thread = threading.Thread(target=self._run, name=f"pyjms-completions-{id(ctx):x}", daemon=True)
         self._thread.start()
 
-    def send(self, destination: Destination, args: tuple[Any, ...], completion: Completion) -> None:
+    def send(self, destination: Destination, args: SendArgs, completion: Completion) -> None:
         """Hands one send (Channel.send's arguments) to the client; a refusal at the call itself
         raises here, as JMS allows; ``completion`` runs on this context's completion thread."""
         ticket = next(self._tickets)

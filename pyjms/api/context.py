@@ -40,6 +40,7 @@ from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
 from pyjms.bridge.errors import translate
+from pyjms.bridge.java_types import JavaChannel
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
@@ -212,6 +213,26 @@ class JMSContext:
     thread, as JMS requires (a session delivers serially). Use it as a context manager.
     """
 
+    # set by _open (a context is made there, not by __init__)
+    _factory: ConnectionFactory
+    _mode: int
+    _closed: bool
+    _lock: threading.RLock
+    _listeners: dict[int, JMSConsumer]
+    _dispatcher: threading.Thread | None
+    _async: _AsyncSender | None
+    _native_sends: NativeAsyncSends | None  # the client's own async sends
+    _jms2: bool | None  # whether the client has JMS 2.0's async send and receive_body
+    _sends_async: bool | None  # whether the client has JMS 2.0's async send
+    _auto_start: bool
+    _synchronizations: list[TransactionSynchronization]
+    _client_id: str | None
+    _existing: set[str]  # strict mode: destinations the broker said it has
+    _channel: Channel
+    _ch: JavaChannel  # the raw shim objects, for pyjms.api.completions
+    _s: jvm.Shim
+    _provider_name: str
+
     def __init__(self) -> None:  # use ConnectionFactory.create_context
         raise TypeError("use ConnectionFactory.create_context() or JMSContext.create_context()")
 
@@ -228,16 +249,16 @@ class JMSContext:
         self._mode = session_mode
         self._closed = False
         self._lock = threading.RLock()
-        self._listeners: dict[int, JMSConsumer] = {}
-        self._dispatcher: threading.Thread | None = None
-        self._async: _AsyncSender | None = None
-        self._native_sends: NativeAsyncSends | None = None  # the client's own async sends
-        self._jms2: bool | None = None  # whether the client has JMS 2.0's async send and receive_body
-        self._sends_async: bool | None = None  # whether the client has JMS 2.0's async send
+        self._listeners = {}
+        self._dispatcher = None
+        self._async = None
+        self._native_sends = None  # the client's own async sends
+        self._jms2 = None  # whether the client has JMS 2.0's async send and receive_body
+        self._sends_async = None  # whether the client has JMS 2.0's async send
         self._auto_start = True
-        self._synchronizations: list[TransactionSynchronization] = []
+        self._synchronizations = []
         self._client_id = factory.client_id if parent is None else parent._client_id
-        self._existing: set[str] = set()  # strict mode: destinations the broker said it has
+        self._existing = set()  # strict mode: destinations the broker said it has
         provider, jfactory = factory._java()
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
         if parent is None:
@@ -703,7 +724,8 @@ class JMSContext:
                         consumer._listener(Message.from_record(rec, self._acker()))
                         ok = True
                 except Exception as e:  # a failing listener must not kill the dispatcher
-                    consumer._listener_error(e)
+                    if consumer is not None:  # (always: only the listener raises)
+                        consumer._listener_error(e)
                 try:
                     self._channel.listened_done(ok)
                 except Exception:

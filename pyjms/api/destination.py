@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pyjms.errors import InvalidDestinationRuntimeException
@@ -58,6 +59,7 @@ class TemporaryQueue(Queue):
     """A queue that lives as long as the connection that made it."""
 
     __slots__ = ("_delete",)
+    _delete: Callable[[Destination], None]  # set by the context that made it
     scheme = "temp-queue"
 
     def delete(self) -> None:
@@ -69,6 +71,7 @@ class TemporaryQueue(Queue):
 
 class TemporaryTopic(Topic):
     __slots__ = ("_delete",)
+    _delete: Callable[[Destination], None]
     scheme = "temp-topic"
 
     delete = TemporaryQueue.delete

@@ -74,6 +74,8 @@ class _Shim:
         return jpype.JClass(name)
 
 
+#: the type of shim()'s answer
+Shim = _Shim
 _shim: _Shim | None = None
 
 
