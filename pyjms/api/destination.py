@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 from pyjms.errors import InvalidDestinationRuntimeException
 
@@ -82,6 +82,12 @@ _BY_SCHEME: dict[str, type[Destination]] = {
 }
 
 
+@overload
+def from_key(key: str) -> Destination: ...
+@overload
+def from_key(key: None) -> None: ...
+@overload
+def from_key(key: str | None) -> Destination | None: ...
 def from_key(key: str | None) -> Destination | None:
     """The destination for a shim key such as ``queue://ORDERS``."""
     if key is None:
