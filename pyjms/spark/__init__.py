@@ -75,7 +75,7 @@ class JMSDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return JMSMicroBatchStream(self.jms_options, check_read_schema(schema))
 
-    def _write_columns(self, schema: StructType, overwrite: bool) -> dict:
+    def _write_columns(self, schema: StructType, overwrite: bool) -> dict[str, Any]:
         if overwrite:
             raise NotSupportedRuntimeException(
                 "a JMS destination cannot be overwritten, only appended to: use mode('append')"
