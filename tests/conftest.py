@@ -111,7 +111,12 @@ def artemis_tcp_broker() -> Iterator[BrokerProcess]:
 
 
 #: the url params per provider: its embedded broker in-vm, and its broker process over TCP
-TRANSPORTS = {"activemq": ("vm", "tcp"), "artemis": ("artemis-vm", "artemis-tcp")}
+#: (AMQP 1.0: Qpid JMS to the Artemis broker process's AMQP acceptor)
+TRANSPORTS = {
+    "activemq": ("vm", "tcp"),
+    "artemis": ("artemis-vm", "artemis-tcp"),
+    "amqp": ("amqp-artemis",),
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -145,6 +150,8 @@ def url(request: pytest.FixtureRequest) -> str:
         return request.getfixturevalue("tcp_broker").tcp_url
     if transport == "artemis-vm":
         return request.getfixturevalue("artemis_broker").vm_url
+    if transport == "amqp-artemis":
+        return request.getfixturevalue("artemis_tcp_broker").amqp_url
     return request.getfixturevalue("artemis_tcp_broker").tcp_url
 
 
@@ -160,7 +167,7 @@ def delay_mode(url: str, mode: str) -> str:
     scheduler, as its client has no setDeliveryDelay; Artemis: the client's native delay)."""
     if mode != "own":
         return mode
-    return "native" if provider_of(url) == "artemis" else "scheduler"
+    return "native" if provider_of(url) in ("artemis", "amqp") else "scheduler"
 
 
 @pytest.fixture

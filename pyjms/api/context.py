@@ -558,7 +558,8 @@ class JMSContext:
         what = "create_shared_durable_consumer" if durable else "create_shared_consumer"
         self._check_topic(topic, what)
         key = self._jkey(topic)
-        r = self._channel.shared_consumer(key, name, selector, durable, f"{what}({topic}, {name!r})")
+        wire_selector = self._factory.provider.shared_consumer_selector(self, topic, name, durable, selector)
+        r = self._channel.shared_consumer(key, name, wire_selector, durable, f"{what}({topic}, {name!r})")
         return JMSConsumer(self, r, topic, selector)
 
     @staticmethod

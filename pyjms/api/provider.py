@@ -23,6 +23,7 @@ from pyjms.errors import JMSRuntimeException, SetupError
 if TYPE_CHECKING:
     from pyjms.api.context import ConnectionFactory, JMSContext
     from pyjms.api.destination import Destination, Topic
+    from pyjms.api.message import Message
 
 
 class ProviderPlugin:
@@ -62,6 +63,13 @@ class ProviderPlugin:
         about an existing subscription: it is called from create_durable_consumer only."""
         return selector
 
+    def shared_consumer_selector(
+        self, ctx: JMSContext, topic: Topic, name: str, durable: bool, selector: str | None
+    ) -> str | None:
+        """The selector a shared subscription's consumer is made with on the wire (the user's by
+        default); every consumer of one subscription gets the same."""
+        return selector
+
     def delay_mechanisms(self, ctx: JMSContext) -> tuple[str, ...]:
         """The delay mechanisms worth trying on this provider, best first (pyjms.delay probes
         them in this order: native, scheduler, staging)."""
@@ -82,6 +90,11 @@ class ProviderPlugin:
         """The addresses of a topic's subscribers now, to stage a delayed publication one copy
         per subscriber (IBM MQ, D16); None to stage one copy matched at delivery. May ask
         the broker."""
+        return None
+
+    def duplicate_dead_letter(self, message: Message) -> str | None:
+        """Why a message on a dead-letter queue is a copy of one already delivered, which a DLQ
+        handler drops instead of applying its rules; None for a real dead letter."""
         return None
 
     def commit_in_doubt(self, error: JMSRuntimeException) -> bool:

@@ -89,8 +89,14 @@ def run_command(args: argparse.Namespace) -> int:
 
     handler = DLQHandler(factory, args.queue, table, args.queue_manager, progress=progress)
     jvm.start(factory.classpath)  # first, so that the signal handlers below stay ours
+    stopped_by: list[int] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stopped_by.append(signum)
+        handler.stop()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: handler.stop())
+        signal.signal(sig, stop)
     wait = str(handler.wait) if not isinstance(handler.wait, bool) else "YES" if handler.wait else "NO"
     print(
         f"{_PROG}: processing queue://{handler.queue} (queue manager {handler.queue_manager!r}) with "
@@ -99,7 +105,8 @@ def run_command(args: argparse.Namespace) -> int:
     )
     stats = handler.run()
     print(f"{_PROG}: {'stopped' if handler.stopping else 'done'}; totals: {stats.summary()}", flush=True)
-    return 0
+    # 130 after Ctrl-C, as every pyjms command; 0 after SIGTERM (a supervisor's stop) or WAIT's end
+    return 128 + signal.SIGINT if stopped_by[:1] == [signal.SIGINT] else 0
 
 
 def _read_table(path: str) -> RulesTable:

@@ -110,6 +110,9 @@ class HandlerStats:
     #: copy without the malformed property and with a dead-letter header naming it (reason
     #: MQRC_FORMAT_ERROR), which the rules then handle as any other dead letter
     quarantined: int = 0
+    #: copies of messages delivered already (ActiveMQ's failover consumer dead-letters the
+    #: duplicates it suppresses), dropped whatever the rules say; counted in ``discarded`` too
+    duplicates: int = 0
 
     @property
     def processed(self) -> int:
@@ -131,9 +134,10 @@ class HandlerStats:
     def summary(self) -> str:
         actions = ", ".join(f"{name} {count}" for name, count in self.by_action().items())
         poison = f", quarantined {self.quarantined}" if self.quarantined else ""
+        duplicates = f", duplicates dropped {self.duplicates}" if self.duplicates else ""
         return (
             f"processed {self.processed} ({actions}), errors {self.errors} "
-            f"(failed attempts {self.failed_attempts}, without header {self.without_header}){poison}"
+            f"(failed attempts {self.failed_attempts}, without header {self.without_header}){poison}{duplicates}"
         )
 
 
@@ -158,6 +162,12 @@ class _Move:
     header: DeadLetterHeader
     target: Destination | None  # None for DISCARD
     add: Mapping[str, str]  # transmission-header properties for a remote queue manager
+    duplicate: str | None = None  # why the message is a copy of one delivered already
+
+
+#: the move that drops a duplicate dead letter (ProviderPlugin.duplicate_dead_letter): no rule's
+_DUPLICATE = -1
+_DROP_DUPLICATE = Rule(action=Action.DISCARD)
 
 
 class DLQHandler:
@@ -301,6 +311,10 @@ class DLQHandler:
                 header = self._header(browse_ctx, message)
                 if header is None:
                     without_header.add(message_id)
+                    continue
+                duplicate = browse_ctx.provider.duplicate_dead_letter(message)
+                if duplicate is not None:  # delivered already: no rule applies to a copy
+                    moves.append(_Move(message_id, _DUPLICATE, _DROP_DUPLICATE, header, None, {}, duplicate))
                     continue
                 move = self._decide(message, header, tracked or _Tracked())
                 if move is None:
@@ -498,6 +512,11 @@ class DLQHandler:
         self._tracked.pop(move.message_id, None)
         self._details.pop(move.message_id, None)
         action = move.rule.action
+        if move.duplicate is not None:
+            self.stats.duplicates += 1
+            self.stats.discarded += 1
+            _log.info("%s: dropped from %s: %s", move.message_id, self.queue, move.duplicate)
+            return
         if action is Action.DISCARD:
             self.stats.discarded += 1
         elif action is Action.FWD:

@@ -44,8 +44,15 @@ def test_version_comes_from_one_place():
     assert 'version = {attr = "pyjms.version.__version__"}' in pyproject and '\nversion = "' not in pyproject
 
 
-def test_queues_lists_depth_and_consumers(tcp_broker, qname):
-    url = tcp_broker.tcp_url
+@pytest.fixture(params=["activemq", "artemis"])
+def pyjms_broker_url(request):
+    """A pyjms broker process of each provider: both answer `queues` and `--no-create`."""
+    fixture = "tcp_broker" if request.param == "activemq" else "artemis_tcp_broker"
+    return request.getfixturevalue(fixture).tcp_url
+
+
+def test_queues_lists_depth_and_consumers(pyjms_broker_url, qname):
+    url = pyjms_broker_url
     assert run_cli("send", "--url", url, "-q", qname, "a", "b", "c").returncode == 0
     done = run_cli("queues", "--url", url, "--json")
     assert done.returncode == 0, done.stderr
@@ -56,8 +63,8 @@ def test_queues_lists_depth_and_consumers(tcp_broker, qname):
     drain_texts(url, qname)
 
 
-def test_finding_11_no_create_refuses_an_unknown_queue_with_2085(tcp_broker, qname):
-    url = tcp_broker.tcp_url
+def test_finding_11_no_create_refuses_an_unknown_queue_with_2085(pyjms_broker_url, qname):
+    url = pyjms_broker_url
     typo = run_cli("send", "--url", url, "--no-create", "-q", qname + ".TYPO", "x")
     assert typo.returncode == 2 and "MQRC_UNKNOWN_OBJECT_NAME (2085)" in typo.stderr
     listed = run_cli("queues", "--url", url, "--json").stdout

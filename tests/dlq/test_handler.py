@@ -23,7 +23,7 @@ UNKNOWN_OBJECT = MQRC.UNKNOWN_OBJECT_NAME
 
 # provider-independent: the url tests run on ActiveMQ Classic and on Apache Artemis (the full_url
 # ones need ActiveMQ's memory limit to fill a queue)
-pytestmark = pytest.mark.providers("activemq", "artemis")
+pytestmark = pytest.mark.providers("activemq", "artemis", "amqp")
 
 
 def texts(messages: list[pyjms.Message]) -> list[str]:
@@ -295,3 +295,25 @@ def test_a_target_that_is_the_dlq_itself_fails_instead_of_looping(
     assert (stats.failed_attempts, stats.ignored, stats.retried + stats.forwarded) == (2, 1, 0)
     with factory.create_context() as ctx:
         assert texts(browse(ctx, dlq)) == ["m"]
+
+
+@pytest.mark.providers("activemq")  # the cause text is ActiveMQ's (issue finding 5)
+def test_failover_duplicates_activemq_dead_lettered_are_dropped_not_forwarded(
+    factory: pyjms.ConnectionFactory, url: str, qname: str
+):
+    """ActiveMQ's failover consumer dead-letters the duplicates its audit suppresses after a
+    reconnect; a RETRY or FWD rule would put a second copy back. The handler drops them."""
+    dlq, target = qname + ".DLQ", qname + ".TARGET"
+    with factory.create_context() as ctx:
+        put_dead_letters(ctx, dlq, ["real"], UNKNOWN_OBJECT, target)
+        copy = pyjms.TextMessage("copy")  # as the broker dead-letters a suppressed duplicate
+        copy.set_string_property(
+            "dlqDeliveryFailureCause",
+            "java.lang.Throwable: Suppressing duplicate delivery on connection, consumer ID:c-1:1:1:1",
+        )
+        ctx.create_producer().send(ctx.create_queue(dlq), copy)
+    stats = DLQHandler(url, dlq, f"WAIT(NO)\nACTION(FWD) FWDQ({target})").run()
+    assert (stats.duplicates, stats.discarded, stats.forwarded) == (1, 1, 1)
+    assert "duplicates dropped 1" in stats.summary()
+    with factory.create_context() as ctx:
+        assert texts(drain_all(ctx, target)) == ["real"] and browse(ctx, dlq) == []

@@ -24,7 +24,9 @@ from typing import Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Topic
+from pyjms.api.message import Message
 from pyjms.api.provider import ProviderPlugin
+from pyjms.dlq.header import ACTIVEMQ_CAUSE
 from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import admin, dead_letters, subscriptions
 from pyjms.providers.activemq.admin import AttributeCache
@@ -104,6 +106,17 @@ class ActiveMQPlugin(ProviderPlugin):
         if not self.on_pyjms_broker(ctx):
             return None
         return subscriptions.subscribers_at_send(ctx, topic)
+
+    def duplicate_dead_letter(self, message: Message) -> str | None:
+        # after a failover reconnect ActiveMQ's consumer redelivers what it had delivered already;
+        # its audit "poison acks" such a duplicate, and the broker dead-letters that copy with this
+        # cause (ActiveMQMessageConsumer.dispatch; ActiveMQ's own tests excuse these copies)
+        if not message.property_exists(ACTIVEMQ_CAUSE):
+            return None
+        cause = message.get_string_property(ACTIVEMQ_CAUSE) or ""
+        if "Suppressing duplicate delivery on connection" not in cause:
+            return None
+        return "ActiveMQ's failover consumer suppressed it as a duplicate of a message it had delivered"
 
     def commit_in_doubt(self, error: JMSRuntimeException) -> bool:
         # after a reconnect the failover transport cannot tell whether the broker committed, and

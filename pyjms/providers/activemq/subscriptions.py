@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from urllib.parse import quote
 
 from pyjms.api.context import JMSContext
@@ -35,7 +36,14 @@ from pyjms.bridge.contract import SUBSCRIBER
 from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import admin
 
-__all__ = ["SUBSCRIBER", "plain_address", "selector_for", "durable_selector", "subscribers_at_send"]
+__all__ = [
+    "SUBSCRIBER",
+    "plain_address",
+    "shared_address",
+    "selector_for",
+    "durable_selector",
+    "subscribers_at_send",
+]
 
 #: what the broker lists for a subscriber it cannot address
 UNADDRESSABLE = "?"
@@ -47,19 +55,31 @@ def plain_address() -> str:
     return f"N:{uuid.uuid4().hex}"
 
 
+def shared_address(name: str, durable: bool) -> str:
+    """The address of a shared subscription that the broker shares natively (Artemis): one per
+    kind and name, so that every consumer of it has the same selector."""
+    return f"{'SD' if durable else 'SN'}:{quote(name, safe='')}"
+
+
 def durable_selector(
-    ctx: JMSContext, topic: Topic, client_id: str, name: str, selector: str | None
+    ctx: JMSContext,
+    topic: Topic,
+    client_id: str,
+    name: str,
+    selector: str | None,
+    stored: Callable[[str], str] = lambda selector: selector,
 ) -> str | None:
     """The selector to open a durable subscription with. An existing subscription keeps its
     address (so its selector, and so the subscription itself, stays the same); a new one,
     even of a name used before, gets a new address: a publication staged for a subscription
-    that was deleted must not reach its successor (D21)."""
+    that was deleted must not reach its successor (D21). ``stored`` gives a selector as the
+    broker keeps it (Artemis translates header names)."""
     current = admin.durable_selector(ctx, topic, client_id, name, 5000)
     if current is not None:
         match = _ADDRESS.search(current)
-        if match and selector_for(selector, match.group(1)) == current:
-            return current
-        if not match and current == (selector or ""):
+        if match and stored(with_address := selector_for(selector, match.group(1))) == current:
+            return with_address
+        if not match and current == stored(selector or ""):
             # made without an address (by pyjms before addresses, or another client): adding
             # one would change the selector, and ActiveMQ would then delete the subscription
             # with its messages; it stays as it is, and delayed publications to its topic are

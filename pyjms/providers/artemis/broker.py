@@ -25,7 +25,7 @@ from pyjms.bridge.urls import ARTEMIS
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
 from pyjms.browse.service import MarkService
 from pyjms.delay.processor import DelayProcessor
-from pyjms.errors import InvalidArgumentRuntimeException, NotSupportedRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException
 from pyjms.providers.activemq.admin import AdminService
 from pyjms.providers.activemq.embedded import SYSTEM_USER, AccessRule, security_rows
 from pyjms.providers.artemis.java_types import JavaEmbeddedArtemis, JavaEmbeddedArtemisClass
@@ -157,16 +157,44 @@ class EmbeddedArtemisBroker:
                 queue, bool(limits.put_enabled), int(limits.max_msg_length), int(limits.max_depth)
             )
 
+    def destinations(self) -> list[dict[str, Any]]:
+        """Every queue and topic on the broker now (not temporary or internal ones), with its
+        depth, consumers, and the messages put to and taken from it, sorted by kind and name (a
+        topic's figures are its subscription queues' sums)."""
+        found = []
+        for row in self._broker.destinations():
+            kind, name, depth, consumers, put, taken = str(row).split("\t")
+            found.append(
+                {
+                    "destination": f"{kind}://{name}",
+                    "depth": int(depth),
+                    "consumers": int(consumers),
+                    "enqueued": int(put),
+                    "dequeued": int(taken),
+                }
+            )
+        return sorted(found, key=lambda row: row["destination"])
+
+    def has_destination(self, key: str) -> bool:
+        """Whether the broker has the destination (queue://NAME or topic://NAME) now."""
+        kind, _, name = key.partition("://")
+        return bool(self._broker.hasDestination(kind, name))
+
     def subscribers_of(self, topic: str) -> list[str]:
-        """Not kept on Artemis: delayed publications are matched to subscribers at delivery."""
-        raise NotSupportedRuntimeException(
-            f"the Artemis broker {self.name} does not address delayed publications to subscribers (topic {topic})"
-        )
+        """The addresses of a topic's subscribers now (pyjms.providers.activemq.subscriptions):
+        each subscription queue's filter carries its subscriber's address."""
+        try:
+            return [str(a) for a in self._broker.subscribersOf(topic)]
+        except Exception as e:
+            raise translate(e, f"subscribers of topic {topic}") from None
 
     def durable_selector(self, topic: str, client_id: str, name: str) -> str | None:
-        raise NotSupportedRuntimeException(
-            f"the Artemis broker {self.name} does not address delayed publications to subscribers (topic {topic})"
-        )
+        """The selector of a durable subscription now (its queue's filter), or None."""
+        try:
+            selector = self._broker.durableSelector(topic, client_id, name)
+        except Exception as e:
+            raise translate(e, f"durable subscription {client_id}.{name} of topic {topic}") from None
+        return None if selector is None else str(selector)
 
     def stop(self) -> None:
         if self._stopped:

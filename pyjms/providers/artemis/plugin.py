@@ -3,10 +3,11 @@
 Artemis and ActiveMQ Classic both write tcp://host:port, so which one a factory is for is
 decided by pyjms.bridge.urls (``provider="artemis"``, ``artemis+tcp://``, ``vm://N``) and
 handed to :func:`pyjms.api.provider.provider_for` by name. A pyjms Artemis broker runs the
-same admin service as an ActiveMQ one (destination attributes), so those answers are taken
-from ActiveMQ's plug-in; it does not address delayed publications to subscribers (the shim's
-ArtemisProvider says it is no pyjms broker in that sense), and what belongs to ActiveMQ's
-client (its redelivery policy, the OpenWire dead-letter details) does not apply.
+same admin service as an ActiveMQ one (destination attributes), and addresses delayed
+publications to subscribers the same way (a selector clause per subscriber, which Artemis keeps
+as the subscription queue's filter), so those answers are taken from ActiveMQ's plug-in; what
+belongs to ActiveMQ's client (its redelivery policy, the OpenWire dead-letter details) does
+not apply.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.destination import Topic
+from pyjms.bridge import jvm
+from pyjms.bridge.errors import translate
 from pyjms.bridge.urls import ARTEMIS
 from pyjms.errors import SetupError
+from pyjms.providers.activemq import subscriptions
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
 from pyjms.providers.artemis.broker import DEAD_LETTER_QUEUE
 
@@ -40,7 +45,25 @@ class ArtemisPlugin(ActiveMQPlugin):
         )
 
     def admin_service_known(self, ctx: JMSContext) -> bool | None:
-        return None  # the shim cannot tell a pyjms Artemis broker from another one
+        # a pyjms Artemis broker is known by its admin queue (ArtemisProvider.isPyjmsBroker); any
+        # other broker is asked, and its silence means no admin service
+        return True if self.on_pyjms_broker(ctx) else None
+
+    def durable_consumer_selector(
+        self, ctx: JMSContext, topic: Topic, name: str, client_id: str, selector: str | None
+    ) -> str | None:
+        if not self.on_pyjms_broker(ctx):
+            return selector
+        return subscriptions.durable_selector(ctx, topic, client_id, name, selector, _stored_filter)
+
+    def shared_consumer_selector(
+        self, ctx: JMSContext, topic: Topic, name: str, durable: bool, selector: str | None
+    ) -> str | None:
+        # Artemis shares a subscription natively (one queue per name), so its consumers carry an
+        # address like any subscriber's, the same for all of them: the subscription's kind and name
+        if not self.on_pyjms_broker(ctx):
+            return selector
+        return subscriptions.selector_for(selector, subscriptions.shared_address(name, durable))
 
     def delay_mechanisms(self, ctx: JMSContext) -> tuple[str, ...]:
         return ("native", "staging")  # the client delays natively; Artemis has no scheduler to mark for
@@ -50,3 +73,15 @@ class ArtemisPlugin(ActiveMQPlugin):
 
     def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
         return {}
+
+
+def _stored_filter(selector: str) -> str:
+    """A selector as Artemis keeps it as a durable subscription's filter."""
+    try:
+        return str(
+            jvm.start(providers=(ARTEMIS,))
+            .jclass("org.pyjms.shim.artemis.ArtemisProvider")
+            .storedFilter(selector)
+        )
+    except Exception as e:
+        raise translate(e, f"selector {selector!r}") from None

@@ -41,6 +41,8 @@ public final class Contract {
     public static final String STAGING_QUEUE = "SYSTEM.DDELAY.LOCAL.QUEUE";
     public static final String DEAD_LETTER_QUEUE = "SYSTEM.DEAD.LETTER.QUEUE";
     public static final String SLOT_PREFIX = "PYJMS.SLOT.";
+    /** Where a pyjms broker's admin service listens; a consumer on it marks a pyjms broker. */
+    public static final String ADMIN_QUEUE = "PYJMS.ADMIN";
 
     // a broker's refusal with IBM MQ's reason. OpenWire and Artemis's core protocol carry only an
     // exception's text to the client, so the reason rides in the text in one format, written and

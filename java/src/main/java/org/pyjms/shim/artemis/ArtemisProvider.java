@@ -1,12 +1,19 @@
 package org.pyjms.shim.artemis;
 
+import jakarta.jms.Connection;
 import jakarta.jms.ConnectionFactory;
 import jakarta.jms.Destination;
 import java.util.Map;
+import org.apache.activemq.artemis.api.core.ActiveMQException;
+import org.apache.activemq.artemis.api.core.SimpleString;
+import org.apache.activemq.artemis.api.core.client.ClientSession;
 import org.apache.activemq.artemis.core.version.impl.VersionImpl;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnection;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.apache.activemq.artemis.jms.client.ActiveMQDestination;
+import org.apache.activemq.artemis.utils.SelectorTranslator;
 import org.apache.activemq.artemis.utils.VersionLoader;
+import org.pyjms.shim.Contract;
 import org.pyjms.shim.Provider;
 import org.pyjms.shim.Providers;
 
@@ -56,4 +63,28 @@ public final class ArtemisProvider implements Provider {
      *  (_AMQ_SCHED_DELIVERY). */
     @Override
     public boolean carriesDeliveryTime() { return true; }
+
+    /** A JMS selector as Artemis keeps it, as a subscription queue's filter (its client translates
+     *  header names: JMSPriority is AMQPriority there). */
+    public static String storedFilter(String selector) {
+        return SelectorTranslator.convertToActiveMQFilterString(selector);
+    }
+
+    /**
+     * A pyjms Artemis broker is known by its admin service's queue, PYJMS.ADMIN, which it
+     * configures at start (a stock broker has none, or one auto-created by a client's request),
+     * asked with a core queue query on the connection's own signed-in session: no message, no wait.
+     */
+    @Override
+    public boolean isPyjmsBroker(Connection c) {
+        if (!(c instanceof ActiveMQConnection)) return false;
+        ClientSession session = ((ActiveMQConnection) c).getInitialSession();
+        if (session == null) return false;
+        try {
+            ClientSession.QueueQuery q = session.queueQuery(SimpleString.of(Contract.ADMIN_QUEUE));
+            return q.isExists() && !q.isAutoCreated();
+        } catch (ActiveMQException e) {
+            return false;
+        }
+    }
 }

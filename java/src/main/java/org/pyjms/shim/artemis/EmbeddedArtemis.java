@@ -5,6 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.activemq.artemis.api.core.QueueConfiguration;
 import org.apache.activemq.artemis.api.core.RoutingType;
@@ -13,13 +16,17 @@ import org.apache.activemq.artemis.core.config.Configuration;
 import org.apache.activemq.artemis.core.config.impl.ConfigurationImpl;
 import org.apache.activemq.artemis.core.remoting.impl.netty.NettyAcceptor;
 import org.apache.activemq.artemis.core.security.Role;
+import org.apache.activemq.artemis.core.filter.Filter;
 import org.apache.activemq.artemis.core.server.ActiveMQServer;
 import org.apache.activemq.artemis.core.server.JournalType;
 import org.apache.activemq.artemis.core.server.Queue;
 import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
+import org.apache.activemq.artemis.core.server.impl.AddressInfo;
 import org.apache.activemq.artemis.core.settings.impl.AddressFullMessagePolicy;
 import org.apache.activemq.artemis.core.settings.impl.AddressSettings;
+import org.apache.activemq.artemis.jms.client.ActiveMQDestination;
 import org.apache.activemq.artemis.spi.core.remoting.Acceptor;
+import org.pyjms.shim.Contract;
 
 /**
  * An Apache Artemis broker in this JVM: an in-vm acceptor (vm://N, N unique in the JVM) and,
@@ -33,6 +40,7 @@ public final class EmbeddedArtemis {
     private static final String TCP_ACCEPTOR = "tcp";
     /** Artemis's in-vm server ids; pyjms's Artemis brokers in one JVM each take the next. */
     private static final AtomicInteger NEXT_VM_ID = new AtomicInteger();
+    private static final Pattern SUBSCRIBER_CLAUSE = Pattern.compile(Contract.SUBSCRIBER + " = '([^']*)'");
 
     private final EmbeddedActiveMQ embedded;
     private final int vmId;
@@ -94,6 +102,8 @@ public final class EmbeddedArtemis {
             cfg.addAddressSetting(processors, new AddressSettings().setMaxDeliveryAttempts(-1));
         }
         cfg.addQueueConfiguration(QueueConfiguration.of(deadLetterQueue).setRoutingType(RoutingType.ANYCAST));
+        // configured, not auto-created: how a client knows a pyjms broker (ArtemisProvider.isPyjmsBroker)
+        cfg.addQueueConfiguration(QueueConfiguration.of(Contract.ADMIN_QUEUE).setRoutingType(RoutingType.ANYCAST));
         if (expiryQueue != null) {
             cfg.addQueueConfiguration(QueueConfiguration.of(expiryQueue).setRoutingType(RoutingType.ANYCAST));
         }
@@ -139,6 +149,77 @@ public final class EmbeddedArtemis {
     }
 
     /** The names of the queues bound to an address now (a topic's subscription queues). */
+    /**
+     * The addresses of a topic's subscribers now, sorted (IBM MQ's D16): each subscription queue's
+     * filter carries its address in pyjms's clause (as on ActiveMQ: see
+     * activemq.DelayedPublications); "?" for a subscription without one (not made by pyjms).
+     */
+    public String[] subscribersOf(String topic) throws Exception {
+        TreeSet<String> out = new TreeSet<>();
+        for (SimpleString name : server().bindingQuery(SimpleString.of(topic)).getQueueNames()) {
+            Queue q = server().locateQueue(name);
+            if (q == null || q.getRoutingType() != RoutingType.MULTICAST) continue;
+            Filter f = q.getFilter();
+            Matcher m = f == null ? null : SUBSCRIBER_CLAUSE.matcher(f.getFilterString().toString());
+            out.add(m != null && m.find() ? m.group(1) : "?");
+        }
+        return out.toArray(new String[0]);
+    }
+
+    /** The selector of a durable subscription now (its queue's filter), or null if it does not exist. */
+    public String durableSelector(String topic, String clientId, String name) throws Exception {
+        SimpleString queue = ActiveMQDestination.createQueueNameForSubscription(true, clientId, name);
+        Queue q = server().locateQueue(queue);
+        if (q == null || !q.getAddress().toString().equals(topic)) return null;
+        return q.getFilter() == null ? "" : q.getFilter().getFilterString().toString();
+    }
+
+    /**
+     * Every queue and topic now (not temporary or internal ones), one row each, tab-separated:
+     * kind ("queue" or "topic"), name, depth, consumers, messages put, messages taken. A topic's
+     * depth, consumers and takes are its subscription queues' sums.
+     */
+    public String[] destinations() throws Exception {
+        List<String> out = new ArrayList<>();
+        for (SimpleString address : server().getPostOffice().getAddresses()) {
+            AddressInfo info = server().getAddressInfo(address);
+            if (info == null || info.isInternal() || info.isTemporary()) continue;
+            if (info.getRoutingTypes().contains(RoutingType.ANYCAST)) {
+                Queue q = server().locateQueue(address);
+                if (q != null && !q.isTemporary() && !q.isInternalQueue()) {
+                    out.add(row("queue", address, q.getMessageCount(), q.getConsumerCount(),
+                            q.getMessagesAdded(), q.getMessagesAcknowledged()));
+                }
+            }
+            if (info.getRoutingTypes().contains(RoutingType.MULTICAST)) {
+                long depth = 0, consumers = 0, taken = 0;
+                for (SimpleString name : server().bindingQuery(address).getQueueNames()) {
+                    Queue q = server().locateQueue(name);
+                    if (q == null || q.getRoutingType() != RoutingType.MULTICAST) continue;
+                    depth += q.getMessageCount();
+                    consumers += q.getConsumerCount();
+                    taken += q.getMessagesAcknowledged();
+                }
+                out.add(row("topic", address, depth, consumers, info.getRoutedMessageCount(), taken));
+            }
+        }
+        return out.toArray(new String[0]);
+    }
+
+    private static String row(String kind, SimpleString name, long depth, long consumers, long put, long taken) {
+        return kind + "\t" + name + "\t" + depth + "\t" + consumers + "\t" + put + "\t" + taken;
+    }
+
+    /** Whether the broker has the queue (an anycast queue) or topic (a multicast address) now. */
+    public boolean hasDestination(String kind, String name) throws Exception {
+        if (kind.equals("queue")) {
+            Queue q = server().locateQueue(SimpleString.of(name));
+            return q != null && q.getRoutingType() == RoutingType.ANYCAST;
+        }
+        AddressInfo info = server().getAddressInfo(SimpleString.of(name));
+        return info != null && info.getRoutingTypes().contains(RoutingType.MULTICAST);
+    }
+
     public String[] queuesOf(String address) throws Exception {
         List<String> out = new ArrayList<>();
         for (SimpleString q : server().bindingQuery(SimpleString.of(address)).getQueueNames()) out.add(q.toString());
