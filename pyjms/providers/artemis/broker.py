@@ -185,14 +185,14 @@ class EmbeddedArtemisBroker:
         each subscription queue's filter carries its subscriber's address."""
         try:
             return [str(a) for a in self._broker.subscribersOf(topic)]
-        except Exception as e:
+        except jvm.shim().JException as e:
             raise translate(e, f"subscribers of topic {topic}") from None
 
     def durable_selector(self, topic: str, client_id: str, name: str) -> str | None:
         """The selector of a durable subscription now (its queue's filter), or None."""
         try:
             selector = self._broker.durableSelector(topic, client_id, name)
-        except Exception as e:
+        except jvm.shim().JException as e:
             raise translate(e, f"durable subscription {client_id}.{name} of topic {topic}") from None
         return None if selector is None else str(selector)
 

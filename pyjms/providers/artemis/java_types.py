@@ -1,5 +1,5 @@
-"""Protocols of the shim's embedded Artemis broker (java/.../shim/artemis), cast once where the
-class is looked up (as pyjms.bridge.java_types)."""
+"""Protocols of the shim's Artemis classes (java/.../shim/artemis): the embedded broker and the
+provider's static helpers, cast once where the class is looked up (as pyjms.bridge.java_types)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,16 @@ class JavaEmbeddedArtemis(Protocol):
 
     def queuesOf(self, address: JavaStringArg, /) -> JavaStringArray: ...
 
+    def subscribersOf(self, topic: JavaStringArg, /) -> JavaStringArray: ...
+
+    def durableSelector(
+        self, topic: JavaStringArg, client_id: JavaStringArg, name: JavaStringArg, /
+    ) -> JavaString | None: ...
+
+    def destinations(self) -> JavaStringArray: ...
+
+    def hasDestination(self, kind: JavaStringArg, name: JavaStringArg, /) -> bool: ...
+
     def stop(self) -> None: ...
 
 
@@ -46,3 +56,9 @@ class JavaEmbeddedArtemisClass(Protocol):
         expiry_queue: JavaStringArg | None,
         /,
     ) -> JavaEmbeddedArtemis: ...
+
+
+class JavaArtemisProviderClass(Protocol):
+    """org.pyjms.shim.artemis.ArtemisProvider's static methods."""
+
+    def storedFilter(self, selector: JavaStringArg, /) -> JavaString: ...
