@@ -17,7 +17,7 @@ import os
 import queue as _queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pyjms.api import extension
 from pyjms.api.completions import NativeAsyncSends
@@ -40,7 +40,7 @@ from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
 from pyjms.bridge.errors import translate
-from pyjms.bridge.java_types import JavaChannel
+from pyjms.bridge.java_types import JavaChannel, JavaConnectionFactory, JavaProvider, JavaString
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
@@ -52,6 +52,7 @@ from pyjms.errors import (
 from pyjms.reasons import MQRC
 
 _log = logging.getLogger("pyjms")
+_T = TypeVar("_T")
 #: the queues pyjms's own services (admin, marks, control) answer on: never checked in strict mode
 _SERVICE_PREFIX = "PYJMS."
 
@@ -130,8 +131,8 @@ class ConnectionFactory:
         self.create_destinations = bool(create_destinations)
         self._plugin: ProviderPlugin | None = None
         self._policies: list[SendPolicy] | None = None
-        self._provider: Any = None
-        self._jfactory: Any = None
+        self._provider: JavaProvider | None = None
+        self._jfactory: JavaConnectionFactory | None = None
         self._lock = threading.Lock()
 
     @property
@@ -174,7 +175,7 @@ class ConnectionFactory:
             self._policies.append(policy)
         return self
 
-    def _java(self) -> tuple[Any, Any]:
+    def _java(self) -> tuple[JavaProvider, JavaConnectionFactory]:
         with self._lock:
             if self._jfactory is None:
                 if self.factory_class:
@@ -196,6 +197,7 @@ class ConnectionFactory:
                     raise translate(
                         e, f"cannot make a connection factory for {self.url or self.factory_class!r}"
                     ) from None
+            assert self._provider is not None and self._jfactory is not None
             return self._provider, self._jfactory
 
     def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
@@ -377,11 +379,11 @@ class JMSContext:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _call(self, fn: Callable[[], Any], what: str) -> Any:
+    def _call(self, fn: Callable[[], _T], what: str) -> _T:
         """Kept for pyjms.delay.processor until it uses the public API (issue 13)."""
         return self._channel.call(fn, what)
 
-    def _jkey(self, destination: Any) -> Any:
+    def _jkey(self, destination: Any) -> JavaString:
         if not isinstance(destination, Destination):
             raise InvalidDestinationRuntimeException(
                 f"destination must be a Queue or Topic from this API, got {destination!r}"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, overload
+from typing import overload
 
+from pyjms.bridge.java_types import JavaString
 from pyjms.errors import InvalidDestinationRuntimeException
 
 
@@ -20,7 +21,7 @@ class Destination:
                 f"a destination name must be a non-empty string, got {name!r}"
             )
         self.name = name
-        self._jkey: Any = None  # the key as a Java String, made once by the context
+        self._jkey: JavaString | None = None  # the key as a Java String, made once by the context
 
     @property
     def key(self) -> str:
