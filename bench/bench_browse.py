@@ -1,20 +1,31 @@
-"""Browse with mark (#4): dispatch rate with 1 and 4 cooperating dispatcher processes, and
-the cost per message of marking, against a standalone pyjms broker over tcp://127.0.0.1.
+"""Browse with mark (#4): cooperative dispatch with 1, 2 and 4 dispatcher processes against a
+raw Java drain with 1, 2 and 4 consumers, and the cost per message of marking, on one
+standalone pyjms broker over tcp://127.0.0.1 (its defaults).
 
-Dispatch: each dispatcher (examples/cooperative_dispatch.py) browses with BROWSE_CO_OP, hands
-the tokens to its consumer (--batch at a time), which gets exactly those messages by token in
-a transaction and commits. The baseline is a raw Java JMS consumer draining the same number of
-messages from the same broker, committing as often: no browse, no marks, no selectors.
+Dispatch: each dispatcher (examples/cooperative_dispatch.py's dispatcher()) browses with
+BROWSE_CO_OP, hands the tokens to its consumer (--batch at a time), which gets exactly those
+messages by token in a transaction and commits. Each dispatcher is a process of its own that
+stays up for the whole run (bench_browse.py --dispatcher-worker) and takes a round per command,
+so its JVM is as warm as the baseline's. The baseline is raw Java (bench/RawJms.java in ONE warm
+JVM, bench/raw_java.py): as many consumer threads as there are dispatchers, each with its own
+connection and transacted session, draining the same number of messages from the same broker,
+committing as often (--batch): no browse, no marks, no selectors. Both sides first run
+--warmup untimed rounds of every case (same volume), then --rounds interleaved rounds; medians.
+Targets: 1 dispatcher at 0.5x or better of the raw drain with 1 consumer; throughput that grows
+with dispatchers.
 
 Marking cost: one process browses a queue of --mark-messages messages (a) with a plain
 QueueBrowser, (b) with BROWSE_HANDLE (marks kept in the handle), (c) with BROWSE_CO_OP (marks
 at the broker's mark service), interleaved over --rounds rounds; medians.
+
+    python bench/bench_browse.py [--messages 50000] [--dispatchers 1,2,4] [--batch 10]
+                                 [--rounds 3] [--warmup 1] [--mark-messages 10000]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -24,14 +35,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "examples"))
 
-from bench_throughput import PROVIDERS, start_broker  # noqa: E402  (the same standalone broker)
+from cooperative_dispatch import dispatcher  # noqa: E402
+from raw_java import PROVIDERS, RawJava, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
-from pyjms.bridge import classpath  # noqa: E402
 from pyjms.browse import BROWSE_CO_OP, BROWSE_HANDLE  # noqa: E402
 
-EXAMPLE = ROOT / "examples" / "cooperative_dispatch.py"
+DISPATCH_TARGET = 0.5
+IDLE_S = 2.0  # a dispatcher ends its round after this long without a message (not timed)
 
 
 def fill(url: str, queue: str, n: int) -> None:
@@ -43,69 +56,65 @@ def fill(url: str, queue: str, n: int) -> None:
             p.send_batch(q, [body] * min(1000, n - start))
 
 
-def dispatch(url: str, queue: str, n: int, dispatchers: int, batch: int) -> tuple[float, int, int]:
-    """msg/s from the first dispatch to the last commit over all dispatchers; handled; gone."""
-    fill(url, queue, n)
-    with tempfile.TemporaryDirectory() as tmp:
-        outs = [Path(tmp) / f"d{i}.out" for i in range(dispatchers)]
-        procs = [
+def worker() -> None:
+    """--dispatcher-worker: one dispatcher round per stdin line "URL QUEUE NAME BATCH OUTFILE",
+    its output in OUTFILE; answers "ok" (the JVM and interpreter stay warm between rounds)."""
+    for line in sys.stdin:
+        url, queue, name, batch, out = line.split()
+        with open(out, "w") as f, contextlib.redirect_stdout(f):
+            dispatcher(url, queue, name, IDLE_S, 0, None, int(batch))
+        print("ok", flush=True)
+
+
+class Dispatchers:
+    """Dispatcher processes kept up for the whole run; a round uses the first d of them."""
+
+    def __init__(self, count: int) -> None:
+        self.procs = [
             subprocess.Popen(
-                [
-                    sys.executable,
-                    str(EXAMPLE),
-                    "--url",
-                    url,
-                    "--queue",
-                    queue,
-                    "--dispatcher",
-                    f"d{i}",
-                    "--idle",
-                    "3",
-                    "--batch",
-                    str(batch),
-                ],
-                stdout=out.open("w"),
+                [sys.executable, __file__, "--dispatcher-worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
                 text=True,
                 cwd=ROOT,
             )
-            for i, out in enumerate(outs)
+            for _ in range(count)
         ]
-        for p in procs:
-            p.wait()
-        lines = [line for out in outs for line in out.read_text().splitlines()]
-    firsts, lasts, handled, gone = [], [], 0, 0
-    for line in lines:
-        if line.startswith("done "):
-            f = line.split()
-            handled += int(f[3])
-            gone += int(f[5])
-            if int(f[3]):
-                firsts.append(float(f[f.index("first") + 1]))
-                lasts.append(float(f[f.index("last") + 1]))
-    return handled / (max(lasts) - min(firsts)), handled, gone
 
+    def dispatch(self, url: str, queue: str, n: int, d: int, batch: int) -> tuple[float, int]:
+        """msg/s from the first dispatch to the last commit over all d dispatchers; messages
+        another dispatcher's consumer had first (gone). Fewer than n handled ends the bench."""
+        fill(url, queue, n)
+        with tempfile.TemporaryDirectory() as tmp:
+            outs = [Path(tmp) / f"d{i}.out" for i in range(d)]
+            for i, (proc, out) in enumerate(zip(self.procs, outs, strict=False)):
+                assert proc.stdin is not None
+                proc.stdin.write(f"{url} {queue} d{i} {batch} {out}\n")
+                proc.stdin.flush()
+            for proc in self.procs[:d]:
+                assert proc.stdout is not None
+                if proc.stdout.readline().strip() != "ok":
+                    raise SystemExit(f"dispatcher worker {proc.pid} failed (exit {proc.poll()})")
+            lines = [line for out in outs for line in out.read_text().splitlines()]
+        firsts, lasts, handled, gone = [], [], 0, 0
+        for line in lines:
+            if line.startswith("done "):
+                f = line.split()
+                handled += int(f[3])
+                gone += int(f[5])
+                if int(f[3]):
+                    firsts.append(float(f[f.index("first") + 1]))
+                    lasts.append(float(f[f.index("last") + 1]))
+        if handled != n:
+            raise SystemExit(f"{queue}: {d} dispatcher(s) handled {handled} of {n} messages")
+        return handled / (max(lasts) - min(firsts)), gone
 
-def raw_drain(url: str, queue: str, n: int, batch: int) -> float:
-    fill(url, queue, n)
-    jars = os.pathsep.join(classpath.provider_jars("activemq"))
-    out = subprocess.run(
-        [
-            "java",
-            "-cp",
-            jars,
-            f"-Dlog4j2.configurationFile={ROOT / 'pyjms/bridge/log4j2.properties'}",
-            str(ROOT / "bench" / "RawJmsDrain.java"),
-            url,
-            queue,
-            str(n),
-            str(batch),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    _, count, seconds = out.split()
-    return int(count) / float(seconds)
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.stdin:
+                proc.stdin.close()
+        for proc in self.procs:
+            proc.wait()
 
 
 def browse_all(ctx: pyjms.JMSContext, q: pyjms.Queue, how: str) -> tuple[float, int]:
@@ -123,31 +132,80 @@ def browse_all(ctx: pyjms.JMSContext, q: pyjms.Queue, how: str) -> tuple[float, 
     return time.perf_counter() - t0, n
 
 
+def raw_case(k: int) -> str:
+    return f"raw Java drain, {k} consumer{'s' if k > 1 else ''}"
+
+
+def pyjms_case(d: int) -> str:
+    return f"pyjms cooperative dispatch, {d} dispatcher{'s' if d > 1 else ''}"
+
+
+def bench_dispatch(url: str, args: argparse.Namespace, counts: list[int]) -> None:
+    n, batch = args.messages, args.batch
+    raw = RawJava(PROVIDERS["activemq"], url)
+    workers = Dispatchers(max(counts))
+    try:
+        results: dict[str, list[float]] = {}
+        gone: dict[int, list[int]] = {d: [] for d in counts}
+        for r in range(-args.warmup, args.rounds):  # negative rounds warm every JVM, untimed
+            for d in counts:
+                queue = f"BENCH.DISPATCH.{r}.{d}"
+                fill(url, queue + ".RAW", n)
+                raw_rate = raw.rate("drain", queue + ".RAW", n, d, batch)
+                rate, lost_race = workers.dispatch(url, queue, n, d, batch)
+                if r >= 0:
+                    results.setdefault(raw_case(d), []).append(raw_rate)
+                    results.setdefault(pyjms_case(d), []).append(rate)
+                    gone[d].append(lost_race)
+    finally:
+        raw.close()
+        workers.close()
+    med = {case: statistics.median(v) for case, v in results.items()}
+    print(
+        f"== dispatch: {n:,} messages, BROWSE_CO_OP then get by token, {batch} per transaction; "
+        f"{args.warmup} untimed warm-up round(s), {args.rounds} interleaved rounds, medians"
+    )
+    print(f"{'client':42} {'msg/s (median)':>15} {'ratio':>7}  {'vs':28} rounds")
+    for d in counts:
+        base, ours = raw_case(d), pyjms_case(d)
+        print(
+            f"{base:42} {med[base]:15,.0f} {'':7}  {'':28} " + ", ".join(f"{v:,.0f}" for v in results[base])
+        )
+        ratio = med[ours] / med[base]
+        line = f"{ours:42} {med[ours]:15,.0f} {ratio:6.2f}x  {base:28} " + ", ".join(
+            f"{v:,.0f}" for v in results[ours]
+        )
+        if d == 1:
+            line += f"  (target >= {DISPATCH_TARGET}x: {'met' if ratio >= DISPATCH_TARGET else 'MISSED'})"
+        print(line + f"  gone to another dispatcher: {', '.join(map(str, gone[d]))}")
+    if len(counts) > 1 and counts[0] == 1:
+        scaling = ", ".join(
+            f"{d}: {med[pyjms_case(d)] / med[pyjms_case(1)]:.2f}x (raw Java {med[raw_case(d)] / med[raw_case(1)]:.2f}x)"
+            for d in counts[1:]
+        )
+        print(f"dispatch scaling against 1 dispatcher (target: grows with dispatchers): {scaling}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--messages", type=int, default=50_000)
+    ap.add_argument("--dispatchers", default="1,2,4", help="dispatcher processes (and raw Java consumers)")
     ap.add_argument("--batch", type=int, default=10, help="tokens per consumer transaction")
     ap.add_argument("--mark-messages", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--warmup", type=int, default=1, help="untimed dispatch rounds of every case before timing"
+    )
+    ap.add_argument("--dispatcher-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.dispatcher_worker:
+        worker()
+        return
+    counts = sorted({int(d) for d in args.dispatchers.split(",")})
     broker, url = start_broker(PROVIDERS["activemq"])
     try:
         print(f"pyjms {pyjms.__version__} browse with mark, standalone broker over {url}\n")
-        java = raw_drain(url, "BENCH.DRAIN", args.messages, args.batch)
-        rows = []
-        for d in (1, 4):
-            rate, handled, gone = dispatch(url, f"BENCH.DISPATCH.{d}", args.messages, d, args.batch)
-            rows.append((d, rate, handled, gone))
-        print(
-            f"dispatch: {args.messages:,} messages, BROWSE_CO_OP then get by token, {args.batch} per transaction"
-        )
-        print(f"{'client':44} {'msg/s':>8} {'vs raw Java':>12}  handled / gone")
-        print(f"{'raw Java consumer drain (no marks)':44} {java:8,.0f} {1:11.2f}x")
-        for d, rate, handled, gone in rows:
-            print(
-                f"{f'pyjms, {d} cooperating dispatcher process(es)':44} {rate:8,.0f} {rate / java:11.2f}x"
-                f"  {handled:,} / {gone}"
-            )
+        bench_dispatch(url, args, counts)
 
         with pyjms.ConnectionFactory(url).create_context() as ctx:
             q = ctx.create_queue("BENCH.MARK")
@@ -161,14 +219,17 @@ def main() -> None:
         med = {k: statistics.median(v) for k, v in times.items()}
         n = args.mark_messages
         print(f"\nmarking cost: browse {n:,} messages, {args.rounds} interleaved rounds, medians")
-        print(f"{'browse':44} {'msg/s':>8} {'us/msg':>8} {'marking us/msg':>15}")
+        print(f"{'browse':44} {'msg/s':>8} {'us/msg':>8} {'marking us/msg':>15} {'time vs plain':>14}")
         for how, label in (
             ("plain", "plain QueueBrowser (no marks)"),
             ("handle", "BROWSE_HANDLE (marks in the handle)"),
             ("co_op", "BROWSE_CO_OP (marks at the mark service)"),
         ):
             extra = (med[how] - med["plain"]) / n * 1e6
-            print(f"{label:44} {n / med[how]:8,.0f} {med[how] / n * 1e6:8.1f} {extra:15.1f}")
+            print(
+                f"{label:44} {n / med[how]:8,.0f} {med[how] / n * 1e6:8.1f} {extra:15.1f} "
+                f"{med[how] / med['plain']:13.2f}x"
+            )
     finally:
         broker.terminate()
         broker.wait()

@@ -1,22 +1,26 @@
 """The Spark data source against the raw Java JMS client, on one standalone broker over tcp.
 
-One run:
-  * a standalone pyjms broker process on tcp://127.0.0.1, with two ActiveMQ limits raised
-    (see TUNING): its memory limit, so that a million queued messages fit (the default 1 GB
-    holds ~950k 100-byte messages, then producer flow control blocks every sender), and the
-    queues' page size, which bounds how fast ActiveMQ feeds a transacted consumer;
-  * raw Java (bench/RawJmsSend.java): one producer in one thread sends N non-persistent
-    100-byte text messages, then one consumer drains them;
+One run, on the defaults a user gets (a `pyjms broker` process on tcp://127.0.0.1, no tuning):
+  * raw Java (bench/RawJms.java in ONE warm JVM, bench/raw_java.py): one producer in one
+    thread sends N non-persistent 100-character text messages, then one auto-acknowledge
+    consumer receives them; and one QueueBrowser browses the browse queue (for reference);
   * Spark local[2]: a cached DataFrame of N rows with a 100-character body is written with
     ``df.write.format("jms")`` (2 tasks, one JMS transaction each), then read back with
-    ``spark.read.format("jms").option("mode", "consume")`` (2 concurrent consumers, each one
-    JMS transaction, without the client-side priority re-sorting of the prefetch buffer:
-    ``factoryProperties=messagePrioritySupported=false``; on a default pyjms broker and client a
-    transacted consumer trickles at ~2k messages/s, see the closing notes).
-Both sides warm up first (JIT; Spark's Python workers and their JVMs). Prints rows per second
-and the ratio of the Spark write to the raw Java send loop (target >= 0.7x).
+    ``mode=consume`` (2 concurrent consumers, each one JMS transaction); and a queue of
+    min(N, 20,000) messages is read with ``mode=browse`` (2 partitions, each browsing the queue
+    and keeping its share): a pyjms broker shows a browser 20,000 messages at most
+    (maxBrowsePageSize).
+Both sides first run --warmup untimed rounds of every case at the same volume (JIT; Spark's
+Python workers and their JVMs), then --rounds interleaved rounds; medians. Prints rows per
+second and the ratios: Spark write to the raw Java send (target >= 0.8x), Spark reads
+(consume and browse) to the raw Java single consumer (target >= 0.7x). The default N stays
+under the broker's default memory limit (1 GB holds ~950k such messages; beyond it producer
+flow control blocks every sender).
 
-    python bench/bench_spark.py [--rows 1000000] [--rounds 1]
+Each provider of --providers (default activemq; also artemis, amqp, amqp-artemis) gets a broker
+of its own and its own raw Java client; every provider's browse reads min(N, 20,000) rows.
+
+    python bench/bench_spark.py [--rows 500000] [--rounds 3] [--warmup 1] [--providers activemq]
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,62 +35,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pyjms.bridge import classpath  # noqa: E402
+from raw_java import PROVIDERS, Provider, RawJava, start_broker  # noqa: E402
 
 BODY_BYTES = 100
-TUNING = {"broker memory limit": "4 GB (default 1 GB)", "queue maxPageSize": "10000 (default 200)"}
-
-BROKER = """
-import signal, threading
-import jpype
-from pyjms.broker import EmbeddedBroker
-b = EmbeddedBroker(port=0)
-service = b.service()
-service.getSystemUsage().getMemoryUsage().setLimit(4 << 30)
-every_queue = service.getDestinationPolicy().getEntryFor(jpype.JClass("org.apache.activemq.command.ActiveMQQueue")("Q"))
-every_queue.setMaxPageSize(10000)
-print("ready:", b.tcp_url, flush=True)
-stop = threading.Event()
-signal.signal(signal.SIGTERM, lambda *a: stop.set())
-stop.wait()
-b.stop()
-"""
-
-
-def start_broker() -> tuple[subprocess.Popen[str], str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-c", BROKER], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env
-    )
-    line = proc.stdout.readline()
-    if "ready:" not in line:
-        raise SystemExit(f"broker did not start: {line!r}")
-    return proc, line.split("ready:")[1].split()[0]
-
-
-def raw_java(url: str, queue: str, n: int) -> tuple[float, float]:
-    jars = os.pathsep.join(classpath.provider_jars("activemq"))
-    out = subprocess.run(
-        [
-            "java",
-            "-cp",
-            jars,
-            f"-Dlog4j2.configurationFile={ROOT / 'pyjms/bridge/log4j2.properties'}",
-            str(ROOT / "bench" / "RawJmsSend.java"),
-            url,
-            queue,
-            str(n),
-            str(BODY_BYTES),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    _, count, send_s, receive_s = out.split()
-    return int(count) / float(send_s), int(count) / float(receive_s)
+BROWSE_LIMIT = 20_000  # a pyjms broker's maxBrowsePageSize: what one browser sees of a queue
+WRITE_TARGET = 0.8
+READ_TARGET = 0.7
 
 
 def spark_session():
@@ -112,7 +65,7 @@ def spark_session():
 
 
 def rows(spark, n: int):
-    # id zero-padded to 10 characters, then 90 x: the same 100-character bodies as the Java loop
+    # id zero-padded to 10 characters, then 90 x: 100-character bodies, as the Java loop's
     df = spark.range(0, n, numPartitions=2).selectExpr(
         f"concat(lpad(cast(id AS string), 10, '0'), repeat('x', {BODY_BYTES - 10})) AS body"
     )
@@ -136,77 +89,121 @@ def spark_write(df, url: str, queue: str) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def spark_read(spark, url: str, queue: str, n: int) -> float:
+def spark_read(spark, url: str, queue: str, n: int, mode: str) -> float:
     t0 = time.perf_counter()
     got = (
         spark.read.format("jms")
         .option("url", url)
         .option("destination", queue)
-        .option("mode", "consume")
+        .option("mode", mode)
         .option("numPartitions", 2)
         .option("batchSize", 2000)
-        .option("receiveTimeout", 2000)
-        .option("factoryProperties", "messagePrioritySupported=false")
         .load()
         .selectExpr("count(*) AS n", "sum(length(body)) AS bytes")
         .collect()[0]
     )
     elapsed = time.perf_counter() - t0
     if got.n != n or got.bytes != n * BODY_BYTES:
-        raise SystemExit(f"read back {got.n} rows / {got.bytes} bytes, expected {n} / {n * BODY_BYTES}")
+        raise SystemExit(f"{mode} read {got.n} rows / {got.bytes} bytes, expected {n} / {n * BODY_BYTES}")
     return n / elapsed
+
+
+CASES = (
+    "raw Java send (1 producer)",
+    "Spark df.write.format('jms')",
+    "raw Java receive (1 consumer)",
+    "Spark read mode=consume (2 partitions)",
+    "raw Java QueueBrowser",
+    "Spark read mode=browse (2 partitions)",
+)
+#: each Spark figure's baseline and target
+BASELINE = {
+    "Spark df.write.format('jms')": ("raw Java send (1 producer)", WRITE_TARGET),
+    "Spark read mode=consume (2 partitions)": ("raw Java receive (1 consumer)", READ_TARGET),
+    "Spark read mode=browse (2 partitions)": ("raw Java receive (1 consumer)", READ_TARGET),
+}
+
+
+def bench_provider(
+    p: Provider, spark, df, n: int, rounds: int, warmup: int
+) -> tuple[str, dict[str, list[float]]]:
+    """The broker's URL and each case's rates, on a broker of p's of its own."""
+    browse_n = min(n, BROWSE_LIMIT)
+    broker, url = start_broker(p)
+    raw = None
+    results: dict[str, list[float]] = {case: [] for case in CASES}
+    try:
+        raw = RawJava(p, url)
+        browse_q = "BENCH.SPARK.BROWSE"
+        raw.run("send", browse_q, browse_n, BODY_BYTES, "non-persistent")  # browsed, never consumed
+        for r in range(-warmup, rounds):  # negative rounds warm both sides, untimed
+            # each queue drained before the next is filled: one holds N at a time, well within the
+            # broker's memory limit
+            rates = {
+                CASES[0]: raw.rate("send", f"BENCH.RAW.{r}", n, BODY_BYTES, "non-persistent"),
+                CASES[2]: raw.rate("receive", f"BENCH.RAW.{r}", n, BODY_BYTES),
+                CASES[1]: spark_write(df, url, f"BENCH.SPARK.{r}"),
+                CASES[3]: spark_read(spark, url, f"BENCH.SPARK.{r}", n, "consume"),
+                CASES[4]: raw.rate("browse", browse_q, browse_n),
+                CASES[5]: spark_read(spark, url, browse_q, browse_n, "browse"),
+            }
+            if r >= 0:
+                for case, rate in rates.items():
+                    results[case].append(rate)
+        return url, results
+    finally:
+        if raw is not None:
+            raw.close()
+        broker.terminate()
+        broker.wait()
+
+
+def report(p: Provider, url: str, n: int, args: argparse.Namespace, results: dict[str, list[float]]) -> None:
+    med = {case: statistics.median(v) for case, v in results.items()}
+    print(
+        f"\n== {p.name}: {n:,} rows of {BODY_BYTES} bytes ({min(n, BROWSE_LIMIT):,} for browse), "
+        f"non-persistent, over {url} (standalone broker on its defaults), local[2]; "
+        f"{args.warmup} untimed warm-up round(s), {args.rounds} interleaved rounds, medians"
+    )
+    print(f"{'':40} {'rows/s (median)':>15} {'ratio':>7}  {'vs':30} rounds")
+    for case in CASES:
+        line = f"{case:40} {med[case]:15,.0f} "
+        tail = ""
+        if case in BASELINE:
+            base, target = BASELINE[case]
+            ratio = med[case] / med[base]
+            line += f"{ratio:6.2f}x  {base:30} "
+            tail = f"  (target >= {target}x: {'met' if ratio >= target else 'MISSED'})"
+        else:
+            line += f"{'':7}  {'':30} "
+        print(line + ", ".join(f"{v:,.0f}" for v in results[case]) + tail, flush=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--rows", type=int, default=500_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1, help="untimed rounds of every case before timing")
+    ap.add_argument(
+        "--providers", default="activemq", help=f"of {', '.join(PROVIDERS)}; each on a broker of its own"
+    )
     args = ap.parse_args()
+    providers = args.providers.split(",")
+    unknown = [name for name in providers if name not in PROVIDERS]
+    if unknown:
+        raise SystemExit(f"--providers {','.join(unknown)}: each must be one of {', '.join(PROVIDERS)}")
     n = args.rows
-    broker, url = start_broker()
-    java_send: list[float] = []
-    java_receive: list[float] = []
-    writes: list[float] = []
-    reads: list[float] = []
+    t = time.perf_counter()
+    spark = spark_session()
+    session_s = time.perf_counter() - t
+    print(f"pyjms Spark data source against raw Java; Spark session start {session_s:.1f} s, not counted")
     try:
-        t = time.perf_counter()
-        spark = spark_session()
-        session_s = time.perf_counter() - t
-        warm = rows(spark, 20_000)
-        spark_write(warm, url, "BENCH.SPARK.WARM")  # starts the Python workers and their JVMs
-        spark_read(spark, url, "BENCH.SPARK.WARM", 20_000)
         df = rows(spark, n)
-        for r in range(args.rounds):
-            s, rcv = raw_java(url, f"BENCH.RAW.{r}", n)
-            java_send.append(s)
-            java_receive.append(rcv)
-            writes.append(spark_write(df, url, f"BENCH.SPARK.{r}"))
-            reads.append(spark_read(spark, url, f"BENCH.SPARK.{r}", n))
-        spark.stop()
+        for name in providers:
+            url, results = bench_provider(PROVIDERS[name], spark, df, n, args.rounds, args.warmup)
+            report(PROVIDERS[name], url, n, args, results)
     finally:
-        broker.terminate()
-        broker.wait()
-    med = statistics.median
-    ratio = med(writes) / med(java_send)
-    print(
-        f"pyjms Spark data source: {n:,} rows of {BODY_BYTES} bytes, non-persistent, over {url} "
-        f"(standalone broker process), local[2], {args.rounds} round(s), medians"
-    )
-    print(
-        f"broker tuning: {', '.join(f'{k} {v}' for k, v in TUNING.items())}; "
-        f"Spark session start {session_s:.1f} s, not counted\n"
-    )
-    print(f"{'':44} {'rows/s':>10}   rounds")
-    for name, values in (
-        ("raw Java JMS loop, send (1 producer)", java_send),
-        ("Spark df.write.format('jms')", writes),
-        ("raw Java JMS loop, receive (1 consumer)", java_receive),
-        ("Spark read mode=consume (2 partitions)", reads),
-    ):
-        print(f"{name:44} {med(values):10,.0f}   {', '.join(f'{v:,.0f}' for v in values)}")
-    print(
-        f"\nSpark write / raw Java send: {ratio:.2f}x (target >= 0.7x: {'met' if ratio >= 0.7 else 'MISSED'})"
-    )
+        spark.stop()
 
 
 if __name__ == "__main__":

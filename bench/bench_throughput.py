@@ -32,112 +32,18 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from raw_java import PROVIDERS, Provider, RawJava, start_broker  # noqa: E402
+
 import pyjms  # noqa: E402
 import pyjms.aio  # noqa: E402
-from pyjms.bridge import classpath  # noqa: E402
 
 BODY = "x" * 100
 BATCH = 1000
-LOG_CONFIG = ROOT / "pyjms" / "bridge" / "log4j2.properties"
-
-
-@dataclass(frozen=True)
-class Provider:
-    """How to run a broker for a provider and reach it, from pyjms and from raw Java."""
-
-    name: str
-    broker_args: tuple[str, ...]  # for `pyjms broker`
-    scheme: str  # which URL of the broker's ready line to use
-    jars: str  # whose jars raw Java runs with (bridge.classpath provider name)
-    factory_class: str  # the provider's own JMS connection factory, for raw Java
-    pyjms_options: tuple[tuple[str, str], ...] = ()  # extra ConnectionFactory arguments
-
-
-PROVIDERS = {
-    "activemq": Provider(
-        "activemq", (), "tcp://", "activemq", "org.apache.activemq.ActiveMQConnectionFactory"
-    ),
-    "artemis": Provider(
-        "artemis",
-        ("--provider", "artemis"),
-        "artemis+tcp://",
-        "artemis",
-        "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory",
-    ),
-    # Qpid JMS against the pyjms ActiveMQ broker's AMQP connector, and against Artemis's
-    "amqp": Provider("amqp", (), "amqp://", "amqp", "org.apache.qpid.jms.JmsConnectionFactory"),
-    "amqp-artemis": Provider(
-        "amqp-artemis",
-        ("--provider", "artemis"),
-        "amqp://",
-        "amqp",
-        "org.apache.qpid.jms.JmsConnectionFactory",
-    ),
-}
-
-
-def start_broker(p: Provider) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pyjms", "broker", "--port", "0", *p.broker_args],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if "ready:" not in line:
-        proc.kill()
-        raise RuntimeError(f"broker did not start: {line!r}")
-    urls = line.split("ready:")[1].split()
-    url = next((u for u in urls if u.startswith(p.scheme)), None)
-    if url is None:
-        proc.terminate()
-        raise RuntimeError(f"the broker serves no {p.scheme} URL: {urls}")
-    return proc, url
-
-
-class RawJava:
-    """bench/RawJms.java in one JVM for the whole run, given one round per command."""
-
-    def __init__(self, p: Provider, url: str) -> None:
-        jars = os.pathsep.join(classpath.provider_jars(p.jars))
-        # the options pyjms's own JVM starts with (bridge.jvm), so only the client differs
-        self.proc = subprocess.Popen(
-            [
-                "java",
-                "-Xrs",
-                "-Xshare:auto",
-                f"-Dlog4j2.configurationFile={LOG_CONFIG}",
-                "-cp",
-                jars,
-                str(ROOT / "bench" / "RawJms.java"),
-                p.factory_class,
-                url.split("+", 1)[-1],
-            ],  # artemis+tcp://
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    def run(self, mode: str, queue: str, n: int) -> float:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(f"{mode} {queue} {n} {len(BODY)}\n")
-        self.proc.stdin.flush()
-        reply = self.proc.stdout.readline().split()
-        if not reply or reply[0] != "ok":
-            raise RuntimeError(f"RawJms failed: {reply}")
-        return n / float(reply[2])
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=30)
 
 
 def pyjms_per_message(ctx: pyjms.JMSContext, queue: str, n: int) -> float:
@@ -275,8 +181,8 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, l
         afactory = pyjms.aio.ConnectionFactory.of(factory)
         with factory.create_context() as ctx:
             run: dict[str, Callable[[str], float]] = {
-                "raw Java, sequential": lambda q: raw.run("sequential", q, n),
-                "raw Java, pipelined": lambda q: raw.run("pipelined", q, n),
+                "raw Java, sequential": lambda q: raw.rate("sequential", q, n, len(BODY)),
+                "raw Java, pipelined": lambda q: raw.rate("pipelined", q, n, len(BODY)),
                 "pyjms per message": lambda q: pyjms_per_message(ctx, q, n),
                 "pyjms send_batch/receive_batch": lambda q: pyjms_batched(ctx, q, n),
                 "pyjms per message, pipelined": lambda q: pyjms_pipelined(factory, q, n),

@@ -32,14 +32,27 @@ BENCHES = [
         [],
         ["--messages", "200", "--window-s", "2", "--modes", "staging", "--warmup", "0"],
     ),
-    ("browse", "bench_browse.py", [], ["--messages", "300", "--mark-messages", "100", "--rounds", "1"]),
-    ("dlq", "bench_dlq.py", [], ["--messages", "200"]),
-    ("spark", "bench_spark.py", [], ["--rows", "200", "--rounds", "1"]),
+    (
+        "browse",
+        "bench_browse.py",
+        [],
+        ["--messages", "300", "--mark-messages", "100", "--rounds", "1", "--warmup", "0"],
+    ),
+    (
+        "dlq",
+        "bench_dlq.py",
+        [],
+        ["--messages", "200", "--rounds", "1", "--warmup", "0", "--match-iterations", "200"],
+    ),
+    ("spark", "bench_spark.py", [], ["--rows", "200", "--rounds", "1", "--warmup", "0"]),
 ]
 
-#: what the summary keeps: ratios against a baseline, targets, lateness rows (delay), and the
-#: DLQ handler's rate (it has no baseline yet)
-KEEP = re.compile(r"\d+\.\d\dx|target|^(native|scheduler|staging)\S*\s+\d|msg/s \(persistent|^== |cold start")
+#: what the summary keeps: the baselines' rows (raw Java), ratios against them, targets, lateness
+#: rows (delay), section headings (which broker, which provider), rule matching (DLQ) and the
+#: cold start
+KEEP = re.compile(
+    r"^raw Java|\d+\.\d\dx|target|^(native|scheduler|staging)\S*\s+\d|^== |rule matching|cold start"
+)
 
 
 def main() -> None:

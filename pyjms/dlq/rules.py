@@ -156,16 +156,33 @@ class Rule:
     putaut: PutAut = PutAut.DEF
     retry: int = 1
     line: int = field(default=0, compare=False)
+    # made by __post_init__ from the patterns above
+    _string_checks: tuple[tuple[str, Callable[[str], object]], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
+    _numeric_checks: tuple[tuple[str, int], ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # compiled once: only the patterns that can fail a match, each a ready test
+        string_checks = tuple(
+            (name, _string_test(pattern))
+            for name in STRING_PATTERNS
+            if (pattern := getattr(self, name)) != "*"
+        )
+        numeric_checks = tuple(
+            (name, wanted) for name in NUMERIC_PATTERNS if (wanted := getattr(self, name)) is not None
+        )
+        object.__setattr__(self, "_string_checks", string_checks)
+        object.__setattr__(self, "_numeric_checks", numeric_checks)
 
     def matches(self, fields: Mapping[str, object]) -> bool:
         """Whether a message's fields (keyed destq, reason, ...; missing = blank/0) match."""
-        for name in STRING_PATTERNS:
-            pattern = getattr(self, name)
-            if pattern != "*" and not _wildcard(pattern).fullmatch(_text(fields.get(name))):
+        view = fields if isinstance(fields, _Fields) else _Fields(fields)
+        for name, test in self._string_checks:
+            if not test(view.text(name)):
                 return False
-        for name in NUMERIC_PATTERNS:
-            wanted = getattr(self, name)
-            if wanted is not None and _number(name, fields.get(name)) != wanted:
+        for name, wanted in self._numeric_checks:
+            if view.number(name) != wanted:
                 return False
         return True
 
@@ -212,6 +229,19 @@ class RulesTable:
 
     control: ControlData
     rules: tuple[Rule, ...]
+    # first_match's answers by the fields some rule tests: dead letters mostly share them (one
+    # destination, one reason), so a 100-rule table costs a lookup per message, not 100 tests
+    _answers: dict[tuple[object, ...], tuple[int, Rule] | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _tested: tuple[tuple[str, ...], tuple[str, ...]] = field(
+        default=((), ()), init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        strings = {name for rule in self.rules for name, _ in rule._string_checks}
+        numbers = {name for rule in self.rules for name, _ in rule._numeric_checks}
+        object.__setattr__(self, "_tested", (tuple(sorted(strings)), tuple(sorted(numbers))))
 
     @classmethod
     def parse(cls, text: str) -> RulesTable:
@@ -249,14 +279,29 @@ class RulesTable:
 
     def matching(self, fields: Mapping[str, object]) -> list[Rule]:
         """Every rule the message matches, in table order (the order they are tried, Q01/Q03)."""
-        return [rule for rule in self.rules if rule.matches(fields)]
+        view = _Fields(fields)
+        return [rule for rule in self.rules if rule.matches(view)]
 
     def first_match(self, fields: Mapping[str, object], start: int = 0) -> tuple[int, Rule] | None:
         """The first matching rule at index ``start`` or later, with its index; None if none."""
+        view = _Fields(fields)  # each field normalized once, not once per rule
+        strings, numbers = self._tested
+        try:
+            key = (start, *(view.text(n) for n in strings), *(view.number(n) for n in numbers))
+        except InvalidArgumentRuntimeException:  # a field that is no number: only a rule testing it fails
+            key = None
+        if key is not None and key in self._answers:
+            return self._answers[key]
+        found = None
         for index in range(max(start, 0), len(self.rules)):
-            if self.rules[index].matches(fields):
-                return index, self.rules[index]
-        return None
+            if self.rules[index].matches(view):
+                found = index, self.rules[index]
+                break
+        if key is not None:
+            if len(self._answers) >= _MAX_ANSWERS:
+                self._answers.clear()
+            self._answers[key] = found
+        return found
 
     def to_text(self) -> str:
         """The table as text that parses back to an equal table."""
@@ -271,6 +316,48 @@ class RulesTable:
 
 
 # --- matching helpers -------------------------------------------------------------------
+
+
+#: first_match answers a table keeps (then it starts again)
+_MAX_ANSWERS = 4096
+
+
+class _Fields:
+    """A message's fields as the patterns compare them, each normalized on first use: a
+    number that is not one fails only a rule that tests it."""
+
+    __slots__ = ("_fields", "_texts", "_numbers")
+
+    def __init__(self, fields: Mapping[str, object]) -> None:
+        self._fields = fields
+        self._texts: dict[str, str] = {}
+        self._numbers: dict[str, int] = {}
+
+    def text(self, name: str) -> str:
+        found = self._texts.get(name)
+        if found is None:
+            found = self._texts[name] = _text(self._fields.get(name))
+        return found
+
+    def number(self, name: str) -> int:
+        found = self._numbers.get(name)
+        if found is None:
+            found = self._numbers[name] = _number(name, self._fields.get(name))
+        return found
+
+
+def _string_test(pattern: str) -> Callable[[str], object]:
+    """A test of a normalized field against a pattern: equality unless it has wildcards."""
+    if "*" not in pattern and "?" not in pattern:
+        return pattern.__eq__
+    prefix = pattern[:-1]
+    if pattern.endswith("*") and "*" not in prefix and "?" not in prefix:  # the usual APP.* form
+        return partial(_has_prefix, prefix)
+    return _wildcard(pattern).fullmatch
+
+
+def _has_prefix(prefix: str, text: str) -> bool:
+    return text.startswith(prefix)
 
 
 @lru_cache(maxsize=1024)

@@ -15,6 +15,19 @@ from tests.conftest import ROOT
 #: each bench script with the tiny N of `make bench`'s --quick (bench_throughput.py's smoke run
 #: is tests/aio/test_bench.py, which also checks its asyncio rows)
 SMOKE = {script: quick for _, script, _, quick in BENCHES if script != "bench_throughput.py"}
+#: what a bench must print at any N: its warm raw Java baselines' rows and its targets
+PRINTS = {
+    "bench_browse.py": ("raw Java drain, 1 consumer", "raw Java drain, 4 consumers", "target >= 0.5x"),
+    "bench_dlq.py": (
+        "persistent broker: `pyjms broker --data DIR`",
+        "in-memory broker: `pyjms broker`",
+        "raw Java transacted move, 1 consumer",
+        "raw Java transacted move, 2 consumers",
+        "target >= 0.7x",
+        "rule matching",
+    ),
+    "bench_spark.py": ("raw Java send", "raw Java receive", "target >= 0.8x", "target >= 0.7x"),
+}
 
 
 @pytest.mark.parametrize("script", list(SMOKE))
@@ -29,3 +42,5 @@ def test_bench_script_runs_and_prints_its_ratios(script: str) -> None:
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     # the figures `make bench` summarizes: ratios against a baseline, targets, lateness rows
     assert any(KEEP.search(line) for line in out.stdout.splitlines()), out.stdout[-3000:]
+    for wanted in PRINTS.get(script, ()):
+        assert wanted in out.stdout, (wanted, out.stdout[-3000:])

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import pyjms
 from tests.conftest import ROOT, BrokerProcess
@@ -178,3 +181,15 @@ def test_cli_send_refuses_a_property_without_a_value(tcp_broker, qname):
     assert bad.returncode == 2 and "--property 'kind' is not NAME=VALUE" in bad.stderr
     with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
         assert ctx.create_consumer(ctx.create_queue(qname)).receive(300) is None  # nothing half-sent
+
+
+@pytest.mark.parametrize("provider", ["activemq", "artemis"])
+def test_a_broker_process_stops_on_sigterm_with_status_0(provider):
+    """A supervisor's stop: the broker process ends, and promptly. (An Artemis broker used to
+    linger until its in-vm connector's idle threads timed out, over 30 s.)"""
+    broker = BrokerProcess(provider=provider)
+    broker.proc.send_signal(signal.SIGTERM)
+    try:
+        assert broker.proc.wait(timeout=20) == 0
+    finally:
+        broker.stop(signal.SIGKILL)

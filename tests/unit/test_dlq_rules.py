@@ -631,3 +631,29 @@ def test_a_reference_word_outside_fwdq_is_a_quoted_value():
     assert "USERID('&DESTQ')" in rule.to_text()
     assert only_rule(rule.to_text()).userid == "&DESTQ"
     assert "FWDQ(&DESTQ)" in Rule(action=Action.FWD, fwdq="&DESTQ").to_text()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "destq": st.sampled_from(["APP.1", "APP.2.X", "OTHER", ""]),
+                "reason": st.sampled_from([2053, 2035, 0]),
+            }
+        ),
+        min_size=1,
+        max_size=20,
+    ),
+    st.integers(min_value=0, max_value=4),
+)
+def test_first_match_answers_from_its_cache_as_from_the_rules(messages, start):
+    """first_match keeps its answers by the fields the rules test; asked again, or for other
+    messages with the same fields, it answers as testing each rule in order would."""
+    table = RulesTable.parse(
+        "DESTQ(APP.1) ACTION(DISCARD)\nDESTQ(APP.*) REASON(2053) ACTION(FWD) FWDQ(A)\n"
+        "REASON(MQRC_NOT_AUTHORIZED) ACTION(FWD) FWDQ(B)\nDESTQ(?THER) ACTION(IGNORE)\nACTION(RETRY)\n"
+    )
+    for fields in messages * 2:
+        expected = next(((i, r) for i, r in enumerate(table.rules) if i >= start and r.matches(fields)), None)
+        assert table.first_match(fields, start) == expected

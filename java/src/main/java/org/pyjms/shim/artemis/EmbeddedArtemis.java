@@ -14,6 +14,7 @@ import org.apache.activemq.artemis.api.core.RoutingType;
 import org.apache.activemq.artemis.api.core.SimpleString;
 import org.apache.activemq.artemis.core.config.Configuration;
 import org.apache.activemq.artemis.core.config.impl.ConfigurationImpl;
+import org.apache.activemq.artemis.core.remoting.impl.invm.InVMConnector;
 import org.apache.activemq.artemis.core.remoting.impl.netty.NettyAcceptor;
 import org.apache.activemq.artemis.core.security.Role;
 import org.apache.activemq.artemis.core.filter.Filter;
@@ -40,6 +41,9 @@ public final class EmbeddedArtemis {
     private static final String TCP_ACCEPTOR = "tcp";
     /** Artemis's in-vm server ids; pyjms's Artemis brokers in one JVM each take the next. */
     private static final AtomicInteger NEXT_VM_ID = new AtomicInteger();
+    /** The brokers of this class running in this JVM. */
+    private static final AtomicInteger RUNNING = new AtomicInteger();
+    private volatile boolean stopped;
     private static final Pattern SUBSCRIBER_CLAUSE = Pattern.compile(Contract.SUBSCRIBER + " = '([^']*)'");
 
     private final EmbeddedActiveMQ embedded;
@@ -123,6 +127,7 @@ public final class EmbeddedArtemis {
         QueueLimits limits = new QueueLimits(embedded.getActiveMQServer());
         cfg.registerBrokerPlugin(limits);
         embedded.start();
+        RUNNING.incrementAndGet();
         return new EmbeddedArtemis(embedded, vmId, limits);
     }
 
@@ -227,6 +232,12 @@ public final class EmbeddedArtemis {
     }
 
     public void stop() throws Exception {
+        if (stopped) return;
+        stopped = true;
         embedded.stop();
+        // the in-vm connector's threads are not daemons and idle for 60 s before they end, which
+        // holds the JVM's exit (a SIGTERMed `pyjms broker` took 30 s and more); the pool is shared
+        // by every broker in this JVM, so it goes with the last one
+        if (RUNNING.decrementAndGet() == 0) InVMConnector.resetThreadPool();
     }
 }

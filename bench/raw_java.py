@@ -1,0 +1,140 @@
+"""What every bench shares: a standalone broker per provider, and the raw Java baseline.
+
+The baseline is the provider's own JMS client used directly from Java (bench/RawJms.java), in
+ONE JVM per provider that stays up for the whole bench and takes a round per command on stdin,
+so its JIT warms up as pyjms's own JVM does: a new JVM per round (`java File.java` each time)
+has a cold JIT, which flattered pyjms by about 1.75x. It starts with the JVM options pyjms's
+JVM gets (pyjms.bridge.jvm.start), PYJMS_JVM_OPTIONS included, and every bench gives it the
+same untimed warm-up rounds as the pyjms side.
+
+    raw = RawJava(PROVIDERS["activemq"], url)
+    seconds = raw.run("send", "Q", 50_000, 100, "non-persistent")   # see RawJms.java's commands
+    raw.close()
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pyjms.bridge import classpath  # noqa: E402
+
+LOG_CONFIG = ROOT / "pyjms" / "bridge" / "log4j2.properties"
+RAW_JMS = ROOT / "bench" / "RawJms.java"
+
+
+@dataclass(frozen=True)
+class Provider:
+    """How to run a broker for a provider and reach it, from pyjms and from raw Java."""
+
+    name: str
+    broker_args: tuple[str, ...]  # for `pyjms broker`
+    scheme: str  # which URL of the broker's ready line to use
+    jars: str  # whose jars raw Java runs with (bridge.classpath provider name)
+    factory_class: str  # the provider's own JMS connection factory, for raw Java
+    pyjms_options: tuple[tuple[str, str], ...] = ()  # extra ConnectionFactory arguments
+
+
+PROVIDERS = {
+    "activemq": Provider(
+        "activemq", (), "tcp://", "activemq", "org.apache.activemq.ActiveMQConnectionFactory"
+    ),
+    "artemis": Provider(
+        "artemis",
+        ("--provider", "artemis"),
+        "artemis+tcp://",
+        "artemis",
+        "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory",
+    ),
+    # Qpid JMS against the pyjms ActiveMQ broker's AMQP connector, and against Artemis's
+    "amqp": Provider("amqp", (), "amqp://", "amqp", "org.apache.qpid.jms.JmsConnectionFactory"),
+    "amqp-artemis": Provider(
+        "amqp-artemis",
+        ("--provider", "artemis"),
+        "amqp://",
+        "amqp",
+        "org.apache.qpid.jms.JmsConnectionFactory",
+    ),
+}
+
+
+def start_broker(p: Provider, data_dir: str | None = None) -> tuple[subprocess.Popen[str], str]:
+    """A `pyjms broker` process on its defaults (persistent in ``data_dir`` when given) and its
+    URL for ``p``; terminate() and wait() it when done."""
+    data = ("--data", data_dir) if data_dir is not None else ()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pyjms", "broker", "--port", "0", *p.broker_args, *data],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if "ready:" not in line:
+        proc.kill()
+        raise RuntimeError(f"broker did not start: {line!r}")
+    urls = line.split("ready:")[1].split()
+    url = next((u for u in urls if u.startswith(p.scheme)), None)
+    if url is None:
+        proc.terminate()
+        raise RuntimeError(f"the broker serves no {p.scheme} URL: {urls}")
+    return proc, url
+
+
+def jvm_options() -> list[str]:
+    """The options pyjms.bridge.jvm.start gives pyjms's JVM, so that only the client differs."""
+    return [
+        f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+        "-Dorg.apache.activemq.SERIALIZABLE_PACKAGES=",
+        "-Xshare:auto",
+        "-Xrs",
+        *os.environ.get("PYJMS_JVM_OPTIONS", "").split(),
+    ]
+
+
+class RawJava:
+    """bench/RawJms.java in one JVM for the whole run, given one round per command."""
+
+    def __init__(self, p: Provider, url: str) -> None:
+        jars = os.pathsep.join(classpath.provider_jars(p.jars))
+        self.proc = subprocess.Popen(
+            # artemis+tcp:// is pyjms's; Artemis's own client takes tcp://
+            ["java", *jvm_options(), "-cp", jars, str(RAW_JMS), p.factory_class, url.split("+", 1)[-1]],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, *command: object) -> float:
+        """Seconds the command took, timed in the Java process (RawJms.java lists them)."""
+        return self._ask(command)[1]
+
+    def rate(self, *command: object) -> float:
+        """Messages per second of the command."""
+        n, seconds = self._ask(command)
+        return n / seconds
+
+    def _ask(self, command: tuple[object, ...]) -> tuple[int, float]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        line = " ".join(str(word) for word in command)
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline().split(maxsplit=2)
+        if not reply or reply[0] != "ok":
+            raise RuntimeError(f"raw Java {line!r} failed: {' '.join(reply) or 'no answer (exited?)'}")
+        return int(reply[1]), float(reply[2])
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
