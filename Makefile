@@ -33,11 +33,13 @@ demo: $(VENV)/.demo-installed
 	@echo "==> running examples/demo.py"
 	$(PY) examples/demo.py
 
-# lint and format (seconds); `make test` runs it first, so CI does too
+# lint, format and strict typing (seconds); `make test` runs it first, so CI does too
 check: $(VENV)/.installed
 	@echo "==> ruff: lint and format"
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	@echo "==> mypy --strict (pyproject.toml [tool.mypy])"
+	$(PY) -m mypy
 
 test: providers check
 	@echo "==> running the test suite against real brokers"

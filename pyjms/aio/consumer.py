@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.aio.worker import AGAIN
 from pyjms.api.checks import to_ms
@@ -167,15 +167,18 @@ class JMSConsumer:
         self._check()
         kept = self._from_kept(self._kept)
         if kept:
-            return kept[0]
+            return cast("Message | None", kept[0])
         sync = self.sync
-        return await self._receive(wait_ms(timeout_ms), sync.receive, None, self._keep, self._kept)
+        return cast(
+            "Message | None",
+            await self._receive(wait_ms(timeout_ms), sync.receive, None, self._keep, self._kept),
+        )
 
     async def receive_no_wait(self) -> Message | None:
         self._check()
         kept = self._from_kept(self._kept)
         if kept:
-            return kept[0]
+            return cast("Message | None", kept[0])
         ctx = self._ctx
         sync = self.sync
         taken = await ctx.worker.call(lambda: Taken(ctx.epoch, sync.receive_no_wait()), self._keep)

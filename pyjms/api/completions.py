@@ -13,11 +13,12 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
+from pyjms.bridge.java_types import JavaBytes, JavaStringArg, JavaThrowable
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
@@ -26,8 +27,15 @@ if TYPE_CHECKING:
 #: how long the completion thread waits for an outcome before it looks at its context again
 _POLL_MS = 200
 
+#: a send's outcome from the shim: the header block it got, or the exception that failed it
+Outcome = tuple[JavaBytes | None, JavaThrowable | None]
+
 #: the outcome of a send the client refused at the call (it raised to the sender)
-_NEVER_SENT: tuple[Any, Any] = (None, None)
+_NEVER_SENT: Outcome = (None, None)
+
+#: Channel.send's arguments but ``what``: destination key, record, delivery mode, priority,
+#: time to live, delivery delay, flags
+SendArgs = tuple[JavaStringArg, bytes, int, int, int, int, int]
 
 #: called with the sent message's headers, or with the error that failed the send
 Completion = Callable[[Any, Any], None]
@@ -40,14 +48,14 @@ class NativeAsyncSends:
         self._ctx = ctx
         self._tickets = itertools.count(1)
         self._pending: dict[int, tuple[Destination, Completion]] = {}
-        self._arrived: dict[int, tuple[Any, Any]] = {}  # outcomes ahead of an earlier send's
+        self._arrived: dict[int, Outcome] = {}  # outcomes ahead of an earlier send's
         self._next = 1  # the ticket whose completion is due next
         self._idle = threading.Condition()
         self._stopping = False
         self._thread = threading.Thread(target=self._run, name=f"pyjms-completions-{id(ctx):x}", daemon=True)
         self._thread.start()
 
-    def send(self, destination: Destination, args: tuple[Any, ...], completion: Completion) -> None:
+    def send(self, destination: Destination, args: SendArgs, completion: Completion) -> None:
         """Hands one send (Channel.send's arguments) to the client; a refusal at the call itself
         raises here, as JMS allows; ``completion`` runs on this context's completion thread."""
         ticket = next(self._tickets)
@@ -99,7 +107,7 @@ class NativeAsyncSends:
                 arrived = self._arrived.pop(ticket)
             self._complete(ticket, arrived)
 
-    def _complete(self, ticket: int, arrived: tuple[Any, Any]) -> None:
+    def _complete(self, ticket: int, arrived: Outcome) -> None:
         with self._idle:
             entry = self._pending.get(ticket)
         if entry is None or arrived is _NEVER_SENT:
@@ -111,7 +119,8 @@ class NativeAsyncSends:
         headers, error = arrived
         try:
             if error is None:
-                completion(C.read_headers(bytes(headers), 0)[0], None)
+                # a success always carries the header block the provider assigned
+                completion(C.read_headers(bytes(cast(JavaBytes, headers)), 0)[0], None)
             else:
                 completion(None, translate(error, f"send to {destination}"))
         finally:

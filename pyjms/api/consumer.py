@@ -6,7 +6,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.api import extension, observers
 from pyjms.api.checks import to_ms
@@ -275,12 +275,12 @@ class JMSConsumer:
         queue within timeout_ms, or NoMessageUnderCursor (2034) if a marking browser in this
         process returned it and it has expired since (E12).
         """
-        return extension.implementation("receive_by_token")(self, token, timeout_ms)
+        return cast("Message", extension.implementation("receive_by_token")(self, token, timeout_ms))
 
     def receive_by_tokens(self, tokens: Sequence[str], timeout_ms: int | timedelta = 1000) -> list[Message]:
         """Gets the messages with these tokens that are on the queue (see receive_by_token);
         those that are gone are simply not in the list. Provided by pyjms.browse."""
-        return extension.implementation("receive_by_tokens")(self, tokens, timeout_ms)
+        return cast("list[Message]", extension.implementation("receive_by_tokens")(self, tokens, timeout_ms))
 
     def receive_by_message_ids(
         self, message_ids: Sequence[str], timeout_ms: int | timedelta = 1000

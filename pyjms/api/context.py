@@ -17,7 +17,7 @@ import os
 import queue as _queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pyjms.api import extension, observers
 from pyjms.api.completions import NativeAsyncSends
@@ -40,6 +40,7 @@ from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
 from pyjms.bridge.errors import translate
+from pyjms.bridge.java_types import JavaChannel, JavaConnectionFactory, JavaProvider, JavaString
 from pyjms.errors import (
     DuplicateRejectedRuntimeException,
     IllegalStateRuntimeException,
@@ -52,6 +53,7 @@ from pyjms.errors import (
 from pyjms.reasons import MQRC
 
 _log = logging.getLogger("pyjms")
+_T = TypeVar("_T")
 #: the queues pyjms's own services (admin, marks, control) answer on: never checked in strict mode
 _SERVICE_PREFIX = "PYJMS."
 
@@ -130,8 +132,8 @@ class ConnectionFactory:
         self.create_destinations = bool(create_destinations)
         self._plugin: ProviderPlugin | None = None
         self._policies: list[SendPolicy] | None = None
-        self._provider: Any = None
-        self._jfactory: Any = None
+        self._provider: JavaProvider | None = None
+        self._jfactory: JavaConnectionFactory | None = None
         self._lock = threading.Lock()
 
     @property
@@ -174,7 +176,7 @@ class ConnectionFactory:
             self._policies.append(policy)
         return self
 
-    def _java(self) -> tuple[Any, Any]:
+    def _java(self) -> tuple[JavaProvider, JavaConnectionFactory]:
         with self._lock:
             if self._jfactory is None:
                 if self.factory_class:
@@ -196,6 +198,7 @@ class ConnectionFactory:
                     raise translate(
                         e, f"cannot make a connection factory for {self.url or self.factory_class!r}"
                     ) from None
+            assert self._provider is not None and self._jfactory is not None
             return self._provider, self._jfactory
 
     def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
@@ -213,6 +216,26 @@ class JMSContext:
     thread, as JMS requires (a session delivers serially). Use it as a context manager.
     """
 
+    # set by _open (a context is made there, not by __init__)
+    _factory: ConnectionFactory
+    _mode: int
+    _closed: bool
+    _lock: threading.RLock
+    _listeners: dict[int, JMSConsumer]
+    _dispatcher: threading.Thread | None
+    _async: _AsyncSender | None
+    _native_sends: NativeAsyncSends | None  # the client's own async sends
+    _jms2: bool | None  # whether the client has JMS 2.0's async send and receive_body
+    _sends_async: bool | None  # whether the client has JMS 2.0's async send
+    _auto_start: bool
+    _synchronizations: list[TransactionSynchronization]
+    _client_id: str | None
+    _existing: set[str]  # strict mode: destinations the broker said it has
+    _channel: Channel
+    _ch: JavaChannel  # the raw shim objects, for pyjms.api.completions
+    _s: jvm.Shim
+    _provider_name: str
+
     def __init__(self) -> None:  # use ConnectionFactory.create_context
         raise TypeError("use ConnectionFactory.create_context() or JMSContext.create_context()")
 
@@ -229,16 +252,16 @@ class JMSContext:
         self._mode = session_mode
         self._closed = False
         self._lock = threading.RLock()
-        self._listeners: dict[int, JMSConsumer] = {}
-        self._dispatcher: threading.Thread | None = None
-        self._async: _AsyncSender | None = None
-        self._native_sends: NativeAsyncSends | None = None  # the client's own async sends
-        self._jms2: bool | None = None  # whether the client has JMS 2.0's async send and receive_body
-        self._sends_async: bool | None = None  # whether the client has JMS 2.0's async send
+        self._listeners = {}
+        self._dispatcher = None
+        self._async = None
+        self._native_sends = None  # the client's own async sends
+        self._jms2 = None  # whether the client has JMS 2.0's async send and receive_body
+        self._sends_async = None  # whether the client has JMS 2.0's async send
         self._auto_start = True
-        self._synchronizations: list[TransactionSynchronization] = []
+        self._synchronizations = []
         self._client_id = factory.client_id if parent is None else parent._client_id
-        self._existing: set[str] = set()  # strict mode: destinations the broker said it has
+        self._existing = set()  # strict mode: destinations the broker said it has
         provider, jfactory = factory._java()
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
         if parent is None:
@@ -357,11 +380,11 @@ class JMSContext:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _call(self, fn: Callable[[], Any], what: str) -> Any:
+    def _call(self, fn: Callable[[], _T], what: str) -> _T:
         """Kept for pyjms.delay.processor until it uses the public API (issue 13)."""
         return self._channel.call(fn, what)
 
-    def _jkey(self, destination: Any) -> Any:
+    def _jkey(self, destination: Any) -> JavaString:
         if not isinstance(destination, Destination):
             raise InvalidDestinationRuntimeException(
                 f"destination must be a Queue or Topic from this API, got {destination!r}"
@@ -725,7 +748,8 @@ class JMSContext:
                             observers.deliver(consumer, message, consumer._listener)
                         ok = True
                 except Exception as e:  # a failing listener must not kill the dispatcher
-                    consumer._listener_error(e)
+                    if consumer is not None:  # (always: only the listener raises)
+                        consumer._listener_error(e)
                 try:
                     self._channel.listened_done(ok)
                 except Exception:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import overload
 
+from pyjms.bridge.java_types import JavaString
 from pyjms.errors import InvalidDestinationRuntimeException
 
 
@@ -19,7 +21,7 @@ class Destination:
                 f"a destination name must be a non-empty string, got {name!r}"
             )
         self.name = name
-        self._jkey: Any = None  # the key as a Java String, made once by the context
+        self._jkey: JavaString | None = None  # the key as a Java String, made once by the context
 
     @property
     def key(self) -> str:
@@ -58,6 +60,7 @@ class TemporaryQueue(Queue):
     """A queue that lives as long as the connection that made it."""
 
     __slots__ = ("_delete",)
+    _delete: Callable[[Destination], None]  # set by the context that made it
     scheme = "temp-queue"
 
     def delete(self) -> None:
@@ -69,6 +72,7 @@ class TemporaryQueue(Queue):
 
 class TemporaryTopic(Topic):
     __slots__ = ("_delete",)
+    _delete: Callable[[Destination], None]
     scheme = "temp-topic"
 
     delete = TemporaryQueue.delete
@@ -79,6 +83,12 @@ _BY_SCHEME: dict[str, type[Destination]] = {
 }
 
 
+@overload
+def from_key(key: str) -> Destination: ...
+@overload
+def from_key(key: None) -> None: ...
+@overload
+def from_key(key: str | None) -> Destination | None: ...
 def from_key(key: str | None) -> Destination | None:
     """The destination for a shim key such as ``queue://ORDERS``."""
     if key is None:

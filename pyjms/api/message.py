@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from pyjms.api import checks
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
@@ -519,28 +519,28 @@ class Message:
         self._props_ro = False
 
     def get_boolean_property(self, name: str) -> bool:
-        return convert(self._get(name), C.T_BOOL, f"property {name!r}")
+        return cast(bool, convert(self._get(name), C.T_BOOL, f"property {name!r}"))
 
     def get_byte_property(self, name: str) -> int:
-        return convert(self._get(name), C.T_BYTE, f"property {name!r}")
+        return cast(int, convert(self._get(name), C.T_BYTE, f"property {name!r}"))
 
     def get_short_property(self, name: str) -> int:
-        return convert(self._get(name), C.T_SHORT, f"property {name!r}")
+        return cast(int, convert(self._get(name), C.T_SHORT, f"property {name!r}"))
 
     def get_int_property(self, name: str) -> int:
-        return convert(self._get(name), C.T_INT, f"property {name!r}")
+        return cast(int, convert(self._get(name), C.T_INT, f"property {name!r}"))
 
     def get_long_property(self, name: str) -> int:
-        return convert(self._get(name), C.T_LONG, f"property {name!r}")
+        return cast(int, convert(self._get(name), C.T_LONG, f"property {name!r}"))
 
     def get_float_property(self, name: str) -> float:
-        return convert(self._get(name), C.T_FLOAT, f"property {name!r}")
+        return cast(float, convert(self._get(name), C.T_FLOAT, f"property {name!r}"))
 
     def get_double_property(self, name: str) -> float:
-        return convert(self._get(name), C.T_DOUBLE, f"property {name!r}")
+        return cast(float, convert(self._get(name), C.T_DOUBLE, f"property {name!r}"))
 
     def get_string_property(self, name: str) -> str | None:
-        return convert(self._get(name), C.T_STRING, f"property {name!r}")
+        return cast("str | None", convert(self._get(name), C.T_STRING, f"property {name!r}"))
 
     def get_object_property(self, name: str) -> Any:
         e = self._get(name)
@@ -699,7 +699,7 @@ class TextMessage(Message):
             self.set_text(text)
 
     def get_text(self) -> str | None:
-        return self._decoded_body()
+        return cast("str | None", self._decoded_body())
 
     def set_text(self, text: str | None) -> None:
         self._check_body_writable()
@@ -770,7 +770,7 @@ class MapMessage(Message):
         m = self._decoded_body()
         if m is None:
             m = self._body = {}
-        return m
+        return cast("dict[str, tuple[int, Any]]", m)
 
     def _put(self, name: str, tag: int, value: Any) -> None:
         self._check_body_writable()
@@ -814,31 +814,31 @@ class MapMessage(Message):
         return None if e is None else e[1]
 
     def get_string(self, name: str) -> str | None:
-        return convert(self._map().get(name), C.T_STRING, f"map entry {name!r}")
+        return cast("str | None", convert(self._map().get(name), C.T_STRING, f"map entry {name!r}"))
 
     def get_int(self, name: str) -> int:
-        return convert(self._map().get(name), C.T_INT, f"map entry {name!r}")
+        return cast(int, convert(self._map().get(name), C.T_INT, f"map entry {name!r}"))
 
     def get_long(self, name: str) -> int:
-        return convert(self._map().get(name), C.T_LONG, f"map entry {name!r}")
+        return cast(int, convert(self._map().get(name), C.T_LONG, f"map entry {name!r}"))
 
     def get_double(self, name: str) -> float:
-        return convert(self._map().get(name), C.T_DOUBLE, f"map entry {name!r}")
+        return cast(float, convert(self._map().get(name), C.T_DOUBLE, f"map entry {name!r}"))
 
     def get_boolean(self, name: str) -> bool:
-        return convert(self._map().get(name), C.T_BOOL, f"map entry {name!r}")
+        return cast(bool, convert(self._map().get(name), C.T_BOOL, f"map entry {name!r}"))
 
     def get_bytes(self, name: str) -> bytes:
-        return convert(self._map().get(name), C.T_BYTES, f"map entry {name!r}")
+        return cast(bytes, convert(self._map().get(name), C.T_BYTES, f"map entry {name!r}"))
 
     def get_short(self, name: str) -> int:
-        return convert(self._map().get(name), C.T_SHORT, f"map entry {name!r}")
+        return cast(int, convert(self._map().get(name), C.T_SHORT, f"map entry {name!r}"))
 
     def get_byte(self, name: str) -> int:
-        return convert(self._map().get(name), C.T_BYTE, f"map entry {name!r}")
+        return cast(int, convert(self._map().get(name), C.T_BYTE, f"map entry {name!r}"))
 
     def get_float(self, name: str) -> float:
-        return convert(self._map().get(name), C.T_FLOAT, f"map entry {name!r}")
+        return cast(float, convert(self._map().get(name), C.T_FLOAT, f"map entry {name!r}"))
 
     def typed_map(self) -> Mapping[str, tuple[int, Any]]:
         """The entries with their JMS types, as (codec tag, value) pairs: a read-only view."""

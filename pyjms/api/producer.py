@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pyjms.api import checks
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
@@ -232,19 +232,19 @@ class JMSProducer:
         return None if e is None else e[1]
 
     def get_string_property(self, name: str) -> str | None:
-        return convert(self._props.get(name), C.T_STRING, f"property {name!r}")
+        return cast("str | None", convert(self._props.get(name), C.T_STRING, f"property {name!r}"))
 
     def get_int_property(self, name: str) -> int:
-        return convert(self._props.get(name), C.T_INT, f"property {name!r}")
+        return cast(int, convert(self._props.get(name), C.T_INT, f"property {name!r}"))
 
     def get_long_property(self, name: str) -> int:
-        return convert(self._props.get(name), C.T_LONG, f"property {name!r}")
+        return cast(int, convert(self._props.get(name), C.T_LONG, f"property {name!r}"))
 
     def get_boolean_property(self, name: str) -> bool:
-        return convert(self._props.get(name), C.T_BOOL, f"property {name!r}")
+        return cast(bool, convert(self._props.get(name), C.T_BOOL, f"property {name!r}"))
 
     def get_double_property(self, name: str) -> float:
-        return convert(self._props.get(name), C.T_DOUBLE, f"property {name!r}")
+        return cast(float, convert(self._props.get(name), C.T_DOUBLE, f"property {name!r}"))
 
     def set_async(self, completion_listener: CompletionListener | Callable[..., None] | None) -> JMSProducer:
         """Sends return at once; the listener hears of each completion in send order.
@@ -422,7 +422,7 @@ class JMSProducer:
             ]
         text, binary = C.KIND_TEXT, C.KIND_BYTES
         pack = C.pack_record
-        records = []
+        records: list[bytes] = []
         for body in bodies:
             if per_message_props is not None:
                 props = per_message_props[len(records)]

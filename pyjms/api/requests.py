@@ -19,7 +19,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.api.destination import Queue
 from pyjms.bridge import jvm
@@ -33,7 +33,7 @@ from pyjms.errors import (
 if TYPE_CHECKING:
     from pyjms.api.consumer import JMSConsumer
     from pyjms.api.context import ConnectionFactory, JMSContext
-    from pyjms.api.message import Message
+    from pyjms.api.message import Message, TextMessage
 
 __all__ = ["ServiceClient", "ServiceUnavailable", "answer_for_error", "error_from_answer", "serve"]
 
@@ -109,7 +109,8 @@ class ServiceClient:
             if answer.get_jms_correlation_id() == correlation:
                 break
             # an answer to an earlier request that timed out: skip it
-        data: dict[str, Any] = json.loads(answer.get_text() or "{}")
+        # a service answers with text (a stray non-text answer would raise AttributeError)
+        data: dict[str, Any] = json.loads(cast("TextMessage", answer).get_text() or "{}")
         if not data.get("ok"):
             raise error_from_answer(data, f"{op} refused by {self.queue.name}")
         return data
@@ -174,7 +175,7 @@ def _one(m: Message | None) -> list[Message]:
 
 def _answer(m: Message, handle: Handler, producer: Any, queue: Queue) -> None:
     try:
-        request = json.loads(m.get_text() or "{}")
+        request = json.loads(cast("TextMessage", m).get_text() or "{}")  # else AttributeError: below
         if not isinstance(request, dict):
             raise InvalidArgumentRuntimeException(
                 f"a request on {queue.name} must be a JSON object, not {request!r}"

@@ -13,13 +13,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
+from pyjms.bridge.java_types import (
+    JavaBrowser,
+    JavaChannel,
+    JavaConnectionFactory,
+    JavaPoisonClass,
+    JavaProvider,
+    JavaReceiver,
+    JavaString,
+    JavaStringArg,
+    JavaThrowable,
+)
 from pyjms.errors import JMSRuntimeException
 from pyjms.reasons import MQRC
 
+if TYPE_CHECKING:
+    pass
+
+_T = TypeVar("_T")
 _poison_log = logging.getLogger("pyjms.poison")
 #: how the shim's note of a browse's skip begins (org.pyjms.shim.Poison.skipped)
 _SKIPPED = "browse skipped"
@@ -31,7 +46,7 @@ def log_poison_notes() -> None:
     """Logs, once each, the poison messages the shim quarantined or a browse skipped since the
     last call (org.pyjms.shim.Poison). Called when a receive or browse comes back empty, so the
     path that hands messages over costs nothing more."""
-    notes = jvm.shim().jclass("org.pyjms.shim.Poison").drainNotes()
+    notes = cast(JavaPoisonClass, jvm.shim().jclass("org.pyjms.shim.Poison")).drainNotes()
     if notes is not None:
         for line in str(notes).splitlines():
             # a quarantine is what an operator acts on; a browse's skip is told again when a
@@ -44,7 +59,7 @@ class Receiver:
 
     __slots__ = ("java", "id", "_jexc", "_translated")
 
-    def __init__(self, java: Any, channel: Channel) -> None:
+    def __init__(self, java: JavaReceiver, channel: Channel) -> None:
         self.java = java
         self.id = int(java.id())
         self._jexc = channel._jexc
@@ -94,7 +109,7 @@ class Receiver:
     def close(self, what: str = "close consumer") -> None:
         self._run(self.java.close, what)
 
-    def _run(self, fn: Callable[[], Any], what: str) -> Any:
+    def _run(self, fn: Callable[[], _T], what: str) -> _T:
         try:
             return fn()
         except self._jexc as e:
@@ -106,7 +121,7 @@ class Browser:
 
     __slots__ = ("java", "_jexc", "_translated")
 
-    def __init__(self, java: Any, channel: Channel) -> None:
+    def __init__(self, java: JavaBrowser, channel: Channel) -> None:
         self.java = java
         self._jexc = channel._jexc
         self._translated = channel.translated  # as Receiver's
@@ -138,17 +153,17 @@ class Channel:
 
     __slots__ = ("java", "_shim", "_jexc")
 
-    def __init__(self, java: Any) -> None:
+    def __init__(self, java: JavaChannel) -> None:
         jvm.detach_when_thread_ends()
         self.java = java
         self._shim = jvm.shim()
-        self._jexc: type[BaseException] = self._shim.JException
+        self._jexc = self._shim.JException
 
     @classmethod
     def open(
         cls,
-        provider: Any,
-        factory: Any,
+        provider: JavaProvider,
+        factory: JavaConnectionFactory,
         user: str | None,
         password: str | None,
         client_id: str | None,
@@ -167,7 +182,7 @@ class Channel:
         """Another session on this channel's connection."""
         return Channel(self.call(lambda: self.java.sibling(session_mode), what))
 
-    def translated(self, jexc: Any, what: str) -> JMSRuntimeException:
+    def translated(self, jexc: JavaThrowable, what: str) -> JMSRuntimeException:
         """The pyjms error for a Java exception of this channel's calls: when the connection
         broke before (the client told its exception listener), the error says so and carries
         MQRC_CONNECTION_BROKEN or MQRC_Q_MGR_NOT_AVAILABLE, whatever the call itself reported
@@ -212,7 +227,7 @@ class Channel:
         the PutApplName its dead-letter headers carry."""
         self.java.setDeadLetterQueue(key, put_appl_name)
 
-    def call(self, fn: Callable[[], Any], what: str) -> Any:
+    def call(self, fn: Callable[[], _T], what: str) -> _T:
         """Runs fn (Java calls), translating a Java exception into a pyjms error."""
         jvm.detach_when_thread_ends()
         try:
@@ -220,7 +235,7 @@ class Channel:
         except self._jexc as e:
             raise self.translated(e, what) from None
 
-    def java_string(self, text: str) -> Any:
+    def java_string(self, text: str) -> JavaString:
         """A Java String, for keys passed on every send (made once, not per call)."""
         return self._shim.String(text)
 
@@ -284,7 +299,15 @@ class Channel:
     # ------------------------------------------------------------------ sending
 
     def send(
-        self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int, what: str
+        self,
+        key: JavaStringArg,
+        record: bytes,
+        mode: int,
+        priority: int,
+        ttl: int,
+        delay: int,
+        flags: int,
+        what: str,
     ) -> None:
         jvm.detach_when_thread_ends()
         try:
@@ -293,7 +316,15 @@ class Channel:
             raise self.translated(e, what) from None
 
     def send_described(
-        self, key: Any, record: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int, what: str
+        self,
+        key: JavaStringArg,
+        record: bytes,
+        mode: int,
+        priority: int,
+        ttl: int,
+        delay: int,
+        flags: int,
+        what: str,
     ) -> bytes:
         """Sends one record; returns the header block the provider assigned (codec.read_headers)."""
         jvm.detach_when_thread_ends()
@@ -303,7 +334,15 @@ class Channel:
             raise self.translated(e, what) from None
 
     def send_batch(
-        self, key: Any, batch: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int, what: str
+        self,
+        key: JavaStringArg,
+        batch: bytes,
+        mode: int,
+        priority: int,
+        ttl: int,
+        delay: int,
+        flags: int,
+        what: str,
     ) -> int:
         """Sends a batch (codec.pack_batch) to one destination with one set of options."""
         jvm.detach_when_thread_ends()
@@ -322,29 +361,29 @@ class Channel:
 
     # ------------------------------------------------------------------ consuming
 
-    def consumer(self, key: Any, selector: str | None, no_local: bool, what: str) -> Receiver:
+    def consumer(self, key: JavaStringArg, selector: str | None, no_local: bool, what: str) -> Receiver:
         return Receiver(self.call(lambda: self.java.consumer(key, selector, no_local), what), self)
 
-    def prefetching_consumer(self, key: Any, selector: str, prefetch: int, what: str) -> Receiver:
+    def prefetching_consumer(self, key: JavaStringArg, selector: str, prefetch: int, what: str) -> Receiver:
         """A consumer the provider sends at most ``prefetch`` messages ahead."""
         return Receiver(self.call(lambda: self.java.prefetchingConsumer(key, selector, prefetch), what), self)
 
     def durable_consumer(
-        self, key: Any, name: str, selector: str | None, no_local: bool, what: str
+        self, key: JavaStringArg, name: str, selector: str | None, no_local: bool, what: str
     ) -> Receiver:
         return Receiver(
             self.call(lambda: self.java.durableConsumer(key, name, selector, no_local), what), self
         )
 
     def shared_consumer(
-        self, key: Any, name: str, selector: str | None, durable: bool, what: str
+        self, key: JavaStringArg, name: str, selector: str | None, durable: bool, what: str
     ) -> Receiver:
         return Receiver(self.call(lambda: self.java.sharedConsumer(key, name, selector, durable), what), self)
 
     def unsubscribe(self, name: str, what: str) -> None:
         self.call(lambda: self.java.unsubscribe(name), what)
 
-    def browser(self, key: Any, selector: str | None, what: str) -> Browser:
+    def browser(self, key: JavaStringArg, selector: str | None, what: str) -> Browser:
         return Browser(self.call(lambda: self.java.browser(key, selector), what), self)
 
     def create_temporary_queue(self) -> str:
@@ -353,7 +392,7 @@ class Channel:
     def create_temporary_topic(self) -> str:
         return str(self.call(self.java.createTemporaryTopic, "create_temporary_topic"))
 
-    def delete_temporary(self, key: Any, what: str) -> None:
+    def delete_temporary(self, key: JavaStringArg, what: str) -> None:
         self.call(lambda: self.java.deleteTemporary(key), what)
 
     # ------------------------------------------------------------------ listeners

@@ -43,6 +43,47 @@ from pyjms.bridge.contract import (  # noqa: F401 - part of this module's API
 )
 from pyjms.errors import InvalidArgumentRuntimeException
 
+#: the contract's kinds, flags and tags (re-exported) and the format's own functions
+__all__ = [
+    "FLAG_HEADERS",
+    "FLAG_PROPERTIES",
+    "KIND_BYTES",
+    "KIND_MAP",
+    "KIND_MESSAGE",
+    "KIND_OBJECT",
+    "KIND_STREAM",
+    "KIND_TEXT",
+    "T_BOOL",
+    "T_BYTE",
+    "T_BYTES",
+    "T_CHAR",
+    "T_DOUBLE",
+    "T_FLOAT",
+    "T_INT",
+    "T_LONG",
+    "T_NULL",
+    "T_SHORT",
+    "T_STRING",
+    "pack_string",
+    "lone_surrogate",
+    "pack_value",
+    "pack_properties",
+    "pack_headers",
+    "pack_body",
+    "pack_record",
+    "pack_batch",
+    "ROUTE",
+    "pack_routed",
+    "read_string",
+    "read_value",
+    "read_tagged_map",
+    "HEADER_FIELDS",
+    "read_headers",
+    "IncomingRecord",
+    "read_listened",
+    "iter_batch",
+]
+
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _REC_HEAD = struct.Struct(">iBBi")  # length, kind, flags, body offset

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import cast
 
 from pyjms import errors as E
 from pyjms.bridge import jvm
+from pyjms.bridge.java_types import JavaClass, JavaContractClass, JavaJMSException, JavaThrowable
 from pyjms.bridge.urls import without_internal_options
 from pyjms.reasons import MQRC
 
@@ -27,9 +28,9 @@ _BY_NAME: dict[str, type[E.JMSRuntimeException]] = {
 }
 
 
-def _class_names(jexc: Any) -> list[str]:
+def _class_names(jexc: JavaThrowable) -> list[str]:
     names = []
-    cls = jexc.getClass()
+    cls: JavaClass | None = jexc.getClass()
     while cls is not None:
         simple = str(cls.getSimpleName())
         names.append(
@@ -41,11 +42,11 @@ def _class_names(jexc: Any) -> list[str]:
     return names
 
 
-def _describe(jexc: Any) -> str:
+def _describe(jexc: JavaThrowable) -> str:
     """The exception's message, with its causes' messages where they add something."""
     parts: list[str] = []
     seen = 0
-    e = jexc
+    e: JavaThrowable | None = jexc
     while e is not None and seen < 5:
         msg = e.getMessage()
         text = str(msg) if msg is not None else str(e.getClass().getSimpleName())
@@ -63,9 +64,9 @@ _CLASS_FOR_REASON: dict[int, type[E.JMSRuntimeException]] = {
 }
 
 
-def _contract() -> Any:
+def _contract() -> JavaContractClass:
     """The shim's Contract class (the JVM is running: a Java exception exists)."""
-    return jvm.shim().jclass("org.pyjms.shim.Contract")
+    return cast(JavaContractClass, jvm.shim().jclass("org.pyjms.shim.Contract"))
 
 
 # IBM MQ's reasons for a connection, from the Java causes (class names, then messages):
@@ -98,10 +99,10 @@ _BROKEN_TEXT = re.compile(
 )
 
 
-def _causes(jexc: Any) -> list[tuple[list[str], str]]:
+def _causes(jexc: JavaThrowable) -> list[tuple[list[str], str]]:
     """The exception and its causes (at most 8): each one's class names and message."""
     out: list[tuple[list[str], str]] = []
-    e = jexc
+    e: JavaThrowable | None = jexc
     while e is not None and len(out) < 8:
         msg = e.getMessage()
         out.append((_class_names(e), str(msg) if msg is not None else ""))
@@ -109,7 +110,7 @@ def _causes(jexc: Any) -> list[tuple[list[str], str]]:
     return out
 
 
-def connection_reason(jexc: Any) -> int | None:
+def connection_reason(jexc: JavaThrowable) -> int | None:
     """MQRC_Q_MGR_NOT_AVAILABLE or MQRC_CONNECTION_BROKEN when the Java exception says so."""
     causes = _causes(jexc)
     for names, text in causes:
@@ -121,7 +122,7 @@ def connection_reason(jexc: Any) -> int | None:
     return None
 
 
-def translate(jexc: Any, context: str = "") -> E.JMSRuntimeException:
+def translate(jexc: JavaThrowable, context: str = "") -> E.JMSRuntimeException:
     """A pyjms error for a Java exception (jpype.JException)."""
     cls: type[E.JMSRuntimeException] = E.JMSRuntimeException
     for name in _class_names(jexc):
@@ -130,7 +131,7 @@ def translate(jexc: Any, context: str = "") -> E.JMSRuntimeException:
             break
     error_code = None
     try:
-        code = jexc.getErrorCode()
+        code = cast(JavaJMSException, jexc).getErrorCode()  # JMS exceptions only
         error_code = str(code) if code is not None else None
     except AttributeError:
         pass

@@ -16,12 +16,23 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.bridge import classpath as _classpath
 from pyjms.bridge import shim as _shim_module
+from pyjms.bridge.java_types import (
+    JavaChannelClass,
+    JavaCodecClass,
+    JavaHashMapClass,
+    JavaProvidersClass,
+    JavaStringClass,
+    JavaThreadClass,
+)
 from pyjms.bridge.shim import shim_jar
 from pyjms.errors import SetupError
+
+if TYPE_CHECKING:
+    from pyjms.bridge.java_types import JavaException
 
 _lock = threading.RLock()
 _started = False
@@ -42,26 +53,29 @@ SERVICE_JVM_OPTIONS = ("-XX:+DisableExplicitGC", "-XX:MaxTenuringThreshold=0")
 
 
 class _Shim:
-    """The shim's Java classes, looked up once."""
+    """The shim's Java classes, looked up once (typed by pyjms.bridge.java_types)."""
 
     def __init__(self) -> None:
         import jpype
 
         j = jpype.JClass
-        self.Channel = j("org.pyjms.shim.Channel")
-        self.Providers = j("org.pyjms.shim.Providers")
-        self.Codec = j("org.pyjms.shim.Codec")
-        self.HashMap = j("java.util.HashMap")
-        self.String = j("java.lang.String")
-        self.Thread = j("java.lang.Thread")
-        self.JException = jpype.JException
+        self.Channel = cast(JavaChannelClass, j("org.pyjms.shim.Channel"))
+        self.Providers = cast(JavaProvidersClass, j("org.pyjms.shim.Providers"))
+        self.Codec = cast(JavaCodecClass, j("org.pyjms.shim.Codec"))
+        self.HashMap = cast(JavaHashMapClass, j("java.util.HashMap"))
+        self.String = cast(JavaStringClass, j("java.lang.String"))
+        self.Thread = cast(JavaThreadClass, j("java.lang.Thread"))
+        self.JException = cast("type[JavaException]", jpype.JException)
 
-    def jclass(self, name: str) -> Any:
+    def jclass(self, name: str) -> object:
+        """Another Java class: the caller casts it to the Protocol of the methods it calls."""
         import jpype
 
         return jpype.JClass(name)
 
 
+#: the type of shim()'s answer
+Shim = _Shim
 _shim: _Shim | None = None
 
 

@@ -10,11 +10,12 @@ broker (pyjms brokers run one; ``pyjms mark-service --url`` serves any other bro
 dispatchers in different processes and hosts cooperate and a crashed one loses nothing.
 """
 
-from typing import Any
+from typing import Any, cast
 
 from pyjms.api import extension
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue
+from pyjms.bridge.contract import MARK_QUEUE
 from pyjms.browse.browser import MarkingBrowser, NoMessageAvailable, NoMessageUnderCursor
 from pyjms.browse.client import MarkClient
 from pyjms.browse.options import (
@@ -29,7 +30,7 @@ from pyjms.browse.options import (
     UNMARKED_BROWSE_MSG,
     check_interval,
 )
-from pyjms.browse.service import MARK_QUEUE, MarkService
+from pyjms.browse.service import MarkService
 from pyjms.browse.tokens import receive_by_token, receive_by_tokens
 
 __all__ = [
@@ -68,12 +69,12 @@ def create_marking_browser(
 
 def mark_browse_interval(factory: ConnectionFactory) -> int:
     """The broker's MsgMarkBrowseInterval (ms; -1 = never), read from its mark service."""
-    return _config(factory)["interval_ms"]
+    return cast(int, _config(factory)["interval_ms"])
 
 
 def set_mark_browse_interval(factory: ConnectionFactory, interval_ms: int) -> int:
     """Sets the broker's MsgMarkBrowseInterval (IBM's ALTER QMGR MARKINT) and returns it."""
-    return _config(factory, interval_ms=check_interval(interval_ms))["interval_ms"]
+    return cast(int, _config(factory, interval_ms=check_interval(interval_ms))["interval_ms"])
 
 
 def _config(factory: ConnectionFactory, **fields: Any) -> dict[str, Any]:

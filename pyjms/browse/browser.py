@@ -332,6 +332,7 @@ class MarkingBrowser:
 
     def _claimed_next(self) -> Message | None:
         """BROWSE_CO_OP: the next message claimed for the set, claiming a batch at a time."""
+        m: Message | None
         while True:
             while self._reserved:
                 m, at = self._reserved.popleft()

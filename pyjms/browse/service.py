@@ -52,7 +52,7 @@ class MarkService:
         whose lease ran out raises LostHandle, which reaches the asker as an IllegalStateRuntimeException."""
         t = self.table
         op = request.get("op")
-        handle = request.get("handle")
+        handle: Any = request.get("handle")  # JSON, as the other fields
         queue = request.get("queue", "")
         ids = request.get("ids", [])
         if op == "claim":

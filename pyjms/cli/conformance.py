@@ -164,7 +164,7 @@ def run(
             have_admin = True
         except JMSRuntimeException:
             have_admin = False
-        targets = [
+        targets: list[tuple[str, str, MQRC, Callable[[Queue], object], str]] = [
             (
                 "D05",
                 "delayed put to a clustered queue with DEFBIND(OPEN)",

@@ -25,6 +25,7 @@ from pyjms.dlq.cli import run_command as run_dlq_handler
 from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import Admin, EmbeddedBroker
 from pyjms.providers.artemis import EmbeddedArtemisBroker
+from pyjms.rules.attributes import Attributes
 from pyjms.version import __version__
 
 
@@ -159,6 +160,7 @@ def _cmd_admin(args: argparse.Namespace) -> int:
         Topic if args.action == "define-topic" or (describing and args.name.startswith("topic://")) else Queue
     )
     dest = parse_destination(args.name, kind, "name")
+    a: Attributes | None
     if args.action == "define-queue":
         a = admin.define_queue(
             dest.name,
@@ -228,7 +230,9 @@ def _cmd_providers(args: argparse.Namespace) -> int:
     return 0
 
 
-def _subcommand(sub: argparse._SubParsersAction, name: str, helptext: str) -> argparse.ArgumentParser:
+def _subcommand(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, helptext: str
+) -> argparse.ArgumentParser:
     """A subcommand whose --help starts with what it does."""
     return sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
 

@@ -333,7 +333,7 @@ def cmd_browse(args: argparse.Namespace) -> int:
     )
     shown = 0
     with factory.create_context() as ctx:
-        browser = ctx.create_browser(destination, args.selector)
+        browser = ctx.create_browser(destination, args.selector)  # type: ignore[arg-type]  # a topic: refused there
         try:
             for m in browser.get_enumeration():
                 _write(m, args)

@@ -17,18 +17,18 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import cast
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import ConnectionFactory, JMSContext
-from pyjms.api.destination import from_key
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.bridge.channel import log_poison_notes
 from pyjms.delay import staging
+from pyjms.delay.java_types import JavaDueMover, JavaDueMoverClass
 from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
@@ -104,7 +104,7 @@ class Deliverer:
         # made again on each run's context
         self._ctx: JMSContext | None = None
         self._mover: Mover | None = None
-        self._due_mover: Any = None  # org.pyjms.shim.delay.DueMover
+        self._due_mover: JavaDueMover | None = None
         self._opened: dict[int, tuple[JMSConsumer, float]] = {}  # slot -> its consumer, monotonic time opened
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
 
@@ -156,7 +156,8 @@ class Deliverer:
             self._ctx = ctx
             self._mover = self._new_mover(ctx)
             self._plain.reset()  # a Java object of the previous JVM session is not reused
-            self._due_mover = jvm.shim().jclass("org.pyjms.shim.delay.DueMover")(ctx.channel.java)
+            mover_class = cast(JavaDueMoverClass, jvm.shim().jclass("org.pyjms.shim.delay.DueMover"))
+            self._due_mover = mover_class(ctx.channel.java)
             self._opened = {}
             self._uncommitted = []
             try:
@@ -325,7 +326,8 @@ class Deliverer:
         patience_s. Empty slot queues are left for the broker to collect (pyjms brokers
         do): deleting one could race with a late message.
         """
-        consumer, opened_at = self._opened.pop(slot, None) or (self._slot_consumer(slot), time.monotonic())
+        opened: tuple[JMSConsumer, float] | None = self._opened.pop(slot, None)
+        consumer, opened_at = opened or (self._slot_consumer(slot), time.monotonic())
         deadline = time.monotonic() + patience_s
         complete = True
         n = None  # the last chunk's size
@@ -383,24 +385,23 @@ class Deliverer:
         comes back, in delivery-time order, and is handled here message by message; its
         targets without rules become plain.
         """
-        ctx = self._ctx
-        assert ctx is not None
+        ctx, due_mover = self._ctx, self._due_mover
+        assert ctx is not None and due_mover is not None
         plain = self._plain.java_set()
         raw = bytes(
             ctx.channel.call(
-                lambda: self._due_mover.deliverDue(
-                    consumer.wire_receiver().java, DRAIN_CHUNK, timeout, plain
-                ),
+                lambda: due_mover.deliverDue(consumer.wire_receiver().java, DRAIN_CHUNK, timeout, plain),
                 f"delay processor slot {slot}",
             )
         )
+        n: int
         (n,) = struct.unpack_from(">i", raw, 0)
         if n < 0:
             log_poison_notes()  # the chunk may have had poison too
             messages = [Message.from_record(rec) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
-                target = from_key(m.get_string_property(staging.TARGET))
+                target = staging.staged_target(m)
                 if target.key not in self._plain and not has_rules(
                     ctx.provider.target_attributes(ctx, target)
                 ):
@@ -435,7 +436,7 @@ class Deliverer:
                 if wire_id in self._poison:
                     mover.fail(
                         m,
-                        from_key(m.get_string_property(staging.TARGET)),
+                        staging.staged_target(m),
                         JMSRuntimeException("the put to the target failed at commit"),
                     )
                 else:

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass, field
 
 from pyjms.api.context import JMSContext
-from pyjms.api.destination import Destination, Queue, from_key
+from pyjms.api.destination import Destination, Queue
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
@@ -74,7 +74,7 @@ class Mover:
         if expiration and now >= expiration:
             self._expire(m)
             return
-        target = from_key(m.get_string_property(staging.TARGET))
+        target = staging.staged_target(m)
         try:
             # the target as it is now (D15: resolved again at delivery), so a refused put is
             # known before the commit

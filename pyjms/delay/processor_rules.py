@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, cast
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue, from_key
 from pyjms.bridge import jvm
+from pyjms.bridge.java_types import JavaStringSet
+from pyjms.delay.java_types import JavaConcurrentHashMapClass
 
 _log = logging.getLogger("pyjms.delay")
 
@@ -32,7 +34,7 @@ class PlainTargets:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._java: Any = None  # java.util.Set<String>, shared with the shim
+        self._java: JavaStringSet | None = None  # shared with the shim
         self._keys: set[str] = set()
 
     def reset(self) -> None:
@@ -41,11 +43,14 @@ class PlainTargets:
             self._java = None
             self._keys = set()
 
-    def java_set(self) -> Any:
+    def java_set(self) -> JavaStringSet:
         """The set the shim's DueMover reads (concurrent: the rules thread changes it)."""
         with self._lock:
             if self._java is None:
-                self._java = jvm.shim().jclass("java.util.concurrent.ConcurrentHashMap").newKeySet()
+                maps = cast(
+                    JavaConcurrentHashMapClass, jvm.shim().jclass("java.util.concurrent.ConcurrentHashMap")
+                )
+                self._java = maps.newKeySet()
                 self._keys = set()
             return self._java
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 import heapq
 import threading
 from collections.abc import Callable
+from typing import cast
 
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
+from pyjms.api.message import Message, TextMessage
 
 #: slot queues are PYJMS.SLOT.<n>.<staging queue>, so one broker policy covers them all
 SLOT_PREFIX = "PYJMS.SLOT."
@@ -29,6 +31,11 @@ SLOT_MS = 20
 PLAUSIBLE_MS = 10 * 365 * 24 * 3600 * 1000
 #: the slot length of slot markers written without one (pyjms before slots carried their length)
 LEGACY_SLOT_MS = 50
+
+
+def marker_text(m: Message) -> str:
+    """A slot marker's text (pyjms puts every marker as a TextMessage with text)."""
+    return cast(str, cast(TextMessage, m).get_text())
 
 
 def parse_marker(text: str) -> tuple[int, int]:
@@ -182,11 +189,15 @@ class SlotBook:
         one of ours, any other is filed again as foreign. A marker whose queue is gone is dropped
         at the next compaction instead of being drained."""
         found = []
-        existing = None if queue_names is None else {self._slot_of(name) for name in queue_names} - {None}
+        existing = (
+            None
+            if queue_names is None
+            else cast("set[int]", {self._slot_of(name) for name in queue_names} - {None})
+        )
         marked: set[int] = set()
         with ctx.create_browser(self.slots_queue) as browser:
             for m in browser:
-                text = m.get_text()
+                text = marker_text(m)
                 slot, length = parse_marker(text)
                 marked.add(slot)
                 if existing is not None and slot not in existing:
@@ -251,7 +262,7 @@ class SlotBook:
             while batch := consumer.receive_batch(1000, 50):
                 for m in batch:
                     took += 1
-                    text = m.get_text()
+                    text = marker_text(m)
                     if text in resent:  # judged live already
                         came_round = True
                         producer.send(self.slots_queue, text)

@@ -13,7 +13,7 @@ import struct
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
@@ -25,6 +25,7 @@ from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.bridge.channel import log_poison_notes
 from pyjms.delay import staging
+from pyjms.delay.java_types import JavaSlotFiler, JavaSlotFilerClass
 from pyjms.delay.processor_moves import Mover, ProcessorStats
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
 
@@ -60,7 +61,7 @@ class Sorter:
         self._ctx: JMSContext | None = None
         self._mover: Mover | None = None
         self._markers: JMSProducer | None = None
-        self._filer: Any = None  # org.pyjms.shim.delay.SlotFiler
+        self._filer: JavaSlotFiler | None = None
 
     def run(self) -> None:
         book = self._book
@@ -69,7 +70,8 @@ class Sorter:
             self._ctx = ctx
             self._mover = self._new_mover(ctx)
             self._markers = ctx.create_producer()
-            self._filer = jvm.shim().jclass("org.pyjms.shim.delay.SlotFiler")(
+            filer_class = cast(JavaSlotFilerClass, jvm.shim().jclass("org.pyjms.shim.delay.SlotFiler"))
+            self._filer = filer_class(
                 ctx.channel.java, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms
             )
             while not self._stop.is_set():
@@ -98,7 +100,7 @@ class Sorter:
         """Takes up to FILE_BATCH messages off a queue and files each under its slot, in one
         transaction; returns how many it took."""
         ctx, mover, markers, book = self._ctx, self._mover, self._markers, self._book
-        assert ctx is not None and mover is not None and markers is not None
+        assert ctx is not None and mover is not None and markers is not None and self._filer is not None
         raw = bytes(self._filer.file(consumer.wire_receiver().java, FILE_BATCH, timeout_ms))
         filed, soon, quarantined = _read_filing(raw)
         if quarantined:

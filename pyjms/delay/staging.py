@@ -16,8 +16,9 @@ provider can say who subscribes (D16, ProviderPlugin.subscriber_addresses).
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, cast
 
+from pyjms.api.destination import Destination, from_key
 from pyjms.api.message import KEEP, Message
 from pyjms.api.policy import OutgoingSend
 from pyjms.bridge import codec as C
@@ -39,6 +40,12 @@ SUBSCRIBER = contract.SUBSCRIBER
 STAGING_HEADER = (TARGET, ORIGINAL_CORRELATION_ID, STAGED_EXPIRATION)
 #: what pyjms carries for the original message; a report about it is a new message without them
 ORIGINAL_MESSAGE = (DELIVERY_TIME, SEND_TIME, EXPIRATION, MESSAGE_ID)
+
+
+def staged_target(m: Message) -> Destination:
+    """The target a staged message names (the shim quarantines one that names none:
+    org.pyjms.shim.Poison.stagedProblem)."""
+    return cast(Destination, from_key(m.get_string_property(TARGET)))
 
 
 def new_message_id() -> str:

@@ -17,7 +17,6 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
@@ -29,7 +28,7 @@ _PROG = "dlq-handler"
 _DESCRIPTION = "Process a dead-letter queue by a rules table in IBM MQ's runmqdlq language."
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """Registers ``dlq-handler`` on the ``pyjms`` command's subparsers."""
     parser = subparsers.add_parser(
         _PROG,

@@ -42,7 +42,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.destination import Destination, Queue, from_key
@@ -208,7 +208,7 @@ class DLQHandler:
                 f"no dead-letter queue to process: name one (queue=..., INPUTQ in the table); "
                 f"{self._factory.provider.name} has no default"
             )
-        self.queue = queue or control.input_q or default_queue
+        self.queue = cast(str, queue or control.input_q or default_queue)  # one is set: checked above
         self.queue_manager = (queue_manager if queue_manager is not None else control.input_qm) or ""
         self.retry_interval_s = float(
             control.retry_interval_s if retry_interval_s is None else retry_interval_s
@@ -644,7 +644,7 @@ class DLQHandler:
 
 def _destination(name: str) -> Destination:
     """A target named by a header or rule: a queue name, or a destination key (topic://T)."""
-    return from_key(name) if "://" in name else Queue(name)  # type: ignore[return-value]
+    return from_key(name) if "://" in name else Queue(name)
 
 
 def _id_selector(moves: Mapping[str, object]) -> str:

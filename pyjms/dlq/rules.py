@@ -175,7 +175,7 @@ class Rule:
         object.__setattr__(self, "_string_checks", string_checks)
         object.__setattr__(self, "_numeric_checks", numeric_checks)
 
-    def matches(self, fields: Mapping[str, object]) -> bool:
+    def matches(self, fields: Mapping[str, object] | _Fields) -> bool:
         """Whether a message's fields (keyed destq, reason, ...; missing = blank/0) match."""
         view = fields if isinstance(fields, _Fields) else _Fields(fields)
         for name, test in self._string_checks:

@@ -34,6 +34,25 @@ from pyjms.errors import (
 )
 from pyjms.reasons import MQRC
 
+#: this module's rules, with the client's checks it names too (re-exported)
+__all__ = [
+    "DELIVERY_MODES",
+    "PRIORITY_RANGE",
+    "check_delivery_delay",
+    "check_delivery_mode",
+    "check_priority",
+    "check_time_to_live",
+    "to_ms",
+    "check_delay_within_ttl",
+    "delay_not_supported",
+    "RETAIN_PROPERTY",
+    "GROUP_PROPERTY",
+    "check_delayed_message",
+    "check_delayed_target",
+    "message_length",
+    "check_target_accepts",
+]
+
 
 def check_delay_within_ttl(delay_ms: int, ttl_ms: int) -> None:
     """D06: a nonzero delay longer than a nonzero TTL would expire before delivery."""

@@ -35,12 +35,13 @@ except ImportError as e:  # pragma: no cover - depends on the environment
         f"pyjms.spark needs PySpark 4 with pandas < 3 and pyarrow: pip install 'pyjms[spark]' ({e})"
     ) from None
 
+from pyjms.bridge.contract import DLQ_DETAIL
 from pyjms.errors import NotSupportedRuntimeException
 from pyjms.spark.batch_read import JMSBrowseBatch, JMSConsumeBatch, JMSPartition
 from pyjms.spark.consume_after import ConsumeResult, consume_after_job
 from pyjms.spark.options import JMSOptions
 from pyjms.spark.schema import READ_SCHEMA, WRITE_COLUMNS, check_read_schema, check_write_schema
-from pyjms.spark.sink import DLQ_DETAIL, JMSBatchWrite, JMSCommitMessage, JMSStreamingWrite
+from pyjms.spark.sink import JMSBatchWrite, JMSCommitMessage, JMSStreamingWrite
 from pyjms.spark.stream_read import JMSMicroBatchStream
 from pyjms.spark.workers import WorkerPythonError, check_worker_python
 
@@ -74,7 +75,7 @@ class JMSDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return JMSMicroBatchStream(self.jms_options, check_read_schema(schema))
 
-    def _write_columns(self, schema: StructType, overwrite: bool) -> dict:
+    def _write_columns(self, schema: StructType, overwrite: bool) -> dict[str, Any]:
         if overwrite:
             raise NotSupportedRuntimeException(
                 "a JMS destination cannot be overwritten, only appended to: use mode('append')"

@@ -575,7 +575,7 @@ class JMSBatchWrite(DataSourceArrowWriter):
             _log.warning("jms write aborted, but tasks that committed stay sent: %s", _summary(messages))
 
 
-class JMSStreamingWrite(_StreamWriterBase):  # type: ignore[misc, valid-type]
+class JMSStreamingWrite(_StreamWriterBase):
     """``df.writeStream.format("jms")``: the batch guarantees, for each micro-batch's tasks.
 
     A micro-batch that Spark replays after a restart (its tasks committed, its commit log entry

@@ -116,7 +116,7 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # ------------------------------------------------------------------ offsets
 
-    def initialOffset(self) -> dict:
+    def initialOffset(self) -> dict[str, Any]:
         return {"received": 0}
 
     def getDefaultReadLimit(self) -> Any:
@@ -126,7 +126,7 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:
         self._until = now_ms()
 
-    def latestOffset(self, start: dict | None = None, limit: Any = None) -> dict:
+    def latestOffset(self, start: dict[str, Any] | None = None, limit: Any = None) -> dict[str, Any]:
         s = self._position if start is None else int(start["received"])
         # Spark plans batch k+1 only after batch k ran and its sink committed: take k off the queue
         self._commit_through(s)
@@ -146,7 +146,7 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return max(1, int(limit.max_rows))
         return self.options.max_messages_per_trigger or _DEFAULT_BATCH_BOUND
 
-    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         s, e = int(start["received"]), int(end["received"])
         if e <= s:
             return []
@@ -186,7 +186,7 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if batch is not None:
             yield batch
 
-    def commit(self, end: dict) -> None:
+    def commit(self, end: dict[str, Any]) -> None:
         self._commit_through(int(end["received"]))
 
     def stop(self) -> None:

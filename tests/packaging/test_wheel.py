@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ def test_the_wheel_installs_and_works_with_only_a_jdk(tmp_path: Path) -> None:
     _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)])
     wheels, sdists = list(dist.glob("pyjms_jakarta-*.whl")), list(dist.glob("pyjms_jakarta-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list(dist.iterdir())
+    assert "pyjms/py.typed" in zipfile.ZipFile(wheels[0]).namelist()  # typed for its users (PEP 561)
 
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])

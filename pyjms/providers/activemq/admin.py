@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Queue, Topic, from_key
@@ -26,16 +26,29 @@ from pyjms.errors import InvalidArgumentRuntimeException, JMSSecurityRuntimeExce
 from pyjms.reasons import MQRC
 from pyjms.rules.attributes import Attributes, QueueAttributes, TopicAttributes, from_values
 
-if TYPE_CHECKING:
-    from pyjms.providers.activemq.embedded import EmbeddedBroker
-
 __all__ = ["Admin", "AdminService", "AttributeCache", "QueueAttributes", "TopicAttributes", "ADMIN_QUEUE"]
+
+
+class AdministeredBroker(Protocol):
+    """What the admin service asks of the broker it runs in (an ActiveMQ or Artemis one)."""
+
+    def enforce_limits(self, queue: str, attributes: Attributes | None) -> None: ...
+
+    def queue_depth(self, name: str) -> int: ...
+
+    def destinations(self) -> list[dict[str, Any]]: ...
+
+    def subscribers_of(self, topic: str) -> list[str]: ...
+
+    def has_destination(self, key: str) -> bool: ...
+
+    def durable_selector(self, topic: str, client_id: str, name: str) -> str | None: ...
 
 
 class AdminService:
     """Runs in the broker's process: keeps the attributes and answers PYJMS.ADMIN requests."""
 
-    def __init__(self, broker: EmbeddedBroker, administrator: str | None = None) -> None:
+    def __init__(self, broker: AdministeredBroker, administrator: str | None = None) -> None:
         """``administrator``: on a broker with users, the one user who may define and delete
         (the broker stamps each request's JMSXUserID); None lets anyone."""
         self.broker = broker

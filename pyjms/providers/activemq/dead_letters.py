@@ -19,11 +19,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.bridge.urls import add_internal_option
 from pyjms.dlq.header import ACTIVEMQ_CAUSE, REASON, DeadLetterDetails
+from pyjms.providers.activemq.java_types import JavaActiveMQMessage
 
 #: URL schemes the shim hands to ActiveMQ (org.pyjms.shim.Providers.forUrl)
 SCHEMES = ("vm", "tcp", "nio", "ssl", "failover", "discovery", "static", "auto", "peer")
@@ -66,7 +67,7 @@ def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetail
     """
     if not ctx.provider_name.startswith("ActiveMQ"):
         return {}
-    session: Any = ctx.channel.java.session()
+    session = ctx.channel.java.session()
     found: dict[str, DeadLetterDetails] = {}
 
     def read() -> None:
@@ -76,7 +77,7 @@ def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetail
         try:
             entries = browser.getEnumeration()
             while entries.hasMoreElements() and len(found) < _MAX_ENTRIES:
-                m = entries.nextElement()
+                m = cast(JavaActiveMQMessage, entries.nextElement())
                 original = m.getOriginalDestination()
                 broker_in = int(m.getBrokerInTime())
                 found[str(m.getJMSMessageID())] = DeadLetterDetails(

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
@@ -27,6 +27,14 @@ from pyjms.browse.service import MarkService
 from pyjms.delay.processor import DelayProcessor
 from pyjms.errors import InvalidArgumentRuntimeException
 from pyjms.providers.activemq.admin import AdminService
+from pyjms.providers.activemq.java_types import (
+    JavaActiveMQDestinationClass,
+    JavaBrokerService,
+    JavaEmbeddedBroker,
+    JavaEmbeddedBrokerClass,
+    JavaLimits,
+    JavaLimitsClass,
+)
 from pyjms.rules.attributes import Attributes, QueueAttributes
 
 _counter = itertools.count(1)
@@ -84,7 +92,7 @@ class EmbeddedBroker:
             # send; ActiveMQ's default (native) would hand them the AMQP encoding as bytes.
             connectors.append(f"amqp://127.0.0.1:{amqp_port}?transport.transformer=jms")
         s = jvm.start()
-        Broker = s.jclass("org.pyjms.shim.activemq.EmbeddedBroker")
+        Broker = cast(JavaEmbeddedBrokerClass, s.jclass("org.pyjms.shim.activemq.EmbeddedBroker"))
         self._system_user: tuple[str, str] | None = None
         user_rows = rule_rows = None
         if users is not None:
@@ -92,7 +100,9 @@ class EmbeddedBroker:
             self._system_user = (SYSTEM_USER, secrets.token_hex(16))
             user_rows, rule_rows = security_rows(users, access, self._system_user)
         try:
-            self._broker = Broker.start(self.name, self.data_dir, connectors, user_rows, rule_rows)
+            self._broker: JavaEmbeddedBroker = Broker.start(
+                self.name, self.data_dir, connectors, user_rows, rule_rows
+            )
         except s.JException as e:
             raise translate(e, f"cannot start broker {self.name}") from None
         self._stopped = False
@@ -138,7 +148,7 @@ class EmbeddedBroker:
                 return u
         return None
 
-    def service(self) -> Any:
+    def service(self) -> JavaBrokerService:
         """The Java BrokerService, for pyjms components that administer the broker."""
         return self._broker.service()
 
@@ -173,7 +183,9 @@ class EmbeddedBroker:
     def queue_depth(self, name: str) -> int:
         """Messages on a queue now (0 if it does not exist)."""
         s = jvm.shim()
-        ActiveMQQueue = s.jclass("org.apache.activemq.command.ActiveMQQueue")
+        ActiveMQQueue = cast(
+            JavaActiveMQDestinationClass, s.jclass("org.apache.activemq.command.ActiveMQQueue")
+        )
         region = self._broker.service().getRegionBroker().getDestinationMap().get(ActiveMQQueue(name))
         return 0 if region is None else int(region.getDestinationStatistics().getMessages().getCount())
 
@@ -201,10 +213,13 @@ class EmbeddedBroker:
         """Whether the broker has the destination (queue://NAME or topic://NAME) now."""
         scheme, _, name = key.partition("://")
         s = jvm.shim()
-        dest = s.jclass(
-            "org.apache.activemq.command.ActiveMQTopic"
-            if scheme == "topic"
-            else "org.apache.activemq.command.ActiveMQQueue"
+        dest = cast(
+            JavaActiveMQDestinationClass,
+            s.jclass(
+                "org.apache.activemq.command.ActiveMQTopic"
+                if scheme == "topic"
+                else "org.apache.activemq.command.ActiveMQQueue"
+            ),
         )(name)
         return self._broker.service().getRegionBroker().getDestinationMap().get(dest) is not None
 
@@ -252,11 +267,11 @@ def security_rows(
     return user_rows, rule_rows
 
 
-def queue_limits(attributes: Attributes | None) -> Any:
+def queue_limits(attributes: Attributes | None) -> JavaLimits | None:
     """The Java limits the broker enforces for a queue's attributes (None: no limits)."""
     if not isinstance(attributes, QueueAttributes):
         return None
-    Limits = jvm.shim().jclass("org.pyjms.shim.activemq.DestinationAttributes$Limits")
+    Limits = cast(JavaLimitsClass, jvm.shim().jclass("org.pyjms.shim.activemq.DestinationAttributes$Limits"))
     return Limits(bool(attributes.put_enabled), int(attributes.max_msg_length), int(attributes.max_depth))
 
 

@@ -39,7 +39,7 @@ class ActiveMQPlugin(ProviderPlugin):
     name = "ActiveMQ Classic"
     provider_name = "activemq"
     attributes_max_age_s = AttributeCache.TTL_S
-    dead_letter_queue = "ActiveMQ.DLQ"
+    dead_letter_queue: str | None = "ActiveMQ.DLQ"
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -16,7 +16,7 @@ import secrets
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
@@ -28,7 +28,8 @@ from pyjms.delay.processor import DelayProcessor
 from pyjms.errors import InvalidArgumentRuntimeException
 from pyjms.providers.activemq.admin import AdminService
 from pyjms.providers.activemq.embedded import SYSTEM_USER, AccessRule, security_rows
-from pyjms.rules.attributes import Attributes
+from pyjms.providers.artemis.java_types import JavaEmbeddedArtemis, JavaEmbeddedArtemisClass
+from pyjms.rules.attributes import Attributes, QueueAttributes
 
 _counter = itertools.count(1)
 DEAD_LETTER_QUEUE = "DLQ"
@@ -74,14 +75,14 @@ class EmbeddedArtemisBroker:
         self.dead_letter_queue = dead_letter_queue
         self.expiry_queue = expiry_queue
         s = jvm.start(providers=(ARTEMIS,))
-        Broker = s.jclass("org.pyjms.shim.artemis.EmbeddedArtemis")
+        Broker = cast(JavaEmbeddedArtemisClass, s.jclass("org.pyjms.shim.artemis.EmbeddedArtemis"))
         self._system_user: tuple[str, str] | None = None
         user_rows = rule_rows = None
         if users is not None:
             self._system_user = (SYSTEM_USER, secrets.token_hex(16))
             user_rows, rule_rows = security_rows(users, access, self._system_user)
         try:
-            self._broker = Broker.start(
+            self._broker: JavaEmbeddedArtemis = Broker.start(
                 self.name,
                 self.data_dir,
                 -1 if port is None else port,
@@ -150,8 +151,10 @@ class EmbeddedArtemisBroker:
         if attributes is None:
             self._broker.limits().clear(queue)
         else:
+            # the admin service's for a queue (a topic's for a queue fails here: a malformed request)
+            limits = cast(QueueAttributes, attributes)
             self._broker.limits().define(
-                queue, bool(attributes.put_enabled), int(attributes.max_msg_length), int(attributes.max_depth)
+                queue, bool(limits.put_enabled), int(limits.max_msg_length), int(limits.max_depth)
             )
 
     def destinations(self) -> list[dict[str, Any]]:
@@ -182,14 +185,14 @@ class EmbeddedArtemisBroker:
         each subscription queue's filter carries its subscriber's address."""
         try:
             return [str(a) for a in self._broker.subscribersOf(topic)]
-        except Exception as e:
+        except jvm.shim().JException as e:
             raise translate(e, f"subscribers of topic {topic}") from None
 
     def durable_selector(self, topic: str, client_id: str, name: str) -> str | None:
         """The selector of a durable subscription now (its queue's filter), or None."""
         try:
             selector = self._broker.durableSelector(topic, client_id, name)
-        except Exception as e:
+        except jvm.shim().JException as e:
             raise translate(e, f"durable subscription {client_id}.{name} of topic {topic}") from None
         return None if selector is None else str(selector)
 

@@ -13,7 +13,7 @@ not apply.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Topic
@@ -24,6 +24,7 @@ from pyjms.errors import JMSRuntimeException, SetupError
 from pyjms.providers.activemq import subscriptions
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
 from pyjms.providers.artemis.broker import DEAD_LETTER_QUEUE
+from pyjms.providers.artemis.java_types import JavaArtemisProviderClass
 
 #: what Artemis says when a transaction holds a message whose duplicate id it has taken (it then
 #: rolls the whole transaction back), over core and AMQP alike
@@ -84,11 +85,9 @@ class ArtemisPlugin(ActiveMQPlugin):
 
 def _stored_filter(selector: str) -> str:
     """A selector as Artemis keeps it as a durable subscription's filter."""
+    s = jvm.start(providers=(ARTEMIS,))
+    provider_class = cast(JavaArtemisProviderClass, s.jclass("org.pyjms.shim.artemis.ArtemisProvider"))
     try:
-        return str(
-            jvm.start(providers=(ARTEMIS,))
-            .jclass("org.pyjms.shim.artemis.ArtemisProvider")
-            .storedFilter(selector)
-        )
-    except Exception as e:
+        return str(provider_class.storedFilter(selector))
+    except s.JException as e:
         raise translate(e, f"selector {selector!r}") from None
