@@ -16,15 +16,39 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pyjms.bridge.java_types import JavaConnection, JavaProvider
 from pyjms.errors import JMSRuntimeException, SetupError
 
 if TYPE_CHECKING:
     from pyjms.api.context import ConnectionFactory, JMSContext
     from pyjms.api.destination import Destination, Topic
     from pyjms.api.message import Message
+
+
+class ContextAnswer:
+    """A yes or no the provider's shim gives about a context's broker, asked once per context
+    (the broker does not change under a connection)."""
+
+    def __init__(self, question: Callable[[JavaProvider, JavaConnection], bool], what: str) -> None:
+        self._question = question
+        self._what = what
+        self._lock = threading.Lock()
+        self._answers: weakref.WeakKeyDictionary[JMSContext, bool] = weakref.WeakKeyDictionary()
+
+    def __call__(self, ctx: JMSContext) -> bool:
+        with self._lock:
+            known = self._answers.get(ctx)
+        if known is None:
+            java = ctx.channel.java
+            known = bool(
+                ctx.channel.call(lambda: self._question(java.provider(), java.connection()), self._what)
+            )
+            with self._lock:
+                self._answers[ctx] = known
+        return known
 
 
 class ProviderPlugin:
@@ -41,9 +65,10 @@ class ProviderPlugin:
     #: the queue the provider dead-letters messages to, if it has one by default (the DLQ
     #: handler processes it when told no other)
     dead_letter_queue: str | None = None
-    _duplicates_lock = threading.Lock()
-    #: by context, whether its broker detects duplicates (asked once)
-    _detects_duplicates: weakref.WeakKeyDictionary[JMSContext, bool] = weakref.WeakKeyDictionary()
+    _detects_duplicates = ContextAnswer(
+        lambda provider, connection: provider.peerDetectsDuplicates(connection),
+        "ask whether the broker detects duplicates",
+    )
 
     def serves(self, url: str | None, factory_class: str | None) -> bool:
         """Whether this plug-in serves factories with this URL or factory class (no I/O)."""
@@ -116,19 +141,7 @@ class ProviderPlugin:
         """Whether ctx's broker drops messages whose duplicate id (Message.set_duplicate_id) it
         has taken; where it does not, pyjms's receivers drop them (pyjms.api.duplicates). Asks
         the shim once per context."""
-        with self._duplicates_lock:
-            known = self._detects_duplicates.get(ctx)
-        if known is None:
-            channel = ctx.channel
-            known = bool(
-                channel.call(
-                    lambda: channel.java.provider().peerDetectsDuplicates(channel.java.connection()),
-                    "ask whether the broker detects duplicates",
-                )
-            )
-            with self._duplicates_lock:
-                self._detects_duplicates[ctx] = known
-        return known
+        return self._detects_duplicates(ctx)
 
     def commit_not_sent(self, error: JMSRuntimeException) -> bool:
         """Whether a commit that failed is known never to have left the client (its connection

@@ -25,7 +25,7 @@ from typing import Any
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Topic
 from pyjms.api.message import Message
-from pyjms.api.provider import ProviderPlugin
+from pyjms.api.provider import ContextAnswer, ProviderPlugin
 from pyjms.dlq.header import ACTIVEMQ_CAUSE
 from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import admin, dead_letters, subscriptions
@@ -43,7 +43,10 @@ class ActiveMQPlugin(ProviderPlugin):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pyjms_broker: weakref.WeakKeyDictionary[JMSContext, bool] = weakref.WeakKeyDictionary()
+        self._pyjms_broker = ContextAnswer(
+            lambda provider, connection: provider.isPyjmsBroker(connection),
+            "ask whether the broker is a pyjms broker",
+        )
         self._attributes: weakref.WeakKeyDictionary[JMSContext, AttributeCache] = weakref.WeakKeyDictionary()
 
     def serves(self, url: str | None, factory_class: str | None) -> bool:
@@ -56,19 +59,7 @@ class ActiveMQPlugin(ProviderPlugin):
 
     def on_pyjms_broker(self, ctx: JMSContext) -> bool:
         """Whether ctx's broker is one pyjms started (it addresses delayed publications, D16)."""
-        with self._lock:
-            known = self._pyjms_broker.get(ctx)
-        if known is None:
-            channel = ctx.channel
-            known = bool(
-                channel.call(
-                    lambda: channel.java.provider().isPyjmsBroker(channel.java.connection()),
-                    "ask whether the broker is a pyjms broker",
-                )
-            )
-            with self._lock:
-                self._pyjms_broker[ctx] = known
-        return known
+        return self._pyjms_broker(ctx)
 
     def topic_consumer_selector(self, ctx: JMSContext, topic: Topic, selector: str | None) -> str | None:
         if not self.on_pyjms_broker(ctx):
