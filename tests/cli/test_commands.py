@@ -60,6 +60,7 @@ def test_queues_lists_depth_and_consumers(pyjms_broker_url, qname):
     assert rows[f"queue://{qname}"]["depth"] == 3 and rows[f"queue://{qname}"]["consumers"] == 0
     table = run_cli("queues", "--url", url)
     assert "DEPTH" in table.stdout and "CONSUMERS" in table.stdout and f"queue://{qname}" in table.stdout
+    assert "activemq.notifications" not in table.stdout  # Artemis's own management addresses
     drain_texts(url, qname)
 
 

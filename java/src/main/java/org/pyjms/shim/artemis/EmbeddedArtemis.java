@@ -189,6 +189,9 @@ public final class EmbeddedArtemis {
         for (SimpleString address : server().getPostOffice().getAddresses()) {
             AddressInfo info = server().getAddressInfo(address);
             if (info == null || info.isInternal() || info.isTemporary()) continue;
+            // the broker's own management and notification addresses are not the user's
+            if (address.equals(server().getConfiguration().getManagementAddress())
+                    || address.equals(server().getConfiguration().getManagementNotificationAddress())) continue;
             if (info.getRoutingTypes().contains(RoutingType.ANYCAST)) {
                 Queue q = server().locateQueue(address);
                 if (q != null && !q.isTemporary() && !q.isInternalQueue()) {
