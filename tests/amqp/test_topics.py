@@ -61,7 +61,8 @@ def test_delayed_publication_reaches_each_subscriber_of_the_send_once(
         pytest.skip(f"no pyjms delay processor serves {amqp_peer.product}")
     if mechanism == "staging" and not amqp_peer.stages_per_subscriber:
         pytest.skip(
-            f"D16 through staging on {amqp_peer.product}: pyjms cannot yet read its subscribers at the send"
+            f"D16 through staging on {amqp_peer.product} over AMQP: the client cannot tell the broker is "
+            "pyjms's (it can over Artemis's core protocol: tests/integration/test_delayed_publications.py)"
         )
     factory = pyjms.ConnectionFactory(
         amqp_peer.url, delivery_delay=mechanism, client_id=f"c{uuid.uuid4().hex[:8]}"
