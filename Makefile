@@ -51,8 +51,8 @@ bench: providers
 # the long fault runs, never part of `make test`: broker SIGKILLs under delayed load, a table of
 # sent, received, lost, duplicated, early, stranded per run (`pytest -m soak` asserts the same)
 soak: providers
-	@echo "==> soak: 10 runs of 5,000 delayed messages, one broker SIGKILL each (about 10-15 minutes)"
-	$(PY) bench/soak_delay_recovery.py --runs 10 --messages 5000 --window-s 10
+	@echo "==> soak: 10 runs of 10,000 delayed messages over 30 s, one broker SIGKILL each (10 minutes or more)"
+	$(PY) bench/soak_delay_recovery.py --runs 10 --messages 10000 --window-s 30
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
