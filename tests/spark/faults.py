@@ -20,7 +20,7 @@ from pyjms.spark.sink import JMSBatchWrite, JMSCommitMessage
 
 class _FlakyWrite(JMSBatchWrite):
     """The first attempt of each task dies after its first Arrow batch went out (uncommitted):
-    partition 0 raises, the others kill their Python worker (and its JVM) outright."""
+    partition 0 raises, the others SIGKILL their own Python worker (and the JVM in it)."""
 
     def write(self, iterator: Iterator[Any]) -> JMSCommitMessage:
         tc = TaskContext.get()
@@ -31,7 +31,7 @@ class _FlakyWrite(JMSBatchWrite):
                 if tc.attemptNumber() == 0:
                     if tc.partitionId() == 0:
                         raise RuntimeError("injected task failure")
-                    os._exit(3)
+                    os.kill(os.getpid(), signal.SIGKILL)  # a killed task: no cleanup at all
 
         return super().write(then_fail())
 
@@ -47,14 +47,14 @@ class FlakyWriteJMS(JMSDataSource):
 
 
 class _CommitThenDie(JMSBatchWrite):
-    """Partition 0's first attempt commits its rows, then its Python worker dies before Spark
-    hears of it: Spark retries a task that did commit (the sink's classic duplicate window)."""
+    """Partition 0's first attempt commits its rows, then its Python worker is SIGKILLed before
+    Spark hears of it: Spark retries a task that did commit (the sink's classic duplicate window)."""
 
     def write(self, iterator: Iterator[Any]) -> JMSCommitMessage:
         result = super().write(iterator)
         tc = TaskContext.get()
         if tc.partitionId() == 0 and tc.attemptNumber() == 0:
-            os._exit(3)
+            os.kill(os.getpid(), signal.SIGKILL)
         return result
 
 
