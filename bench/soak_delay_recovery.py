@@ -56,20 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         results.append(result)
         print(" | ".join([str(run), *(_shown(getattr(result, c)) for c in RunResult.ROW)]), flush=True)
-    total = {
-        c: sum(getattr(r, c) for r in results)
-        for c in (
-            "sent",
-            "received",
-            "lost",
-            "duplicated",
-            "early",
-            "stranded",
-            "markers_left",
-            "dead_lettered",
-            "in_doubt",
-        )
-    }
+    total = {c: sum(getattr(r, c) for r in results) for c in RunResult.COUNTS}
     firsts = [r.first_after_restart_s for r in results if r.first_after_restart_s is not None]
     lasts = [r.last_after_restart_s for r in results if r.last_after_restart_s is not None]
     print(

@@ -105,7 +105,8 @@ class RunResult:
     restart_s: float = 0.0  # from the kill to the restarted broker's "ready"
     log: str = ""
 
-    ROW = (
+    #: the counts a soak totals over its runs
+    COUNTS = (
         "sent",
         "received",
         "lost",
@@ -115,6 +116,10 @@ class RunResult:
         "markers_left",
         "dead_lettered",
         "in_doubt",
+    )
+    #: a run's row in the soak's table
+    ROW = (
+        *COUNTS,
         "kill_after_s",
         "restart_s",
         "first_after_restart_s",

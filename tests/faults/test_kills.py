@@ -455,6 +455,16 @@ def _kill_when_written(proc: subprocess.Popen, out: Path, messages: int, pattern
     assert proc.returncode == -signal.SIGKILL, f"it had finished ({proc.returncode}) before the kill"
 
 
+def _reconcile(
+    messages: int, written: list[int], drained: list[tuple[int, bool]]
+) -> tuple[Counter[int], set[int], set[int]]:
+    """What a killed consumer wrote against what the test drained after it: the drained
+    sequence numbers counted, those in both, and those in neither (lost)."""
+    drained_seqs = Counter(seq for seq, _ in drained)
+    both = set(written) & set(drained_seqs)
+    return drained_seqs, both, set(range(messages)) - set(written) - set(drained_seqs)
+
+
 def test_cli_receive_sigkilled_under_load_has_at_most_its_one_unacknowledged_message_redelivered(
     broker, qname, tmp_path
 ):
@@ -486,9 +496,7 @@ def test_cli_receive_sigkilled_under_load_has_at_most_its_one_unacknowledged_mes
             continue  # the kill cut this write short: the message was not acknowledged
         written.append(int(record["body"]))
     drained = _drain(broker.tcp_url, qname)
-    drained_seqs = Counter(seq for seq, _ in drained)
-    both = set(written) & set(drained_seqs)
-    lost = set(range(messages)) - set(written) - set(drained_seqs)
+    drained_seqs, both, lost = _reconcile(messages, written, drained)
     figures = (
         f"sent {messages}, written {len(written)}, drained {len(drained)}, lost {len(lost)}, "
         f"in both {sorted(both)}, duplicated in the writes {len(written) - len(set(written))}"
@@ -533,9 +541,7 @@ def test_transacted_consumer_sigkilled_under_load_has_only_its_uncommitted_batch
             written.append(seq)
             uncommitted.append(seq)
     drained = _drain(broker.tcp_url, qname)
-    drained_seqs = Counter(seq for seq, _ in drained)
-    both = set(written) & set(drained_seqs)
-    lost = set(range(messages)) - set(written) - set(drained_seqs)
+    drained_seqs, both, lost = _reconcile(messages, written, drained)
     figures = (
         f"sent {messages}, written {len(written)}, drained {len(drained)}, lost {len(lost)}, "
         f"uncommitted when killed {len(uncommitted)}, in both {len(both)}"
