@@ -166,12 +166,6 @@ class _Move:
     header: DeadLetterHeader
     target: Destination | None  # None for DISCARD
     add: Mapping[str, str]  # transmission-header properties for a remote queue manager
-    duplicate: str | None = None  # why the message is a copy of one delivered already
-
-
-#: the move that drops a duplicate dead letter (ProviderPlugin.duplicate_dead_letter): no rule's
-_DUPLICATE = -1
-_DROP_DUPLICATE = Rule(action=Action.DISCARD)
 
 
 class DLQHandler:
@@ -298,10 +292,12 @@ class DLQHandler:
     def _plan(self, browse_ctx: JMSContext, dlq: Queue) -> tuple[list[_Move], list[str], bool]:
         """Browses the DLQ and decides what to attempt for each message that is due; also
         returns the ids of the poison the browse skipped. Resent copies of dead letters are
-        removed here (_drop_resends)."""
+        removed here (_drop_copies), and so are the copies the provider says were delivered
+        already."""
         now = time.monotonic()
         moves: list[_Move] = []
         resent: list[str] = []
+        delivered: list[str] = []  # ProviderPlugin.duplicate_dead_letter
         changed = False
         seen: set[str] = set()
         without_header: set[str] = set()
@@ -326,9 +322,8 @@ class DLQHandler:
                 if header is None:
                     without_header.add(message_id)
                     continue
-                duplicate = browse_ctx.provider.duplicate_dead_letter(message)
-                if duplicate is not None:  # delivered already: no rule applies to a copy
-                    moves.append(_Move(message_id, _DUPLICATE, _DROP_DUPLICATE, header, None, {}, duplicate))
+                if browse_ctx.provider.duplicate_dead_letter(message) is not None:
+                    delivered.append(message_id)  # a copy of a message delivered already: no rule applies
                     continue
                 move = self._decide(message, header, tracked or _Tracked())
                 if move is None:
@@ -337,7 +332,14 @@ class DLQHandler:
                     moves.append(move)
             poison = browser.skipped_poison()
         if resent and not self.stopping:
-            changed |= self._drop_resends(dlq, resent)
+            got = self._drop_copies(dlq, resent, "resent copies of dead letters")
+            self.stats.resends_dropped += got
+            changed |= got > 0
+        if delivered and not self.stopping:
+            got = self._drop_copies(dlq, delivered, "copies of messages delivered already")
+            self.stats.duplicates += got
+            self.stats.discarded += got
+            changed |= got > 0
         self.stats.without_header += len(without_header - self._without_header)
         self._without_header = without_header  # what the next report is about
         if len(seen) < _BROWSE_LIMIT:  # the whole queue was seen: forget messages gone from it
@@ -531,9 +533,10 @@ class DLQHandler:
         self.stats.quarantined += len(message_ids)
         return True
 
-    def _drop_resends(self, dlq: Queue, message_ids: list[str]) -> bool:
-        """Removes resent copies of dead letters, by id, in one transaction: the first copy is
-        handled by the rules, a second would be retried or forwarded twice."""
+    def _drop_copies(self, dlq: Queue, message_ids: list[str], what: str) -> int:
+        """Removes copies of messages handled elsewhere, by id, in one transaction, and says how
+        many: a resent dead letter (the first copy is handled by the rules) or a message delivered
+        already; retried or forwarded, either would arrive twice."""
         try:
             with self._move_ctx.create_consumer(dlq, _id_selector(dict.fromkeys(message_ids))) as consumer:
                 consumer.set_drop_resends(False)  # it takes exactly these, itself
@@ -545,23 +548,15 @@ class DLQHandler:
             with contextlib.suppress(JMSRuntimeException):
                 self._move_ctx.rollback()
             self._reconnect()
-            _log.warning(
-                "resent copies on %s could not be removed (again on the next pass): %s", self.queue, e
-            )
-            return False
-        self.stats.resends_dropped += got
-        _log.info("%d resent copies of dead letters removed from %s", got, self.queue)
-        return got > 0
+            _log.warning("%s on %s could not be removed (again on the next pass): %s", what, self.queue, e)
+            return 0
+        _log.info("%d %s removed from %s", got, what, self.queue)
+        return got
 
     def _done(self, move: _Move) -> None:
         self._tracked.pop(move.message_id, None)
         self._details.pop(move.message_id, None)
         action = move.rule.action
-        if move.duplicate is not None:
-            self.stats.duplicates += 1
-            self.stats.discarded += 1
-            _log.info("%s: dropped from %s: %s", move.message_id, self.queue, move.duplicate)
-            return
         if action is Action.DISCARD:
             self.stats.discarded += 1
         elif action is Action.FWD:
