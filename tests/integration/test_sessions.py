@@ -72,6 +72,24 @@ def test_unacknowledged_messages_survive_close(factory, qname):
         assert m is not None and m.get_jms_redelivered()
 
 
+def test_a_client_acknowledge_listener_acknowledges_the_message_it_is_given(factory, qname):
+    """message.acknowledge() inside a CLIENT_ACKNOWLEDGE listener covers that message, the
+    first one included (the shim once counted a message consumed only after its listener)."""
+    acknowledged = threading.Event()
+
+    def listener(m: pyjms.Message) -> None:
+        m.acknowledge()
+        acknowledged.set()
+
+    with factory.create_context(pyjms.CLIENT_ACKNOWLEDGE) as ctx:
+        q = ctx.create_queue(qname)
+        ctx.create_producer().send(q, "only")
+        ctx.create_consumer(q).set_message_listener(listener)
+        assert acknowledged.wait(10)
+    with factory.create_context() as check:
+        assert check.create_consumer(check.create_queue(qname)).receive(500) is None
+
+
 def test_message_listener_receives_and_failures_redeliver(ctx, qname):
     q = ctx.create_queue(qname)
     seen: list[tuple[str, bool]] = []

@@ -495,13 +495,14 @@ public final class Channel implements AutoCloseable {
             out.putInt(receiverId);
             Codec.encode(m, out);
             byte[] record = out.toByteArray();
+            // consumed from here on: a CLIENT_ACKNOWLEDGE listener's acknowledge() covers it
+            lastConsumed = m;
             while (!closed) {
                 if (listened.offer(new Object[] {record}, 100, TimeUnit.MILLISECONDS)) break;
             }
             Boolean ok = null;
             while (!closed && ok == null) ok = verdicts.poll(100, TimeUnit.MILLISECONDS);
             if (closed) return;
-            lastConsumed = m;
             synchronized (this) { // the session is not used by a sending thread meanwhile
                 if (ok) {
                     if (ackInShim) m.acknowledge();
