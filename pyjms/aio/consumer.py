@@ -5,11 +5,12 @@ Cancellation. A receive whose caller is cancelled before the worker starts it ne
 it takes nothing. A receive already waiting stops at the end of its current slice. If that
 slice took a message, the message is not lost: the consumer keeps it and hands it to the next
 ``receive``, ``receive_batch`` or ``async for`` step, or to one already waiting, before that
-one's next slice (tests/aio/test_cancellation.py forces both cases). A kept message is dropped when the context's ``rollback`` or ``recover`` hands it back
-to the provider, which redelivers it. Closing a consumer that still keeps one logs a warning:
-in a transacted or CLIENT_ACKNOWLEDGE context the message returns to the queue with the
-session's rollback or recovery; in AUTO/DUPS_OK it was acknowledged when the worker took it.
-"""
+one's next slice (tests/aio/test_cancellation.py forces both cases). A kept message is
+dropped when the context's ``rollback`` or ``recover`` hands it back to the provider, which
+redelivers it. In AUTO/DUPS_OK a kept message is not acknowledged until it is handed over
+(pyjms.aio.handover); closing a consumer that keeps one logs a warning and hands it back to the
+provider: by the session's recovery in AUTO/DUPS_OK, else by the rollback, recovery or close
+the application makes."""
 
 from __future__ import annotations
 
@@ -24,12 +25,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.aio.worker import AGAIN
 from pyjms.api.checks import to_ms
-from pyjms.api.constants import AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from pyjms.api.consumer import JMSConsumer as SyncConsumer
 from pyjms.api.consumer import QueueBrowser as SyncBrowser
 from pyjms.api.destination import Destination
 from pyjms.api.message import Message
-from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException
+from pyjms.errors import (
+    IllegalStateRuntimeException,
+    InvalidArgumentRuntimeException,
+    MessageFormatRuntimeException,
+)
 
 if TYPE_CHECKING:
     from pyjms.aio.context import JMSContext
@@ -95,14 +99,19 @@ class JMSConsumer:
 
     def _keep(self, taken: Taken) -> None:
         """On the loop: what a receive took after its caller went away."""
-        if taken.value is None:
+        if taken.value is None or taken.value == []:
             return
         values = taken.value if isinstance(taken.value, list) else [taken.value]
         self._kept.extend((taken.epoch, m) for m in values)
+        if self._ctx.hand_over is not None:  # AUTO/DUPS_OK: kept unacknowledged
+            self._ctx.hand_over.kept()
 
     def _keep_body(self, taken: Taken) -> None:
-        if taken.value is not None:
-            self._kept_bodies.append((taken.epoch, taken.value))
+        if taken.value is None:
+            return
+        self._kept_bodies.append((taken.epoch, taken.value))
+        if self._ctx.hand_over is not None:
+            self._ctx.hand_over.kept()
 
     def _from_kept(self, kept: deque[tuple[int, Any]], n: int = 1) -> list[Any]:
         """Up to n kept values (on the loop, or on the worker before a receive's slice: deque's
@@ -138,6 +147,7 @@ class JMSConsumer:
         deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
         ctx = self._ctx
         worker = ctx.worker
+        hand_over = ctx.hand_over
 
         def step() -> Any:
             if self._stopped():
@@ -146,18 +156,28 @@ class JMSConsumer:
                 values = self._from_kept(kept, n)
                 if values:
                     return Taken(ctx.epoch, values if isinstance(empty, list) else values[0])
+            if hand_over is not None and not hand_over.may_take(kept):
+                return AGAIN  # another take is not settled yet, or another consumer keeps one
             slice_ms = SHORT_SLICE_MS if worker.backlog() else SLICE_MS
             if deadline is not None:
                 slice_ms = max(1, min(slice_ms, int((deadline - time.monotonic()) * 1000)))
             got = take(slice_ms)
             if got is not None and not (isinstance(got, list) and not got):
+                if hand_over is not None:
+                    hand_over.taken()
                 return Taken(ctx.epoch, got)
             if deadline is not None and time.monotonic() >= deadline:
                 return Taken(ctx.epoch, empty)
             return AGAIN
 
         taken = await worker.call(step, orphan)
-        return taken.value
+        return self._handed(taken.value)
+
+    def _handed(self, value: Any) -> Any:
+        """On the loop: ``value`` reaches its caller (AUTO/DUPS_OK: acknowledge it)."""
+        if self._ctx.hand_over is not None and value is not None and value != []:
+            self._ctx.hand_over.handed_over()
+        return value
 
     # ------------------------------------------------------------------ receiving
 
@@ -167,7 +187,7 @@ class JMSConsumer:
         self._check()
         kept = self._from_kept(self._kept)
         if kept:
-            return cast("Message | None", kept[0])
+            return cast("Message | None", self._handed(kept[0]))
         sync = self.sync
         return cast(
             "Message | None",
@@ -178,22 +198,44 @@ class JMSConsumer:
         self._check()
         kept = self._from_kept(self._kept)
         if kept:
-            return cast("Message | None", kept[0])
+            return cast("Message | None", self._handed(kept[0]))
         ctx = self._ctx
         sync = self.sync
-        taken = await ctx.worker.call(lambda: Taken(ctx.epoch, sync.receive_no_wait()), self._keep)
-        return taken.value  # type: ignore[no-any-return]
+        hand_over = ctx.hand_over
+
+        def step() -> Any:
+            if hand_over is None:
+                return Taken(ctx.epoch, sync.receive_no_wait())
+            if not hand_over.may_take(self._kept):
+                return AGAIN
+            got = sync.receive_no_wait()
+            if got is not None:
+                hand_over.taken()
+            return Taken(ctx.epoch, got)
+
+        taken = await ctx.worker.call(step, self._keep)
+        return self._handed(taken.value)  # type: ignore[no-any-return]
 
     async def receive_body(self, body_type: type, timeout_ms: int | timedelta | None = None) -> Any:
         """The next message's body as body_type (str, bytes, dict), or None if none came."""
         self._check()
         kept = self._from_kept(self._kept_bodies)
         if kept:
-            return kept[0]
+            return self._handed(kept[0])
         sync = self.sync
+        hand_over = self._ctx.hand_over
+
+        def take(ms: int) -> Any:
+            try:
+                return sync.receive_body(body_type, ms)
+            except MessageFormatRuntimeException:
+                if hand_over is not None:  # AUTO/DUPS_OK: the message is redelivered
+                    hand_over.recover_now()
+                raise
+
         return await self._receive(
             wait_ms(timeout_ms),
-            lambda ms: sync.receive_body(body_type, ms),
+            take,
             None,
             self._keep_body,
             self._kept_bodies,
@@ -209,7 +251,7 @@ class JMSConsumer:
             )
         kept = self._from_kept(self._kept, max_messages)
         if kept:
-            return kept
+            return self._handed(kept)  # type: ignore[no-any-return]
         sync = self.sync
         timeout = wait_ms(timeout_ms) or 1  # receive_batch(n, 0): one look at what is there
         got = await self._receive(
@@ -257,8 +299,13 @@ class JMSConsumer:
                 if inspect.isawaitable(result):
                     await result
 
+            hand_over = self._ctx.hand_over
+            sync_ctx = self._ctx.sync
+
             def deliver(message: Message) -> None:  # on the context's dispatch thread
                 asyncio.run_coroutine_threadsafe(on_loop(message), loop).result()
+                if hand_over is not None:  # AUTO/DUPS_OK: acknowledged when the listener returns
+                    sync_ctx.acknowledge()
 
         sync = self.sync
         await self._ctx.worker.submit(lambda: sync.set_message_listener(deliver))
@@ -266,30 +313,37 @@ class JMSConsumer:
     # ------------------------------------------------------------------ closing
 
     async def close(self) -> None:
-        """Closes the consumer; a receive waiting on it returns None."""
+        """Closes the consumer; a receive waiting on it returns None. Messages it keeps from
+        cancelled receives go back to the provider, which redelivers them."""
         if self._closing:
             return
         self._closing = True
-        if self in self._ctx._consumers:
-            self._ctx._consumers.remove(self)
-        self._kept = deque(k for k in self._kept if k[0] == self._ctx.epoch)
-        self._kept_bodies = deque(k for k in self._kept_bodies if k[0] == self._ctx.epoch)
-        if self._kept or self._kept_bodies:
-            mode = self._ctx.get_session_mode()
-            fate = (
-                "was acknowledged when taken"
-                if mode in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
-                else "returns to the queue with the session's rollback or recovery"
-            )
+        ctx = self._ctx
+        hand_over = ctx.hand_over
+        kept = sum(1 for k in (*self._kept, *self._kept_bodies) if k[0] == ctx.epoch)
+        if kept:
             _log.warning(
-                "closing %r with %d message(s) a cancelled receive took and no receive had since; each %s",
+                "closing %r with %d message(s) a cancelled receive took and no receive had since; "
+                "each goes back to the provider with the session's %s",
                 self,
-                len(self._kept) + len(self._kept_bodies),
-                fate,
+                kept,
+                "recovery now" if hand_over is not None else "rollback, recovery or close",
             )
-        if not self._ctx.closing:
+            if hand_over is not None and not ctx.closing:
+                hand_over.recover_soon()  # before the consumer closes (AUTO/DUPS_OK)
+        if not ctx.closing:
             sync = self.sync
-            await self._ctx.worker.submit(sync.close)
+
+            def close() -> Any:
+                if hand_over is not None and not hand_over.recovered_what_is_kept():
+                    return AGAIN
+                sync.close()
+                return None
+
+            await ctx.worker.submit(close)
+        # only now: until the recovery, other takes see that this consumer keeps messages
+        if self in ctx._consumers:
+            ctx._consumers.remove(self)
 
     async def __aenter__(self) -> JMSConsumer:
         return self

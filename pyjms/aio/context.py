@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 from pyjms.aio.browse import MarkingBrowser
 from pyjms.aio.consumer import JMSConsumer, QueueBrowser
+from pyjms.aio.handover import MODES as ACKNOWLEDGED_AT_HAND_OVER
+from pyjms.aio.handover import HandOver, session_mode_for
 from pyjms.aio.producer import JMSProducer
 from pyjms.aio.worker import Worker
 from pyjms.api.constants import AUTO_ACKNOWLEDGE
@@ -47,7 +49,7 @@ class ConnectionFactory:
         """A new connection with one session: ``async with factory.create_context() as ctx``,
         or ``ctx = await factory.create_context()`` (then ``await ctx.close()``)."""
         sync = self.sync
-        return ContextOpening(lambda: sync.create_context(session_mode))
+        return ContextOpening(lambda: sync.create_context(session_mode_for(session_mode)), session_mode)
 
     def __repr__(self) -> str:
         return f"<aio {self.sync!r}>"
@@ -56,8 +58,9 @@ class ConnectionFactory:
 class ContextOpening:
     """The opening of a context: await it, or use it with ``async with``."""
 
-    def __init__(self, make: Callable[[], SyncContext]) -> None:
+    def __init__(self, make: Callable[[], SyncContext], session_mode: int) -> None:
         self._make = make
+        self._mode = session_mode
         self._ctx: JMSContext | None = None
 
     async def _open(self) -> JMSContext:
@@ -68,7 +71,7 @@ class ContextOpening:
             worker.stop()
 
         sync = await worker.call(self._make, opened_for_nobody)
-        return JMSContext(sync, worker)
+        return JMSContext(sync, worker, self._mode)
 
     def __await__(self) -> Generator[Any, None, JMSContext]:
         return self._open().__await__()
@@ -86,16 +89,24 @@ class JMSContext:
     """An asyncio jakarta.jms.JMSContext: a connection and a session, whose calls run in order
     on the context's own worker thread. Make one with ConnectionFactory.create_context."""
 
-    def __init__(self, sync: SyncContext, worker: Worker) -> None:
-        #: the synchronous context this one drives (calling it from the loop blocks the loop)
+    def __init__(self, sync: SyncContext, worker: Worker, session_mode: int) -> None:
+        #: the synchronous context this one drives (calling it from the loop blocks the loop;
+        #: in AUTO/DUPS_OK it is a CLIENT_ACKNOWLEDGE one: pyjms.aio.handover)
         self.sync = sync
         #: the thread that makes this context's calls (pyjms.aio.worker)
         self.worker = worker
+        self._mode = session_mode
         #: how many times the session handed back what it had delivered (rollback, recover):
         #: messages a cancelled receive kept from before then are the provider's again
         self.epoch = 0
         self.closing = False
         self._consumers: list[JMSConsumer] = []
+        #: AUTO/DUPS_OK: the acknowledgements owed for messages received (else None)
+        self.hand_over = (
+            HandOver(sync, worker, self._keeps, self._recovered)
+            if session_mode in ACKNOWLEDGED_AT_HAND_OVER
+            else None
+        )
 
     def __repr__(self) -> str:
         return f"<aio JMSContext {self.worker.name}>"
@@ -134,10 +145,10 @@ class JMSContext:
         """Another session on this context's connection, with a worker of its own."""
         self.check_open()
         sync = self.sync
-        return ContextOpening(lambda: sync.create_context(session_mode))
+        return ContextOpening(lambda: sync.create_context(session_mode_for(session_mode)), session_mode)
 
     def get_session_mode(self) -> int:
-        return self.sync.get_session_mode()
+        return self._mode
 
     def get_transacted(self) -> bool:
         return self.sync.get_transacted()
@@ -244,6 +255,17 @@ class JMSContext:
 
     # ------------------------------------------------------------------ transactions and acks
 
+    def _keeps(self, besides: object | None) -> bool:
+        """Whether a consumer keeps a message a cancelled receive took (since the last
+        recovery) anywhere but in ``besides`` (on the worker: copies of the stores are taken
+        under the GIL, as the loop may append meanwhile)."""
+        epoch = self.epoch
+        for consumer in tuple(self._consumers):
+            for store in (consumer._kept, consumer._kept_bodies):
+                if store is not besides and any(k[0] == epoch for k in tuple(store)):
+                    return True
+        return False
+
     def _recovered(self) -> None:
         """On the worker, after a rollback or recover: messages kept from before are redelivered."""
         self.epoch += 1
@@ -271,5 +293,8 @@ class JMSContext:
 
     async def acknowledge(self) -> None:
         """CLIENT_ACKNOWLEDGE: acknowledges every message the context has consumed (use this,
-        not Message.acknowledge(), which makes the call on the calling thread)."""
-        await self._call(self.sync.acknowledge)
+        not Message.acknowledge(), which makes the call on the calling thread). Ignored in the
+        other modes, as in the synchronous API."""
+        self.check_open()
+        if self.hand_over is None:
+            await self._call(self.sync.acknowledge)

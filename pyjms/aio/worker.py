@@ -88,6 +88,9 @@ class Worker:
         self._ready = threading.Condition()
         self._stopped = False
         self.name = f"pyjms-aio-{next(_names)}"
+        #: runs on the thread before each step of a job (the context's owed acknowledgements);
+        #: what it raises fails that step
+        self.before_step: Callable[[], None] | None = None
         #: set when the thread has ended
         self.ended = threading.Event()
         # threading.Thread.start() waits until the new thread runs, which on a loaded machine
@@ -168,6 +171,8 @@ class Worker:
         if job.cancelled:
             return True  # never started: nothing happened
         try:
+            if self.before_step is not None:
+                self.before_step()
             result = job.context.run(job.step)
         except BaseException as e:  # every failure goes to the awaiting coroutine
             self._settle(job, None, e)

@@ -165,6 +165,29 @@ def test_message_listener_runs_on_the_loop(afactory: aio.ConnectionFactory, qnam
             await asyncio.wait_for(done.wait(), 30)
             assert sorted(got) == ["a", "c", "flaky"] and failed_once
             await consumer.set_message_listener(None)
+        # each was acknowledged when its listener returned: closing the context gave none back
+        async with afactory.create_context() as check:
+            assert await (await check.create_consumer(check.create_queue(qname))).receive(500) is None
+
+    run(main)
+
+
+@pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE])
+def test_receive_body_leaves_a_body_it_cannot_return_for_redelivery(
+    afactory: aio.ConnectionFactory, qname: str, mode: int
+) -> None:
+    async def main() -> None:
+        async with afactory.create_context(mode) as ctx:
+            assert ctx.get_session_mode() == mode
+            q = ctx.create_queue(qname)
+            await ctx.create_producer().send(q, "text")
+            consumer = await ctx.create_consumer(q)
+            with pytest.raises(pyjms.MessageFormatRuntimeException):
+                await consumer.receive_body(dict, 5000)
+            assert await consumer.receive_body(str, 5000) == "text"
+            assert await consumer.receive(300) is None
+        async with afactory.create_context() as check:
+            assert await (await check.create_consumer(check.create_queue(qname))).receive(500) is None
 
     run(main)
 

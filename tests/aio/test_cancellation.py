@@ -3,9 +3,11 @@
 * not taken: the receive is cancelled while it still waits in the worker's queue (the worker is
   held by a job that sleeps), so it never runs, and the message stays on the queue for others;
 * taken, then kept: the loop is held (by the test, on purpose) while the worker's receive takes
-  the message, and the caller is cancelled before the loop hears of it; the consumer keeps the
-  message for its next receive, or, in a transacted context, a rollback hands it back to the
-  provider, which redelivers it, and the kept copy is dropped: exactly one delivery either way.
+  the message, and the caller is cancelled before the loop hears of it. In AUTO/DUPS_OK the
+  session's recovery hands the message back to the provider, which redelivers it
+  (pyjms.aio.handover). In CLIENT_ACKNOWLEDGE and transacted contexts the consumer keeps it for
+  its next receive, or a rollback hands it back and the kept copy is dropped; if the consumer
+  is closed instead, the context's close hands it back. Exactly one delivery either way.
 """
 
 from __future__ import annotations
@@ -75,6 +77,71 @@ def test_a_message_taken_after_the_cancel_goes_to_the_next_receive(
                 await ctx.acknowledge()
         async with afactory.create_context() as check:
             assert await (await check.create_consumer(q)).receive(300) is None
+
+    run(main)
+
+
+@pytest.mark.parametrize(
+    "mode",
+    [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE, pyjms.CLIENT_ACKNOWLEDGE, pyjms.SESSION_TRANSACTED],
+)
+def test_a_message_taken_after_the_cancel_is_not_lost_when_no_receive_follows(
+    afactory: aio.ConnectionFactory, qname: str, mode: int
+) -> None:
+    """The consumer is closed right after the cancelled receive took m1. In AUTO/DUPS_OK the
+    session's recovery already handed m1 back (pyjms.aio.handover); in CLIENT_ACKNOWLEDGE and
+    transacted contexts it was never acknowledged, and the context's close hands it back.
+    Either way another consumer gets it, once, marked redelivered."""
+
+    async def main() -> None:
+        async with afactory.create_context() as other:
+            q = other.create_queue(qname)
+            await other.create_producer().send(q, "m1")
+            async with afactory.create_context(mode) as ctx:
+                consumer = await ctx.create_consumer(q)
+                receive = asyncio.create_task(consumer.receive(5000))
+                await asyncio.sleep(0)
+                time.sleep(1.0)  # the loop is held: the worker takes m1 after the cancel
+                receive.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await receive
+                await consumer.close()
+            elsewhere = await other.create_consumer(q)
+            again = await elsewhere.receive(5000)
+            assert again is not None and again.get_text() == "m1" and again.get_jms_redelivered()
+            assert await elsewhere.receive(300) is None
+
+    run(main)
+
+
+def test_a_kept_message_holds_up_other_consumers_of_its_context_only_for_a_while(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
+    """AUTO_ACKNOWLEDGE: while consumer a keeps m1 from a cancelled receive, an acknowledgement
+    of the session would cover m1 too, so b's receive on the same context waits. a never comes
+    back for m1, so after pyjms.aio.handover.KEPT_PATIENCE_S the session recovers: b gets its
+    message, and m1 is delivered again, to a's next receive, once."""
+
+    async def main() -> None:
+        async with afactory.create_context() as ctx, afactory.create_context() as other:
+            qa, qb = ctx.create_queue(f"{qname}.a"), ctx.create_queue(f"{qname}.b")
+            await other.create_producer().send(qa, "m1")
+            await other.create_producer().send(qb, "b1")
+            a = await ctx.create_consumer(qa)
+            b = await ctx.create_consumer(qb)
+            receive = asyncio.create_task(a.receive(5000))
+            await asyncio.sleep(0)
+            time.sleep(1.0)  # the loop is held: the worker takes m1 after the cancel
+            receive.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await receive
+            assert (await b.receive(10000)).get_text() == "b1"
+            again = await a.receive(5000)
+            assert again.get_text() == "m1" and again.get_jms_redelivered()
+            assert await a.receive(300) is None and await b.receive(300) is None
+        async with afactory.create_context() as check:
+            for q in (qa, qb):
+                assert await (await check.create_consumer(q)).receive(300) is None
 
     run(main)
 
@@ -152,6 +219,51 @@ def test_many_cancelled_receives_lose_nothing(afactory: aio.ConnectionFactory, q
             while (m := await consumer.receive(1000)) is not None:
                 received.append(m.get_text())
             assert sorted(received) == sorted(f"m{i}" for i in range(n))
+
+    run(main)
+
+
+@pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE])
+def test_cancelled_receives_on_two_consumers_of_one_context_lose_and_double_nothing(
+    afactory: aio.ConnectionFactory, qname: str, mode: int
+) -> None:
+    """Two consumers share one session, whose acknowledgement covers everything it consumed:
+    receives cancelled at random on both, while messages flow, still give every message to a
+    caller exactly once, and the queues are empty afterwards."""
+
+    async def main() -> None:
+        n = 150
+        queues = [f"{qname}.a", f"{qname}.b"]
+        received: dict[str, list[str]] = {name: [] for name in queues}
+        async with afactory.create_context(mode) as ctx, afactory.create_context() as sender:
+            producer = sender.create_producer()
+
+            async def send_all() -> None:
+                for i in range(n):
+                    for name in queues:
+                        await producer.send(sender.create_queue(name), f"{name}:{i}")
+                    if i % 10 == 0:
+                        await asyncio.sleep(0.005)
+
+            async def take_all(name: str, sending: asyncio.Task[None]) -> None:
+                consumer = await ctx.create_consumer(ctx.create_queue(name))
+                while not sending.done():
+                    try:
+                        m = await asyncio.wait_for(consumer.receive(), 0.003)
+                    except TimeoutError:
+                        continue
+                    received[name].append(m.get_text())
+                while (m := await consumer.receive(2000)) is not None:
+                    received[name].append(m.get_text())
+                await consumer.close()
+
+            sending = asyncio.create_task(send_all())
+            await asyncio.gather(*(take_all(name, sending) for name in queues))
+        for name in queues:
+            assert sorted(received[name]) == sorted(f"{name}:{i}" for i in range(n))
+        async with afactory.create_context() as check:
+            for name in queues:
+                assert await (await check.create_consumer(check.create_queue(name))).receive(300) is None
 
     run(main)
 
