@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from pyjms.aio.worker import AGAIN
+from pyjms.aio.worker import AGAIN, IN_LISTENER
 from pyjms.api.checks import to_ms
 from pyjms.api.consumer import JMSConsumer as SyncConsumer
 from pyjms.api.consumer import QueueBrowser as SyncBrowser
@@ -294,18 +294,25 @@ class JMSConsumer:
         if listener is not None:
             call = listener
 
+            ctx = self._ctx
+            hand_over = ctx.hand_over
+
             async def on_loop(message: Message) -> None:
+                ctx.delivery_started()
+                IN_LISTENER.set(True)
                 result = call(message)
                 if inspect.isawaitable(result):
                     await result
 
-            hand_over = self._ctx.hand_over
-            sync_ctx = self._ctx.sync
-
             def deliver(message: Message) -> None:  # on the context's dispatch thread
-                asyncio.run_coroutine_threadsafe(on_loop(message), loop).result()
-                if hand_over is not None:  # AUTO/DUPS_OK: acknowledged when the listener returns
-                    sync_ctx.acknowledge()
+                try:
+                    asyncio.run_coroutine_threadsafe(on_loop(message), loop).result()
+                    # AUTO/DUPS_OK: acknowledged when the listener returns (not if the listener
+                    # closed the context: the session's close hands the message back)
+                    if hand_over is not None and not ctx.closing:
+                        ctx.sync.acknowledge()
+                finally:
+                    loop.call_soon_threadsafe(ctx.delivery_ended)
 
         sync = self.sync
         await self._ctx.worker.submit(lambda: sync.set_message_listener(deliver))
@@ -317,6 +324,7 @@ class JMSConsumer:
         cancelled receives go back to the provider, which redelivers them."""
         if self._closing:
             return
+        await self._ctx.listeners_finished()
         self._closing = True
         ctx = self._ctx
         hand_over = ctx.hand_over

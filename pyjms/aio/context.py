@@ -6,6 +6,7 @@ in order; the event loop only queues calls and awaits their results.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar
@@ -15,7 +16,7 @@ from pyjms.aio.consumer import JMSConsumer, QueueBrowser
 from pyjms.aio.handover import MODES as ACKNOWLEDGED_AT_HAND_OVER
 from pyjms.aio.handover import HandOver, session_mode_for
 from pyjms.aio.producer import JMSProducer
-from pyjms.aio.worker import Worker
+from pyjms.aio.worker import IN_LISTENER, Worker
 from pyjms.api.constants import AUTO_ACKNOWLEDGE
 from pyjms.api.context import ConnectionFactory as SyncFactory
 from pyjms.api.context import JMSContext as SyncContext
@@ -101,6 +102,9 @@ class JMSContext:
         self.epoch = 0
         self.closing = False
         self._consumers: list[JMSConsumer] = []
+        self._deliveries = 0  # listener deliveries started on the loop and not yet acknowledged
+        self._deliveries_done = asyncio.Event()
+        self._deliveries_done.set()
         #: AUTO/DUPS_OK: the acknowledgements owed for messages received (else None)
         self.hand_over = (
             HandOver(sync, worker, self._keeps, self._recovered)
@@ -121,10 +125,32 @@ class JMSContext:
 
     # ------------------------------------------------------------------ lifecycle
 
+    def delivery_started(self) -> None:
+        """On the loop: a listener starts on a message."""
+        self._deliveries += 1
+        self._deliveries_done.clear()
+
+    def delivery_ended(self) -> None:
+        """On the loop: a listener's delivery is over (acknowledged or to be redelivered)."""
+        self._deliveries -= 1
+        if self._deliveries <= 0:
+            self._deliveries = 0
+            self._deliveries_done.set()
+
+    async def listeners_finished(self) -> None:
+        """Waits, as JMS's close does, until no listener of the context is running (unless
+        called from a listener itself, which JMS allows and which must not wait for itself)."""
+        if not IN_LISTENER.get():
+            await self._deliveries_done.wait()
+
     async def close(self) -> None:
         """Closes the session (and the connection when no sibling context uses it), after the
-        calls queued before; receives waiting on its consumers return None. A transacted
-        context's uncommitted work is rolled back."""
+        calls queued before and after a listener running on a message has finished; receives
+        waiting on its consumers return None. A transacted context's uncommitted work is rolled
+        back."""
+        if self.closing:
+            return
+        await self.listeners_finished()
         if self.closing:
             return
         self.closing = True

@@ -39,6 +39,10 @@ T = TypeVar("T")
 #: a job's step returns this to be run again after the jobs queued behind it
 AGAIN: Any = object()
 
+#: set in a message listener's run on the loop (and what it starts): closing there must not
+#: wait for the listener to finish
+IN_LISTENER: contextvars.ContextVar[bool] = contextvars.ContextVar("pyjms_aio_in_listener", default=False)
+
 _names = itertools.count(1)
 _log = logging.getLogger("pyjms")
 
