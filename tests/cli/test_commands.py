@@ -187,7 +187,7 @@ def test_finding_18_staging_put_disabled_refuses_a_staged_send_with_2051(tcp_bro
         "later",
     )
     assert refused.returncode == 2 and "2051" in refused.stderr, refused.stderr
-    # auto on a pyjms broker: the broker's scheduler, which the staging queue does not stop
+    # auto with a staging queue no processor serves: the broker's scheduler, which that queue does not stop
     auto = run_cli("send", "--url", url, "-q", qname, "--delay", "100", "--staging-queue", staging, "later")
     assert auto.returncode == 0, auto.stderr
     with pyjms.ConnectionFactory(url).create_context() as ctx:
