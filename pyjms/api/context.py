@@ -273,7 +273,7 @@ class JMSContext:
         self._channel = channel
         # poison a receiver of this session meets goes to the provider's dead-letter queue
         channel.set_dead_letter_queue(f"queue://{factory.provider.dead_letter_queue or DEAD_LETTER_QUEUE}")
-        # the raw shim objects, for pyjms.delay.processor until it uses the public API (issue 13)
+        # the raw shim objects, for the async sends of pyjms.api.completions (same package)
         self._ch = channel.java
         self._s = jvm.shim()
         self._provider_name = channel.provider_name()
