@@ -53,6 +53,17 @@ def test_a_receive_cancelled_before_it_runs_takes_nothing(
     run(main)
 
 
+async def _cancel_after_it_took(consumer: aio.JMSConsumer) -> None:
+    """Starts a receive on consumer and cancels it after the worker took a message, before the
+    loop heard of it (the loop is held, on purpose, while the worker takes it)."""
+    receive = asyncio.create_task(consumer.receive(5000))
+    await asyncio.sleep(0)  # the receive is queued
+    time.sleep(1.0)  # the loop is held: the worker takes the message and can only queue the news
+    receive.cancel()  # before the loop hears that the receive took it
+    with pytest.raises(asyncio.CancelledError):
+        await receive
+
+
 @pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.CLIENT_ACKNOWLEDGE, pyjms.SESSION_TRANSACTED])
 def test_a_message_taken_after_the_cancel_goes_to_the_next_receive(
     afactory: aio.ConnectionFactory, qname: str, mode: int
@@ -62,12 +73,7 @@ def test_a_message_taken_after_the_cancel_goes_to_the_next_receive(
             q = ctx.create_queue(qname)
             await other.create_producer().send_batch(q, ["m1", "m2"])
             consumer = await ctx.create_consumer(q)
-            receive = asyncio.create_task(consumer.receive(5000))
-            await asyncio.sleep(0)  # the receive is queued
-            time.sleep(1.0)  # the loop is held: the worker takes m1 and can only queue the news
-            receive.cancel()  # before the loop hears that the receive took m1
-            with pytest.raises(asyncio.CancelledError):
-                await receive
+            await _cancel_after_it_took(consumer)
             got = [(await consumer.receive(5000)).get_text(), (await consumer.receive(5000)).get_text()]
             assert got == ["m1", "m2"]  # m1 kept for the next receive, nothing lost nor doubled
             assert await consumer.receive(300) is None
@@ -99,12 +105,7 @@ def test_a_message_taken_after_the_cancel_is_not_lost_when_no_receive_follows(
             await other.create_producer().send(q, "m1")
             async with afactory.create_context(mode) as ctx:
                 consumer = await ctx.create_consumer(q)
-                receive = asyncio.create_task(consumer.receive(5000))
-                await asyncio.sleep(0)
-                time.sleep(1.0)  # the loop is held: the worker takes m1 after the cancel
-                receive.cancel()
-                with pytest.raises(asyncio.CancelledError):
-                    await receive
+                await _cancel_after_it_took(consumer)
                 await consumer.close()
             elsewhere = await other.create_consumer(q)
             again = await elsewhere.receive(5000)
@@ -129,12 +130,7 @@ def test_a_kept_message_holds_up_other_consumers_of_its_context_only_for_a_while
             await other.create_producer().send(qb, "b1")
             a = await ctx.create_consumer(qa)
             b = await ctx.create_consumer(qb)
-            receive = asyncio.create_task(a.receive(5000))
-            await asyncio.sleep(0)
-            time.sleep(1.0)  # the loop is held: the worker takes m1 after the cancel
-            receive.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await receive
+            await _cancel_after_it_took(a)
             assert (await b.receive(10000)).get_text() == "b1"
             again = await a.receive(5000)
             assert again.get_text() == "m1" and again.get_jms_redelivered()
