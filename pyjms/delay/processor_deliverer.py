@@ -183,9 +183,11 @@ class Deliverer:
         first = self._book.first()
         if not first:
             self._commit_moves()
-            if self._book.dead_markers():  # idle: the markers of what was drained go now
-                assert self._ctx is not None
-                self._book.compact_markers(self._ctx, {slot for _, slot, _ in self._rechecks})
+            if self._book.dead_markers():  # idle: the markers of what was drained go now,
+                assert self._ctx is not None  # until the sorter files a slot (a burst begins)
+                self._book.compact_markers(
+                    self._ctx, {slot for _, slot, _ in self._rechecks}, lambda: bool(self._book.first())
+                )
             self._stop.wait(0.02)
             return
         slot = first[0]
@@ -219,7 +221,12 @@ class Deliverer:
         if compact:
             assert self._ctx is not None
             rechecked = {slot for _, slot, _ in self._rechecks}  # they keep their markers
-            self._book.compact_markers(self._ctx, rechecked)
+            self._book.compact_markers(self._ctx, rechecked, self._slot_is_due)
+
+    def _slot_is_due(self) -> bool:
+        """Whether a slot has ended, so its messages wait for this thread."""
+        first = self._book.first()
+        return bool(first) and (first[0] + 1) * self._slot_ms <= now_ms()
 
     def _open_ahead(self, most: int) -> None:
         """Opens the consumers of the first ``most`` slots that end within OPEN_AHEAD slots, so

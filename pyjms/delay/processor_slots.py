@@ -240,9 +240,14 @@ class SlotBook:
             return None
         return int(number)
 
-    def compact_markers(self, ctx: JMSContext, keep: set[int]) -> None:
+    def compact_markers(
+        self, ctx: JMSContext, keep: set[int], give_way: Callable[[], bool] | None = None
+    ) -> bool:
         """Drops the markers of drained slots: rewrites the live ones (pending, in ``keep``, or
-        foreign slots not filed again yet), in transactions of ctx."""
+        foreign slots not filed again yet), in transactions of ctx. Between transactions it
+        stops if ``give_way()`` says a delivery is waiting for the thread: each transaction
+        left the queue whole, and the next compaction goes on where this one stopped (the
+        markers it kept went to the back). True if it looked at every marker."""
         consumer = ctx.create_consumer(self.slots_queue)
         producer = ctx.create_producer()
         with self._lock:
@@ -275,6 +280,9 @@ class SlotBook:
             ctx.commit()
             if not took:
                 break
+            if not came_round and give_way is not None and give_way():
+                consumer.close()
+                return False
         consumer.close()
         with self._lock:
             self._dead_markers = 0
@@ -286,3 +294,4 @@ class SlotBook:
             ]:
                 self._moved.pop(slot, None)
                 self._filed.pop(slot, None)
+        return True
