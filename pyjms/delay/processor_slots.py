@@ -261,10 +261,10 @@ class SlotBook:
         # the markers are read in rounds, one transaction each, until the first one re-sent in
         # this compaction comes round again: then every marker was looked at
         resent: set[str] = set()
-        came_round = False
-        while not came_round:
+        came_round = gave_way = False
+        while not came_round and not gave_way:
             took = 0
-            while batch := consumer.receive_batch(1000, 50):
+            while not gave_way and (batch := consumer.receive_batch(1000, 50)):
                 for m in batch:
                     took += 1
                     text = marker_text(m)
@@ -277,13 +277,13 @@ class SlotBook:
                     if text in foreign or ours:
                         producer.send(self.slots_queue, text)
                         resent.add(text)
+                gave_way = not came_round and give_way is not None and give_way()
             ctx.commit()
             if not took:
                 break
-            if not came_round and give_way is not None and give_way():
-                consumer.close()
-                return False
         consumer.close()
+        if gave_way:
+            return False
         with self._lock:
             self._dead_markers = 0
             self._drained.clear()  # their markers are gone now
