@@ -126,6 +126,19 @@ class JMSConsumer:
                 out.append(value)
         return out
 
+    def kept_count(self, besides: object | None = None) -> int:
+        """How many messages this consumer keeps from cancelled receives since the context's
+        last recovery, in its stores other than ``besides`` (copies of the stores are taken
+        under the GIL: the worker asks while the loop may append)."""
+        epoch = self._ctx.epoch
+        return sum(
+            1
+            for store in (self._kept, self._kept_bodies)
+            if store is not besides
+            for k in tuple(store)
+            if k[0] == epoch
+        )
+
     def _check(self) -> None:
         if self._closing:
             raise IllegalStateRuntimeException("the consumer is closed")
@@ -199,22 +212,12 @@ class JMSConsumer:
         kept = self._from_kept(self._kept)
         if kept:
             return cast("Message | None", self._handed(kept[0]))
-        ctx = self._ctx
         sync = self.sync
-        hand_over = ctx.hand_over
-
-        def step() -> Any:
-            if hand_over is None:
-                return Taken(ctx.epoch, sync.receive_no_wait())
-            if not hand_over.may_take(self._kept):
-                return AGAIN
-            got = sync.receive_no_wait()
-            if got is not None:
-                hand_over.taken()
-            return Taken(ctx.epoch, got)
-
-        taken = await ctx.worker.call(step, self._keep)
-        return self._handed(taken.value)  # type: ignore[no-any-return]
+        # a receive whose time is up at once: one look, through the same gate as any take
+        return cast(
+            "Message | None",
+            await self._receive(0, lambda _ms: sync.receive_no_wait(), None, self._keep, self._kept),
+        )
 
     async def receive_body(self, body_type: type, timeout_ms: int | timedelta | None = None) -> Any:
         """The next message's body as body_type (str, bytes, dict), or None if none came."""
@@ -328,7 +331,7 @@ class JMSConsumer:
         self._closing = True
         ctx = self._ctx
         hand_over = ctx.hand_over
-        kept = sum(1 for k in (*self._kept, *self._kept_bodies) if k[0] == ctx.epoch)
+        kept = self.kept_count()
         if kept:
             _log.warning(
                 "closing %r with %d message(s) a cancelled receive took and no receive had since; "

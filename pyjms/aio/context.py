@@ -49,8 +49,7 @@ class ConnectionFactory:
     def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> ContextOpening:
         """A new connection with one session: ``async with factory.create_context() as ctx``,
         or ``ctx = await factory.create_context()`` (then ``await ctx.close()``)."""
-        sync = self.sync
-        return ContextOpening(lambda: sync.create_context(session_mode_for(session_mode)), session_mode)
+        return ContextOpening(self.sync.create_context, session_mode)
 
     def __repr__(self) -> str:
         return f"<aio {self.sync!r}>"
@@ -59,8 +58,9 @@ class ConnectionFactory:
 class ContextOpening:
     """The opening of a context: await it, or use it with ``async with``."""
 
-    def __init__(self, make: Callable[[], SyncContext], session_mode: int) -> None:
-        self._make = make
+    def __init__(self, open_sync: Callable[[int], SyncContext], session_mode: int) -> None:
+        # the synchronous context runs in the mode pyjms.aio.handover needs for session_mode
+        self._make = lambda: open_sync(session_mode_for(session_mode))
         self._mode = session_mode
         self._ctx: JMSContext | None = None
 
@@ -170,8 +170,7 @@ class JMSContext:
     def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> ContextOpening:
         """Another session on this context's connection, with a worker of its own."""
         self.check_open()
-        sync = self.sync
-        return ContextOpening(lambda: sync.create_context(session_mode_for(session_mode)), session_mode)
+        return ContextOpening(self.sync.create_context, session_mode)
 
     def get_session_mode(self) -> int:
         return self._mode
@@ -285,12 +284,7 @@ class JMSContext:
         """Whether a consumer keeps a message a cancelled receive took (since the last
         recovery) anywhere but in ``besides`` (on the worker: copies of the stores are taken
         under the GIL, as the loop may append meanwhile)."""
-        epoch = self.epoch
-        for consumer in tuple(self._consumers):
-            for store in (consumer._kept, consumer._kept_bodies):
-                if store is not besides and any(k[0] == epoch for k in tuple(store)):
-                    return True
-        return False
+        return any(consumer.kept_count(besides) for consumer in tuple(self._consumers))
 
     def _recovered(self) -> None:
         """On the worker, after a rollback or recover: messages kept from before are redelivered."""

@@ -106,8 +106,7 @@ class HandOver:
             return
         if self._recover_owed:
             self._recover_owed = False
-            self._sync.recover()
-            self._recovered()
+            self.recover_now()
         if self._ack_owed and not self._keeps(None):
             self._ack_owed = False
             self._sync.acknowledge()
@@ -120,8 +119,9 @@ class HandOver:
         return not self._recover_owed
 
     def recover_now(self) -> None:
-        """A receive_body took a message it could not convert: it is left for redelivery, as
-        the synchronous API does in AUTO/DUPS_OK."""
+        """Hands back everything unacknowledged (also for a receive_body that took a message
+        it could not convert: it is left for redelivery, as the synchronous API does in
+        AUTO/DUPS_OK)."""
         self._sync.recover()
         self._recovered()
 

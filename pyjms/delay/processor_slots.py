@@ -242,12 +242,13 @@ class SlotBook:
 
     def compact_markers(
         self, ctx: JMSContext, keep: set[int], give_way: Callable[[], bool] | None = None
-    ) -> bool:
+    ) -> None:
         """Drops the markers of drained slots: rewrites the live ones (pending, in ``keep``, or
         foreign slots not filed again yet), in transactions of ctx. Between transactions it
         stops if ``give_way()`` says a delivery is waiting for the thread: each transaction
         left the queue whole, and the next compaction goes on where this one stopped (the
-        markers it kept went to the back). True if it looked at every marker."""
+        markers it kept went to the back, and the book counts the dead markers until one
+        compaction looked at them all)."""
         consumer = ctx.create_consumer(self.slots_queue)
         producer = ctx.create_producer()
         with self._lock:
@@ -283,7 +284,7 @@ class SlotBook:
                 break
         consumer.close()
         if gave_way:
-            return False
+            return
         with self._lock:
             self._dead_markers = 0
             self._drained.clear()  # their markers are gone now
@@ -294,4 +295,3 @@ class SlotBook:
             ]:
                 self._moved.pop(slot, None)
                 self._filed.pop(slot, None)
-        return True
