@@ -195,4 +195,4 @@ def _answer(m: Message, handle: Handler, producer: Any, queue: Queue) -> None:
             reply_to, json.dumps(answer)
         )
     except JMSRuntimeException as e:  # the asker went away: nothing to answer
-        _log.debug("answer to %s on %s failed: %s", reply_to, queue.name, e)
+        _log.info("answer to %s on %s failed: %s", reply_to, queue.name, e)

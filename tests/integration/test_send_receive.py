@@ -161,6 +161,25 @@ def test_temporary_queue_request_reply(factory, qname):
         replies.delete()
 
 
+def test_a_reply_goes_to_a_temporary_queue_the_server_has_not_heard_of_yet(tcp_broker, qname):
+    """ActiveMQ's client learns of other connections' temporary queues from advisories and
+    refuses a send to one it has not heard of ("a deleted Destination"). With thousands of
+    temporary queues on the broker, a new connection hears of a new one only after the others'
+    advisories: a request naming it arrived first, and the reply failed, 17 times in 20
+    before the shim waited for the advisory (ActiveMQProvider.awaitKnown)."""
+    factory = pyjms.ConnectionFactory(tcp_broker.tcp_url)
+    with factory.create_context() as crowd:
+        for _ in range(8000):
+            crowd.create_temporary_queue()
+        for i in range(10):
+            with factory.create_context() as server, factory.create_context() as client:
+                replies = client.create_temporary_queue()
+                client.create_producer().set_jms_reply_to(replies).send(client.create_queue(qname), "ping")
+                request = server.create_consumer(server.create_queue(qname)).receive(5000)
+                server.create_producer().send(request.get_jms_reply_to(), f"pong {i}")
+                assert client.create_consumer(replies).receive(5000).get_text() == f"pong {i}"
+
+
 def test_receive_body_returns_the_body_or_leaves_the_message(ctx, qname):
     q = ctx.create_queue(qname)
     p = ctx.create_producer()

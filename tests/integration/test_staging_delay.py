@@ -340,14 +340,16 @@ def test_processor_process_killed_with_sigkill_loses_and_duplicates_nothing(tcp_
         assert "running" in proc.stdout.readline()
         return proc
 
-    with factory.create_context(pyjms.SESSION_TRANSACTED) as ctx:
-        q = ctx.create_queue(qname)
-        p = ctx.create_producer().set_delivery_mode(pyjms.PERSISTENT)
-        for i in range(n):
-            p.set_delivery_delay(300 + (i % 40) * 50).send(q, str(i))
-        ctx.commit()
+    # the processor runs before the messages are sent: sent first, they could all be due by the
+    # time a loaded machine had started its JVM, and be delivered between two reports
     first = start()
     try:
+        with factory.create_context(pyjms.SESSION_TRANSACTED) as ctx:
+            q = ctx.create_queue(qname)
+            p = ctx.create_producer().set_delivery_mode(pyjms.PERSISTENT)
+            for i in range(n):
+                p.set_delivery_delay(300 + (i % 40) * 50).send(q, str(i))
+            ctx.commit()
         # kill it once it is mid-run: some delivered, some filed in slots, some still staged
         for line in first.stdout:
             if "delivered" in line and 0 < int(line.split("delivered ")[1].split()[0]) < n:

@@ -57,6 +57,7 @@ public final class Destinations {
             d = TEMPORARY.get(key);
             if (d == null) d = provider.temporary(key);
             if (d == null) throw new InvalidDestinationException("unknown temporary destination " + key);
+            provider.awaitKnown(session, d);
         } else {
             throw new InvalidDestinationException("not a destination key: " + key);
         }

@@ -18,6 +18,13 @@ public interface Provider {
     default Destination temporary(String key) { return null; }
 
     /**
+     * Waits, briefly, until this session's connection knows of another connection's temporary
+     * destination (a reply-to it was just handed), where its client learns of them
+     * asynchronously and refuses sends to one it has not heard of yet.
+     */
+    default void awaitKnown(jakarta.jms.Session session, Destination temporary) {}
+
+    /**
      * Whether the broker is one pyjms started, which stages delayed publications one copy per
      * subscriber (see activemq.DelayedPublications).
      */

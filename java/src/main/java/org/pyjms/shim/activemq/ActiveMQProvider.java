@@ -18,6 +18,8 @@ import org.pyjms.shim.Provider;
 public final class ActiveMQProvider implements Provider {
     /** How long a new connection may wait for the broker's answer. */
     static final int CONNECT_TIMEOUT_MS = 30_000;
+    /** How long a send waits for the advisory that announces another connection's temporary queue. */
+    static final long TEMPORARY_PATIENCE_MS = 3_000;
 
     static {
         // received strings as they were sent (see ExactStrings)
@@ -67,6 +69,26 @@ public final class ActiveMQProvider implements Provider {
         if (key.startsWith("temp-queue://")) return new ActiveMQTempQueue(key.substring(13));
         if (key.startsWith("temp-topic://")) return new ActiveMQTempTopic(key.substring(13));
         return null;
+    }
+
+    /**
+     * ActiveMQ's client learns of other connections' temporary destinations from advisory
+     * messages, and refuses a send to one it has not heard of as "a deleted Destination". The
+     * request that names a reply queue can arrive before the advisory that announces it (0.2 s
+     * before with 8,000 temporary queues on a quiet broker, more on a busy one), so the answer
+     * waits for the advisory, up to a bound: a queue that is really gone still gets its error,
+     * late by that bound.
+     */
+    @Override
+    public void awaitKnown(jakarta.jms.Session session, Destination temporary) {
+        if (!(session instanceof org.apache.activemq.ActiveMQSession s)
+                || !(temporary instanceof ActiveMQDestination d)) return;
+        long deadline = System.nanoTime() + TEMPORARY_PATIENCE_MS * 1_000_000L;
+        try {
+            while (s.getConnection().isDeleted(d) && System.nanoTime() < deadline) Thread.sleep(10);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** pyjms brokers virtualize every topic; stock brokers only VirtualTopic.* ones. */
