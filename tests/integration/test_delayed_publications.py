@@ -80,7 +80,8 @@ def test_d16_subscribers_are_matched_at_send_one_staged_copy_each(staged, url):
         # an ordinary publication still reaches every subscriber, late or not
         ctx.create_producer().send(topic, "now")
         for c in (plain, durable, late, late_shared):
-            assert [g.get_text() for g in drain(c, 1000)] == ["now"]
+            first = c.receive(5000)  # then a short drain: anything more would be a duplicate
+            assert [g.get_text() for g in [first, *drain(c, 200)] if g is not None] == ["now"]
         assert [g.get_text() for g in drain(shared[0], 300) + drain(shared[1], 300)] == ["now"]
 
 
