@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from pyjms.bridge import class_archive as _class_archive
 from pyjms.bridge import classpath as _classpath
 from pyjms.bridge import shim as _shim_module
 from pyjms.bridge.java_types import (
@@ -94,31 +95,16 @@ def start(
             import jpype
         except ImportError:  # pragma: no cover - jpype1 is a hard dependency
             raise SetupError("JPype is missing: pip install jpype1") from None
-        provider = _classpath.resolve(extra_classpath, providers)
-        # air-gapped (PYJMS_CLASSPATH): the shim compiles against what the user gave
-        # only a source checkout compiles the shim; a wheel's prebuilt shim needs no provider
-        # resolved (nor Maven) beyond the one it uses
-        checkout = _shim_module.SOURCE_DIR.is_dir()
-        compile_cp = (
-            _classpath.shim_compile_classpath()
-            if checkout and not os.environ.get("PYJMS_CLASSPATH")
-            else provider
-        )
-        cp = [shim_jar(compile_cp), *provider]
+        cp = planned_classpath(extra_classpath, providers)
         if jpype.isJVMStarted():
             raise SetupError("a JVM was started outside pyjms; start it through pyjms.bridge.jvm.start()")
-        try:
-            jvm_path = jpype.getDefaultJVMPath()
-        except Exception as e:  # JVMNotFoundException and friends
-            raise SetupError(
-                f"no Java runtime found ({e}): install a JDK 17 (Debian: apt-get install "
-                "openjdk-17-jdk-headless) or set JAVA_HOME"
-            ) from None
+        jvm_path = java_runtime()
         options = [
             f"-Dlog4j2.configurationFile={_LOG_CONFIG}",
             "-Dorg.apache.activemq.SERIALIZABLE_PACKAGES=",  # never deserialize object bodies
             "-Xshare:auto",
             "-Xrs",  # signals stay Python's: Ctrl-C and SIGTERM reach the program, not the JVM
+            *_class_archive.jvm_options(cp, jvm_path),
             *jvm_options,
             *filter(None, os.environ.get("PYJMS_JVM_OPTIONS", "").split()),
         ]
@@ -129,6 +115,41 @@ def start(
         # JPype's own hook shuts the JVM down.
         atexit.register(_shutdown)
         return _shim
+
+
+def planned_classpath(
+    extra_classpath: Sequence[str] = (), providers: Sequence[str] = (_classpath.DEFAULT_PROVIDER,)
+) -> list[str]:
+    """The classpath start() gives the JVM: the shim jar, then the providers' jars."""
+    provider = _classpath.resolve(extra_classpath, providers)
+    # air-gapped (PYJMS_CLASSPATH): the shim compiles against what the user gave
+    # only a source checkout compiles the shim; a wheel's prebuilt shim needs no provider
+    # resolved (nor Maven) beyond the one it uses
+    checkout = _shim_module.SOURCE_DIR.is_dir()
+    compile_cp = (
+        _classpath.shim_compile_classpath()
+        if checkout and not os.environ.get("PYJMS_CLASSPATH")
+        else provider
+    )
+    return [shim_jar(compile_cp), *provider]
+
+
+def java_runtime() -> str:
+    """The JVM library JPype starts (JAVA_HOME's, else the system's)."""
+    import jpype
+
+    try:
+        return str(jpype.getDefaultJVMPath())
+    except Exception as e:  # JVMNotFoundException and friends
+        raise SetupError(
+            f"no Java runtime found ({e}): install a JDK 17 (Debian: apt-get install "
+            "openjdk-17-jdk-headless) or set JAVA_HOME"
+        ) from None
+
+
+def write_class_archive() -> str:
+    """Writes the class-data archive of start()'s classpath if missing (bridge.class_archive)."""
+    return _class_archive.write(planned_classpath(), java_runtime())
 
 
 def shim() -> _Shim:

@@ -226,7 +226,9 @@ def _cmd_providers(args: argparse.Namespace) -> int:
         return 0
     for name in args.names or [classpath.DEFAULT_PROVIDER]:
         jars = classpath.provider_jars(name)  # Maven prints what it downloads, on stderr
-        print(f"{name}: {len(jars)} jars ready")
+        print(f"{name}: {len(jars)} jars ready", flush=True)
+    # the classes a JVM of this classpath loads first, archived: new processes start faster
+    print(jvm.write_class_archive())
     return 0
 
 
