@@ -6,8 +6,8 @@ to exactly one of them, and a consumer gets it by its token in a transaction.
 
 One process is started per dispatcher (``--dispatcher`` mode). Each prints a line per message
 it handled, ``<dispatcher> <message id> <body>``, and the parent prints who handled what.
-``--fail-every K`` makes each dispatcher's consumer back out every K-th get, to show the message
-coming back unmarked and being dispatched again. ``--batch K`` hands K tokens to the consumer at
+``--fail-every K`` makes each dispatcher's consumer back out every K-th get (of messages not
+yet redelivered), to show the message coming back unmarked and being dispatched again. ``--batch K`` hands K tokens to the consumer at
 a time (one by-token consumer and one commit for K messages).
 """
 
@@ -60,7 +60,9 @@ def dispatcher(
                     print(f"gone {name} {token}", flush=True)  # another consumer had it
                     gone += 1
             rounds += 1
-            if fail_every and rounds % fail_every == 0:
+            # a message backed out again and again would reach the broker's redelivery limit
+            # (ActiveMQ: 6) and be dead-lettered: back out only messages not yet redelivered
+            if fail_every and rounds % fail_every == 0 and not any(m.get_jms_redelivered() for m in got):
                 work_ctx.rollback()  # backed out: unmarked at once, dispatched again
                 for m in got:
                     print(f"backout {name} {m.get_message_token()}", flush=True)
