@@ -38,7 +38,9 @@ def enabled() -> bool:
 
 
 def archive_for(classpath: Sequence[str], java: str) -> Path:
-    """Where the archive for this classpath and this Java lives (whether or not it exists)."""
+    """Where the archive for this classpath and this Java lives (whether or not it exists).
+    ``classpath`` is the JVM's whole classpath, JPype's own jar included: the JVM maps an
+    archive only where the classpath it was written with is the one it runs with."""
     digest = hashlib.sha256()
     for entry in (java, *classpath):
         try:

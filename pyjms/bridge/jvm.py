@@ -104,7 +104,7 @@ def start(
             "-Dorg.apache.activemq.SERIALIZABLE_PACKAGES=",  # never deserialize object bodies
             "-Xshare:auto",
             "-Xrs",  # signals stay Python's: Ctrl-C and SIGTERM reach the program, not the JVM
-            *_class_archive.jvm_options(cp, jvm_path),
+            *_class_archive.jvm_options([*cp, jpype_support_jar()], jvm_path),
             *jvm_options,
             *filter(None, os.environ.get("PYJMS_JVM_OPTIONS", "").split()),
         ]
@@ -147,9 +147,17 @@ def java_runtime() -> str:
         ) from None
 
 
+def jpype_support_jar() -> str:
+    """The jar JPype appends to every classpath it starts: part of the JVM's real classpath, so
+    part of a class archive's key (each virtualenv has its own)."""
+    import jpype
+
+    return str(Path(jpype.__file__).resolve().parent.parent / "org.jpype.jar")
+
+
 def write_class_archive() -> str:
     """Writes the class-data archive of start()'s classpath if missing (bridge.class_archive)."""
-    return _class_archive.write(planned_classpath(), java_runtime())
+    return _class_archive.write([*planned_classpath(), jpype_support_jar()], java_runtime())
 
 
 def shim() -> _Shim:
