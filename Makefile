@@ -28,7 +28,7 @@ providers: $(VENV)/.installed
 	$(PY) -m pyjms providers fetch $(TEST_PROVIDERS)
 
 demo: $(VENV)/.demo-installed
-	@echo "==> resolving ActiveMQ's jars from Maven Central and archiving their classes (once; cached in ~/.cache/pyjms)"
+	@echo "==> resolving ActiveMQ's jars from Maven Central (once; cached in ~/.cache/pyjms)"
 	$(PY) -m pyjms providers fetch activemq
 	@echo "==> running examples/demo.py"
 	$(PY) examples/demo.py

@@ -8,7 +8,8 @@ classpath and Java: a child process runs an embedded broker and a round trip und
 ``-XX:ArchiveClassesAtExit``, and the archive is renamed into place only when complete. Every
 later JVM of pyjms with that exact classpath maps it; another classpath (extra jars, a new
 provider resolved) or Java finds no archive of its own and starts as before. A stale or damaged
-archive is ignored by the JVM (``-Xshare:auto``). ``PYJMS_CLASS_ARCHIVE=0`` turns it off.
+archive is ignored by the JVM (``-Xshare:auto``). Opt-in, with ``PYJMS_CLASS_ARCHIVE=1`` (see
+enabled()).
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ with pyjms.ConnectionFactory().create_context() as ctx:
 
 
 def enabled() -> bool:
-    return os.environ.get("PYJMS_CLASS_ARCHIVE", "1") not in ("0", "off", "false", "no")
+    """Off unless PYJMS_CLASS_ARCHIVE=1: with the archive mapped, a broker process SIGKILLed
+    under a transacted consumer lost that consumer's uncommitted batch after its restart
+    (tests/faults/test_kills.py, every run; never without it). Until that is understood, the
+    archive is an opt-in."""
+    return os.environ.get("PYJMS_CLASS_ARCHIVE", "0") in ("1", "on", "true", "yes")
 
 
 def archive_for(classpath: Sequence[str], java: str) -> Path:
@@ -64,7 +69,7 @@ def write(classpath: Sequence[str], java: str) -> str:
     """Writes the archive for this classpath if it is missing; says what it did, in one line."""
     archive = archive_for(classpath, java)
     if not enabled():
-        return "class-data archive: off (PYJMS_CLASS_ARCHIVE=0)"
+        return "class-data archive: off (PYJMS_CLASS_ARCHIVE=1 writes and uses one)"
     if archive.is_file():
         return f"class-data archive: ready ({archive})"
     archive.parent.mkdir(parents=True, exist_ok=True)
