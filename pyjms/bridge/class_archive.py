@@ -36,9 +36,9 @@ with pyjms.ConnectionFactory().create_context() as ctx:
 
 def enabled() -> bool:
     """Off unless PYJMS_CLASS_ARCHIVE=1: with the archive mapped, a broker process SIGKILLed
-    under a transacted consumer lost that consumer's uncommitted batch after its restart
-    (tests/faults/test_kills.py, every run; never without it). Until that is understood, the
-    archive is an opt-in."""
+    under a transacted consumer lost that consumer's uncommitted batch after its restart in 3
+    runs of 3 (tests/faults/test_kills.py); without it, in 1 run of 3. The archive is not the
+    cause, but its faster start makes the loss likely. Opt-in until that loss is fixed."""
     return os.environ.get("PYJMS_CLASS_ARCHIVE", "0") in ("1", "on", "true", "yes")
 
 
