@@ -36,8 +36,8 @@ with pyjms.ConnectionFactory().create_context() as ctx:
 
 def enabled() -> bool:
     """Off unless PYJMS_CLASS_ARCHIVE=1: with the archive mapped, a broker process SIGKILLed
-    under a transacted consumer lost that consumer's uncommitted batch after its restart in 3
-    runs of 3 (tests/faults/test_kills.py); without it, in 1 run of 3. The archive is not the
+    under a transacted consumer lost that consumer's uncommitted batch after its restart in 2
+    runs of 2 (tests/faults/test_kills.py); without it, in 2 runs of 5. The archive is not the
     cause, but its faster start makes the loss likely. Opt-in until that loss is fixed."""
     return os.environ.get("PYJMS_CLASS_ARCHIVE", "0") in ("1", "on", "true", "yes")
 
