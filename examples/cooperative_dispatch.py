@@ -7,8 +7,9 @@ to exactly one of them, and a consumer gets it by its token in a transaction.
 One process is started per dispatcher (``--dispatcher`` mode). Each prints a line per message
 it handled, ``<dispatcher> <message id> <body>``, and the parent prints who handled what.
 ``--fail-every K`` makes each dispatcher's consumer back out every K-th get (of messages not
-yet redelivered), to show the message coming back unmarked and being dispatched again. ``--batch K`` hands K tokens to the consumer at
-a time (one by-token consumer and one commit for K messages).
+yet redelivered), to show the message coming back unmarked and being dispatched again.
+``--batch K`` hands K tokens to the consumer at a time (one by-token consumer and one commit
+for K messages).
 """
 
 from __future__ import annotations

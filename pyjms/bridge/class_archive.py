@@ -58,8 +58,10 @@ def archive_for(classpath: Sequence[str], java: str) -> Path:
 
 def jvm_options(classpath: Sequence[str], java: str) -> list[str]:
     """The options that map the archive, or none when there is none for this classpath."""
+    if not enabled():  # the default: no key to compute (a stat of every jar) at each start
+        return []
     archive = archive_for(classpath, java)
-    if not enabled() or not archive.is_file():
+    if not archive.is_file():
         return []
     # the JVM's own notes on classes it could not archive or map are noise to a user
     return [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
@@ -67,9 +69,9 @@ def jvm_options(classpath: Sequence[str], java: str) -> list[str]:
 
 def write(classpath: Sequence[str], java: str) -> str:
     """Writes the archive for this classpath if it is missing; says what it did, in one line."""
-    archive = archive_for(classpath, java)
     if not enabled():
         return "class-data archive: off (PYJMS_CLASS_ARCHIVE=1 writes and uses one)"
+    archive = archive_for(classpath, java)
     if archive.is_file():
         return f"class-data archive: ready ({archive})"
     archive.parent.mkdir(parents=True, exist_ok=True)

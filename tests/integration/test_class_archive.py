@@ -1,6 +1,7 @@
 """The class-data archive `pyjms providers fetch` writes with PYJMS_CLASS_ARCHIVE=1
 (pyjms.bridge.class_archive): a new process's JVM with that setting maps the broker's and
-client's classes from it; without it (the default) it does not. What it saves is measured by bench/bench_throughput.py's cold start, never here."""
+client's classes from it; without it (the default) it does not. What it saves is measured by
+bench/bench_throughput.py's cold start, never here."""
 
 from __future__ import annotations
 
