@@ -621,7 +621,10 @@ class JMSContext:
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("commit() needs a SESSION_TRANSACTED context")
         self._drain_async()
-        # a commit on a connection that had failed before never left: nothing was committed
+        # A commit on a connection known to have failed before never left: nothing was committed.
+        # Otherwise a commit that fails for a broken connection is in doubt, whatever the error
+        # says: ActiveMQ's client, once a written commit has lost its answer, reports the error
+        # its consumers' rollback then met ("Cannot send, channel has already failed"), not its own.
         failed_before = self._channel.connection_failed()
         try:
             self._channel.commit()
@@ -644,7 +647,7 @@ class JMSContext:
                 self._synchronize("after_rollback")
                 raise _duplicate_rejected(e) from None
             self._synchronize("after_rollback")
-            if self.provider.commit_not_sent(e):  # the connection had failed: nothing was committed
+            if failed_before:
                 raise IllegalStateRuntimeException(
                     f"the commit was not sent, so nothing was committed: {e.message}",
                     error_code=e.error_code,

@@ -143,11 +143,6 @@ class ProviderPlugin:
         the shim once per context."""
         return self._detects_duplicates(ctx)
 
-    def commit_not_sent(self, error: JMSRuntimeException) -> bool:
-        """Whether a commit that failed is known never to have left the client (its connection
-        had failed before), so that nothing of the transaction was committed."""
-        return False
-
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         """A factory like ``factory`` whose rolled-back gets never make the provider treat a
         message as poison (components that keep their own retry counts use it)."""

@@ -205,9 +205,10 @@ class Channel:
         )
 
     def connection_failed(self) -> bool:
-        """Whether the client has told of its connection failing (its exception listener)."""
+        """Whether the client knows now that its connection failed (its exception listener was
+        told, or the provider's client marked its transport failed)."""
         try:
-            return self.java.connectionFailure() is not None
+            return bool(self.java.connectionLost())
         except self._jexc:
             return False
 

@@ -53,3 +53,28 @@ def test_a_commit_whose_answer_is_lost_is_in_doubt_and_was_in_fact_committed(tcp
     # why it must not say "rolled back": the broker did commit, and a resend would duplicate
     with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as check:
         assert len(drain(check.create_consumer(check.create_queue(q)), 2000)) == 20
+
+
+def test_a_consumers_commit_whose_answer_is_lost_is_in_doubt_and_the_broker_took_its_messages(
+    tcp_broker, proxy
+):
+    """A transaction of received messages. When its commit fails, ActiveMQ's client first rolls
+    back its consumer, whose own send then meets the failed connection; the client reports that
+    error ("Cannot send, channel has already failed") instead of the commit's. So pyjms must not
+    read the error text as "never sent": the commit was written, and the broker committed it."""
+    q = f"DOUBT.{uuid.uuid4().hex[:8]}"
+    with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as filler:
+        filler.create_producer().send_batch(filler.create_queue(q), [f"m{i}" for i in range(20)])
+    ctx = pyjms.ConnectionFactory(f"tcp://127.0.0.1:{proxy.port}").create_context(pyjms.SESSION_TRANSACTED)
+    try:
+        received = drain(ctx.create_consumer(ctx.create_queue(q)), 1000)
+        assert len(received) == 20
+        error = _commit_losing_its_answer(ctx, proxy)
+    finally:
+        ctx.close()
+    assert isinstance(error, pyjms.TransactionInDoubtRuntimeException), repr(error)
+    assert error.reason == 2549, repr(error)
+    # why it must not say "not sent, nothing committed": the broker did commit, and the messages
+    # that would "come again" are gone
+    with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as check:
+        assert drain(check.create_consumer(check.create_queue(q)), 2000) == []

@@ -274,7 +274,6 @@ def _assert_one_clear_error(what: str, call: str, error: BaseException) -> None:
     assert type(error).__module__ == "pyjms.errors", f"{what} {call}: {error!r}"
     if isinstance(error, pyjms.TransactionInDoubtRuntimeException):
         assert call == "commit" and error.reason == 2549, f"{what} {call}: {error!r}"
-        assert "channel has already failed" not in str(error), f"it was not sent: {error!r}"
     else:
         assert error.reason in (2009, 2059), f"{what} {call}: {error!r}"
 
@@ -329,11 +328,13 @@ def test_broker_sigkill_over_plain_tcp_is_one_pyjms_error_and_loses_nothing_comm
     """A producer (persistent sends) and a transacted consumer over plain tcp://, 3,000
     messages, the broker SIGKILLed a third of the way in. Each client gets one pyjms error:
     MQRC_CONNECTION_BROKEN (2009), or MQRC_Q_MGR_NOT_AVAILABLE (2059), or for a commit whose
-    answer the kill took, TransactionInDoubtRuntimeException (2549). A commit the client could
-    not even send ("Cannot send, channel has already failed") is IllegalStateRuntimeException
-    (2009), never in doubt, and its batch comes again. A context idle at the kill raises 2009 on
-    each call, receive and browse included, and its uncommitted send is gone. After the restart
-    a new context goes on. Every send that returned is received and committed exactly once; the
+    answer the kill took, TransactionInDoubtRuntimeException (2549). A commit on a connection
+    the client already knew was gone is IllegalStateRuntimeException (2009), never in doubt, and
+    its batch comes again. (ActiveMQ's own error text cannot tell these apart: a written commit
+    that lost its answer is reported as "Cannot send, channel has already failed" too, and the
+    broker had committed it; those were the 50 "lost" messages of earlier runs.) A context idle
+    at the kill raises 2009 on each call, receive and browse included, and its uncommitted send
+    is gone. After the restart a new context goes on. Every send that returned is received and committed exactly once; the
     one send that raised was stored or not, never twice; a consumer batch whose commit was in
     doubt was committed whole or redelivered whole."""
     messages = 3000

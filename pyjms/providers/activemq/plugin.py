@@ -121,11 +121,6 @@ class ActiveMQPlugin(ProviderPlugin):
         # reports a rollback anyway: "Transaction ... in doubt due to failover. Forcing rollback"
         return "in doubt" in str(error)
 
-    def commit_not_sent(self, error: JMSRuntimeException) -> bool:
-        # the inactivity monitor refuses to write once its transport has failed, before the
-        # command is written: "Cannot send, channel has already failed"
-        return "Cannot send, channel has already failed" in str(error)
-
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         return dead_letters.without_redelivery_limit(factory)
 

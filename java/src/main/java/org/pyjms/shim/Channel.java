@@ -107,6 +107,11 @@ public final class Channel implements AutoCloseable {
     /** Why the connection broke (the client's exception listener heard it), or null. */
     public Throwable connectionFailure() { return shared.failure; }
 
+    /** Whether the connection has failed, as far as the client knows now. */
+    public boolean connectionLost() {
+        return shared.failure != null || provider.connectionLost(shared.connection);
+    }
+
     public Provider provider() { return provider; }
 
     public Connection connection() { return shared.connection; }

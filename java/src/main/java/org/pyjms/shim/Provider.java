@@ -31,6 +31,12 @@ public interface Provider {
     default boolean isPyjmsBroker(Connection c) { return false; }
 
     /**
+     * Whether the client already knows that its connection failed, before its exception
+     * listener is told (that comes later, on another thread). A commit made then never leaves.
+     */
+    default boolean connectionLost(Connection c) { return false; }
+
+    /**
      * Whether the broker drops a message whose duplicate-detection id (Artemis's _AMQ_DUPL_ID
      * property) it has already taken; where it does not, pyjms's receivers drop such messages.
      */

@@ -55,6 +55,18 @@ public final class ActiveMQProvider implements Provider {
         return f;
     }
 
+    /**
+     * The transport marks itself failed on its reader thread as the socket breaks; the
+     * exception listener hears of it later. A commit after that is refused before it is
+     * written. (Its error text cannot tell: when a commit fails, the client first rolls back its
+     * consumers, and their "Cannot send, channel has already failed" replaces the commit's own
+     * error, even for a commit that was written and that the broker committed.)
+     */
+    @Override
+    public boolean connectionLost(Connection c) {
+        return c instanceof ActiveMQConnection a && (a.isTransportFailed() || a.isClosed());
+    }
+
     /** ActiveMQ takes consumer options in the destination name. */
     @Override
     public Destination prefetching(Destination d, int prefetch) {
