@@ -41,9 +41,15 @@ check: $(VENV)/.installed
 	@echo "==> mypy --strict (pyproject.toml [tool.mypy])"
 	$(PY) -m mypy
 
+# two workers (pytest-xdist): most tests wait on delivery delays, timeouts and other processes,
+# not on a CPU. --dist loadfile keeps each file on one worker, so a file's module fixtures (its
+# brokers, a Spark session) start once; each worker has its own session brokers and JVM.
+# A single file run by hand (`pytest tests/x.py`) stays in one process.
+TEST_WORKERS ?= 2
+
 test: providers check
-	@echo "==> running the test suite against real brokers"
-	$(PY) -m pytest -q
+	@echo "==> running the test suite against real brokers, in $(TEST_WORKERS) workers"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 bench: providers
 	$(PY) bench/run_all.py

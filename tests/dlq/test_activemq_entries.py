@@ -85,7 +85,12 @@ def test_activemq_dead_letters_are_mapped_and_handled(factory: pyjms.ConnectionF
     with factory.create_context() as ctx:
         [forwarded] = browse(ctx, qname + ".EXPIRED")
         [retried] = browse(ctx, poisoned)
-        assert not [m for m in browse(ctx, ACTIVEMQ_DLQ) if m.get_text().startswith(qname)]
+        # ActiveMQ.DLQ is the worker's broker's, shared with the tests that ran before: not all text
+        assert not [
+            m
+            for m in browse(ctx, ACTIVEMQ_DLQ)
+            if isinstance(m, pyjms.TextMessage) and m.get_text().startswith(qname)
+        ]
     assert forwarded.get_text() == f"{qname} expired" and forwarded.get_string_property("k") == "v"
     assert "Message Expired" in forwarded.get_string_property(ACTIVEMQ_CAUSE)  # FWD keeps the header
     assert retried.get_text() == f"{qname} poison" and not retried.property_exists(ACTIVEMQ_CAUSE)
