@@ -8,8 +8,8 @@ classpath and Java: a child process runs an embedded broker and a round trip und
 ``-XX:ArchiveClassesAtExit``, and the archive is renamed into place only when complete. Every
 later JVM of pyjms with that exact classpath maps it; another classpath (extra jars, a new
 provider resolved) or Java finds no archive of its own and starts as before. A stale or damaged
-archive is ignored by the JVM (``-Xshare:auto``). Opt-in, with ``PYJMS_CLASS_ARCHIVE=1`` (see
-enabled()).
+archive is ignored by the JVM (``-Xshare:auto``). On by default; ``PYJMS_CLASS_ARCHIVE=0``
+turns it off (see enabled()).
 """
 
 from __future__ import annotations
@@ -35,11 +35,8 @@ with pyjms.ConnectionFactory().create_context() as ctx:
 
 
 def enabled() -> bool:
-    """Off unless PYJMS_CLASS_ARCHIVE=1: with the archive mapped, a broker process SIGKILLed
-    under a transacted consumer lost that consumer's uncommitted batch after its restart in 2
-    runs of 2 (tests/faults/test_kills.py); without it, in 2 runs of 5. The archive is not the
-    cause, but its faster start makes the loss likely. Opt-in until that loss is fixed."""
-    return os.environ.get("PYJMS_CLASS_ARCHIVE", "0") in ("1", "on", "true", "yes")
+    """On unless PYJMS_CLASS_ARCHIVE=0 (or off, false, no)."""
+    return os.environ.get("PYJMS_CLASS_ARCHIVE", "1").strip().lower() not in ("0", "off", "false", "no")
 
 
 def archive_for(classpath: Sequence[str], java: str) -> Path:
@@ -58,7 +55,7 @@ def archive_for(classpath: Sequence[str], java: str) -> Path:
 
 def jvm_options(classpath: Sequence[str], java: str) -> list[str]:
     """The options that map the archive, or none when there is none for this classpath."""
-    if not enabled():  # the default: no key to compute (a stat of every jar) at each start
+    if not enabled():  # no key to compute (a stat of every jar) at each start
         return []
     archive = archive_for(classpath, java)
     if not archive.is_file():
@@ -70,7 +67,7 @@ def jvm_options(classpath: Sequence[str], java: str) -> list[str]:
 def write(classpath: Sequence[str], java: str) -> str:
     """Writes the archive for this classpath if it is missing; says what it did, in one line."""
     if not enabled():
-        return "class-data archive: off (PYJMS_CLASS_ARCHIVE=1 writes and uses one)"
+        return "class-data archive: off (PYJMS_CLASS_ARCHIVE=0)"
     archive = archive_for(classpath, java)
     if archive.is_file():
         return f"class-data archive: ready ({archive})"
