@@ -39,6 +39,8 @@ def _timeout(timeout_ms: int | timedelta | None) -> int | None:
     """None or 0 wait forever (as JMS receive(0) does); otherwise milliseconds, > 0."""
     if timeout_ms is None:
         return None
+    if type(timeout_ms) is int and timeout_ms > 0:  # the common case, checked first
+        return timeout_ms
     ms = to_ms(timeout_ms, "timeout_ms")
     if ms < 0:
         raise InvalidArgumentRuntimeException(f"timeout_ms {ms} is negative", values={"timeout_ms": ms})

@@ -63,7 +63,16 @@ def log_poison_notes() -> None:
 class Receiver:
     """A consumer on the wire (org.pyjms.shim.Receiver)."""
 
-    __slots__ = ("java", "id", "_jexc", "_translated", "_area", "_java_area", "_area_lock")
+    __slots__ = (
+        "java",
+        "id",
+        "_jexc",
+        "_translated",
+        "_area",
+        "_java_area",
+        "_area_lock",
+        "_receive_to_area",
+    )
 
     def __init__(self, java: JavaReceiver, channel: Channel) -> None:
         self.java = java
@@ -77,12 +86,13 @@ class Receiver:
         self._area = bytearray(AREA_BYTES)
         self._java_area = channel._shim.direct_buffer(self._area)
         self._area_lock = threading.Lock()  # a consumer used from two threads keeps its records apart
+        self._receive_to_area = java.receiveToArea  # bound once: JPype makes a method object per lookup
 
     def receive(self, timeout_ms: int, ack: bool, what: str) -> bytes | None:
         """One record, or None if none came within timeout_ms (0: none waiting)."""
         with self._area_lock:
             try:
-                n = self.java.receiveToArea(self._java_area, timeout_ms, ack)
+                n = self._receive_to_area(self._java_area, timeout_ms, ack)
                 if n >= 0:
                     return bytes(memoryview(self._area)[:n])
                 if n == _OVERSIZE:
@@ -165,7 +175,7 @@ class Browser:
 class Channel:
     """One session (and the connection it shares with its siblings) on the wire."""
 
-    __slots__ = ("java", "_shim", "_jexc", "_area", "_java_area", "_area_lock")
+    __slots__ = ("java", "_shim", "_jexc", "_area", "_java_area", "_area_lock", "_send_from_area")
 
     def __init__(self, java: JavaChannel) -> None:
         jvm.detach_when_thread_ends()
@@ -177,6 +187,7 @@ class Channel:
         self._area = bytearray(AREA_BYTES)
         self._java_area = self._shim.direct_buffer(self._area)
         self._area_lock = threading.Lock()
+        self._send_from_area = java.sendFromArea  # bound once: JPype makes a method object per lookup
 
     @classmethod
     def open(
@@ -337,7 +348,7 @@ class Channel:
                 return
             with self._area_lock:
                 self._area[:n] = record
-                self.java.sendFromArea(self._java_area, n, key, mode, priority, ttl, delay, flags)
+                self._send_from_area(self._java_area, n, key, mode, priority, ttl, delay, flags)
         except self._jexc as e:
             raise self.translated(e, what) from None
 
