@@ -86,6 +86,10 @@ public final class EmbeddedBroker {
         // one transaction of the delay processor gets at most a page of a slot: a due slot
         // moves in one transaction, not in chunks of the default 200
         delaySlots.setMaxPageSize(2_000);
+        // a slot holds its messages for up to the longest delay: each keeps only its marshalled
+        // form (CompactSlots marshals what comes over vm://), not also the unmarshalled
+        // properties and text
+        delaySlots.setReduceMemoryFootprint(true);
         delaySlots.setGcInactiveDestinations(true);
         delaySlots.setInactiveTimeoutBeforeGC(30_000);
         PolicyMap policies = new PolicyMap();
@@ -108,9 +112,9 @@ public final class EmbeddedBroker {
             // client cannot forge it
             b.setPopulateJMSXUserID(true);
             b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {
-                security.authentication, security.authorization, attributes});
+                security.authentication, security.authorization, attributes, new CompactSlots()});
         } else {
-            b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {attributes});
+            b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {attributes, new CompactSlots()});
         }
         b.start();
         if (!b.waitUntilStarted(30_000)) throw new IllegalStateException("broker " + name + " did not start");
