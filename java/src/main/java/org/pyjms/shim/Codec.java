@@ -140,6 +140,7 @@ public final class Codec {
 
     /** A new message of the same kind with the same body, properties and application headers. */
     public static Message copy(Message m, Session session) throws JMSException {
+        ExactValues exact = exactFor(m);
         Message c;
         if (m instanceof TextMessage t) c = session.createTextMessage(t.getText());
         else if (m instanceof BytesMessage b) {
@@ -151,7 +152,12 @@ public final class Codec {
             c = cb;
         } else if (m instanceof MapMessage mm) {
             MapMessage cm = session.createMapMessage();
-            for (Enumeration<?> e = mm.getMapNames(); e.hasMoreElements(); ) {
+            // strings as they were sent, where the provider's getters lose characters (ExactValues)
+            java.util.Map<String, Object> entries = exact != null ? exact.entries(mm) : null;
+            if (entries != null) {
+                for (java.util.Map.Entry<String, Object> e : entries.entrySet()) cm.setObject(e.getKey(), e.getValue());
+            }
+            for (Enumeration<?> e = mm.getMapNames(); entries == null && e.hasMoreElements(); ) {
                 String name = (String) e.nextElement();
                 cm.setObject(name, mm.getObject(name));
             }
@@ -161,13 +167,34 @@ public final class Codec {
         c.setJMSCorrelationID(m.getJMSCorrelationID());
         c.setJMSType(m.getJMSType());
         c.setJMSReplyTo(m.getJMSReplyTo());
+        for (java.util.Map.Entry<String, Object> e : properties(m).entrySet()) c.setObjectProperty(e.getKey(), e.getValue());
+        return c;
+    }
+
+    /**
+     * A message's properties by name, without JMSX* and the provider's own, and with strings as
+     * they were sent where a provider's getters lose characters (ExactValues): what a copy of it
+     * carries on.
+     */
+    public static java.util.Map<String, Object> properties(Message m) throws JMSException {
+        ExactValues exact = exactFor(m);
+        java.util.Map<String, Object> all = exact != null ? exact.properties(m) : null;
+        java.util.Map<String, Object> kept = new java.util.LinkedHashMap<>();
+        if (all != null) {
+            for (java.util.Map.Entry<String, Object> e : all.entrySet()) {
+                String name = e.getKey();
+                if (name.startsWith("JMSX") || !isPropertyName(name) || e.getValue() == null) continue;
+                kept.put(name, e.getValue());
+            }
+            return kept;
+        }
         for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
             String name = (String) e.nextElement();
             if (name.startsWith("JMSX") || !isPropertyName(name)) continue; // the provider's own
             Object v = m.getObjectProperty(name);
-            if (v != null) c.setObjectProperty(name, v);
+            if (v != null) kept.put(name, v);
         }
-        return c;
+        return kept;
     }
 
     // ---------------------------------------------------------------- encode (JMS -> Python)

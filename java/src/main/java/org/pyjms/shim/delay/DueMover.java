@@ -6,7 +6,6 @@ import jakarta.jms.MessageConsumer;
 import jakarta.jms.MessageProducer;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Enumeration;
 import java.util.List;
 import java.util.Set;
 import org.pyjms.shim.Channel;
@@ -106,11 +105,8 @@ public final class DueMover {
         long expiration = expiration(g);
         Message c = Codec.copy(g, channel.session());
         c.clearProperties();
-        for (Enumeration<?> e = g.getPropertyNames(); e.hasMoreElements(); ) {
-            String name = (String) e.nextElement();
-            if (name.startsWith("JMSX") || StagingHeader.contains(name)) continue;
-            Object v = g.getObjectProperty(name);
-            if (v != null) c.setObjectProperty(name, v);
+        for (java.util.Map.Entry<String, Object> e : Codec.properties(g).entrySet()) {
+            if (!StagingHeader.contains(e.getKey())) c.setObjectProperty(e.getKey(), e.getValue());
         }
         c.setJMSCorrelationID(g.getStringProperty(StagingHeader.CORRELATION_ID));
         long at = System.currentTimeMillis();
