@@ -141,7 +141,8 @@ def bench_store(
             with pyjms.ConnectionFactory(url).create_context() as ctx:
                 for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
                     for i, (case, run) in enumerate(cases.items()):
-                        dlq = f"BENCH.DLQ.{store.replace('-', '').upper()}.{r}.{i}"
+                        round_name = f"W{-r}" if r < 0 else f"R{r}"  # a queue name has no '-'
+                        dlq = f"BENCH.DLQ.{store.replace('-', '').upper()}.{round_name}.{i}"
                         fill(tx_ctx, dlq, n)
                         rate = run(dlq, dlq + ".OUT")
                         count_and_clear(ctx, dlq + ".OUT", n)
