@@ -96,7 +96,7 @@ DEFAULT_DLQ = "ActiveMQ.DLQ"
 _PREFETCH = 32
 # How long a new consumer waits for its first message, then for each next one; a consumer
 # that waits in vain ends the pass, which then browses for what it did not get.
-_FIRST_WAIT_MS = 500
+_FIRST_WAIT_MS = 1000
 _NEXT_WAIT_MS = 100
 # Passes in a row a message may stay out of reach before the handler warns.
 _UNREACHABLE_WARNING = 3
@@ -304,11 +304,18 @@ class DLQHandler:
         self.stats.passes += 1
         changed = False
         if self._got_one_to_leave:  # others like it may follow: find them by a browse first
-            changed = self._look(browse_ctx, dlq, after_drain=False)
+            changed, _ = self._look(browse_ctx, dlq, count_unreached=False)
         drained, again = self._drain(browse_ctx, dlq)
         changed |= drained
+        if drained:  # the consumer got some: the others were not reached yet, not out of reach
+            for tracked in self._tracked.values():
+                tracked.unreachable = 0
         if not again and not self.stopping:
-            changed |= self._look(browse_ctx, dlq, after_drain=True)
+            left, unreached = self._look(browse_ctx, dlq, count_unreached=not drained)
+            changed |= left
+            # a consumer that got some, then waited in vain, was slow to be sent more (or
+            # another handler holds the rest): a new one at once
+            again = drained and unreached
         self._report_without_header()
         if self._progress is not None:
             self._progress(self.stats)
@@ -329,7 +336,7 @@ class DLQHandler:
             channel.java_string(dlq.key), _excluding(held), _PREFETCH, f"create_consumer({dlq})"
         )
         changed = False
-        wait_ms = _FIRST_WAIT_MS
+        wait_ms = min(_FIRST_WAIT_MS, max(1, int(self.poll_interval_s * 1000)))  # polls no slower
         try:
             while not self.stopping:
                 if next_due is not None:
@@ -440,17 +447,19 @@ class DLQHandler:
 
     # ------------------------------------------------------------------ looking
 
-    def _look(self, browse_ctx: JMSContext, dlq: Queue, *, after_drain: bool) -> bool:
+    def _look(self, browse_ctx: JMSContext, dlq: Queue, *, count_unreached: bool) -> tuple[bool, bool]:
         """Browses the DLQ: finds messages to leave before a get would (no header, IGNORE, an
-        attempt that fails before any put), forgets messages gone, and after a drain counts
-        those it neither left nor got; True if any message was newly left."""
+        attempt that fails before any put) and forgets messages gone. (Any message newly left?,
+        any the handler neither left nor got?); with count_unreached, after a consumer that
+        got nothing, those count as out of reach for a pass."""
         now = time.monotonic()
         changed = False
         seen: set[str] = set()
+        unreached: list[str] = []
         with browse_ctx.create_browser(dlq) as browser:
             for message in browser:
                 if self.stopping:
-                    return changed
+                    return changed, False
                 message_id = message.get_jms_message_id() or ""
                 seen.add(message_id)
                 if message_id in self._without_header:
@@ -476,11 +485,10 @@ class DLQHandler:
                         if self._decide(message, header, tracked or _Tracked()) is None:
                             changed = True  # IGNORE applied, or an attempt failed before any get
                             continue
-                if after_drain:
-                    self._unreachable(message_id)
-            unreached = browser.skipped_poison() if after_drain else []
-        for message_id in unreached:  # poison the drain did not get to quarantine
-            self._unreachable(message_id)
+                unreached.append(message_id)
+            unreached += browser.skipped_poison()  # poison no consumer got to quarantine
+        if count_unreached:
+            self._unreachable(unreached)
         if len(seen) < _BROWSE_LIMIT:  # the whole queue was seen: forget messages gone from it
             self._without_header &= seen
             for message_id in self._tracked.keys() - seen:
@@ -489,7 +497,7 @@ class DLQHandler:
                 if tracked.missed >= _MISSED_BROWSES:
                     del self._tracked[message_id]
                     self._details.pop(message_id, None)
-        return changed
+        return changed, bool(unreached)
 
     def _details_unread(self, message: Message) -> bool:
         """Whether the message is an entry the provider dead-lettered whose details (ActiveMQ's
@@ -668,18 +676,24 @@ class DLQHandler:
             error,
         )
 
-    def _unreachable(self, message_id: str) -> None:
-        """A message the handler did not leave was on the DLQ, yet its consumer did not get it."""
-        tracked = self._tracked.setdefault(message_id, _Tracked())
-        tracked.unreachable += 1
-        if tracked.unreachable == _UNREACHABLE_WARNING:
+    def _unreachable(self, message_ids: list[str]) -> None:
+        """Messages the handler did not leave were on the DLQ, yet its consumer got nothing."""
+        given_up = []
+        for message_id in message_ids:
+            tracked = self._tracked.setdefault(message_id, _Tracked())
+            tracked.unreachable += 1
+            if tracked.unreachable == _UNREACHABLE_WARNING:
+                given_up.append(message_id)
+        if given_up:
             _log.warning(
-                "%s on %s could not be got for %d passes: another reader holds it, or it is behind "
-                "more messages than the broker pages in for a selector (ActiveMQ maxPageSize, 200) "
-                "and the messages the handler leaves keep it there",
-                message_id,
+                "%d message(s) on %s could not be got for %d passes (%s%s): another reader holds "
+                "them, or they are behind more messages than the broker pages in for a selector "
+                "(ActiveMQ maxPageSize, 200) and the messages the handler leaves keep them there",
+                len(given_up),
                 self.queue,
-                tracked.unreachable,
+                _UNREACHABLE_WARNING,
+                ", ".join(given_up[:3]),
+                ", ..." if len(given_up) > 3 else "",
             )
 
     # ------------------------------------------------------------------ bookkeeping
