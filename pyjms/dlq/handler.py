@@ -644,6 +644,8 @@ class DLQHandler:
             self.stats.forwarded += 1
         else:
             self.stats.retried += 1
+        if not _log.isEnabledFor(logging.INFO):
+            return  # the reason's name is looked up among hundreds: only for a log that is kept
         where = f" to {move.target}" if move.target is not None else ""
         _log.info(
             "%s: %s%s (rule on line %d, %s)",
