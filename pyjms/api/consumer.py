@@ -69,6 +69,7 @@ class JMSConsumer:
         # where this consumer's resent messages are recognised (pyjms.api.duplicates): its
         # queue, or itself on a topic; None where the broker drops them itself
         self._duplicate_scope: Any = _UNKNOWN
+        self._what_receive = f"receive from {destination}"  # made once: each receive names it
 
     def __repr__(self) -> str:
         return f"<JMSConsumer {self._destination} selector={self._selector!r}>"
@@ -145,7 +146,7 @@ class JMSConsumer:
     def _one(self, wait_ms: int, ack: bool = True) -> Message | None:
         deadline = time.monotonic() + wait_ms / 1000.0
         while True:
-            raw = self._wire().receive(wait_ms, ack, f"receive from {self._destination}")
+            raw = (self._r or self._wire()).receive(wait_ms, ack, self._what_receive)
             if raw is None:
                 return None
             m = Message.from_record(C.IncomingRecord(raw, 0), self._ack)

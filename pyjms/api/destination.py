@@ -12,7 +12,7 @@ from pyjms.errors import InvalidDestinationRuntimeException
 class Destination:
     """A queue or topic. Equal destinations have equal kinds and names."""
 
-    __slots__ = ("name", "_jkey")
+    __slots__ = ("name", "key", "_jkey")
     scheme = ""
 
     def __init__(self, name: str) -> None:
@@ -21,11 +21,9 @@ class Destination:
                 f"a destination name must be a non-empty string, got {name!r}"
             )
         self.name = name
+        #: how the shim names it, e.g. ``queue://ORDERS`` (made once: every send and hash uses it)
+        self.key = f"{self.scheme}://{name}"
         self._jkey: JavaString | None = None  # the key as a Java String, made once by the context
-
-    @property
-    def key(self) -> str:
-        return f"{self.scheme}://{self.name}"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Destination) and other.key == self.key

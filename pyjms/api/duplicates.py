@@ -89,7 +89,7 @@ _ABSENT = object()
 def duplicate_id_of(message: Message) -> str | None:
     """A received message's duplicate id, decoding its properties only if its record holds one."""
     rec = message.record
-    if rec is not None and DUPLICATE_ID_BYTES not in rec.buf[rec.start : rec.end]:
+    if rec is not None and rec.buf.find(DUPLICATE_ID_BYTES, rec.start, rec.end) < 0:
         return None
     return message.get_duplicate_id()
 

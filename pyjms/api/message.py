@@ -287,7 +287,8 @@ class Message:
     def from_record(cls, rec: IncomingRecord, ack: Callable[[], None] | None = None) -> Message:
         """The received message of a record from the wire (codec.iter_batch), decoded lazily;
         ``ack`` acknowledges it (CLIENT_ACKNOWLEDGE), None for none."""
-        m = _BY_KIND.get(rec.kind, Message).__new__(_BY_KIND.get(rec.kind, Message))
+        cls = _BY_KIND.get(rec.kind, Message)
+        m = cls.__new__(cls)
         m._rec = rec
         m._h = None
         m._props = None

@@ -12,6 +12,7 @@ owns (their calls must translate Java exceptions the same way: ``Channel.call``)
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -40,6 +41,11 @@ _poison_log = logging.getLogger("pyjms.poison")
 _SKIPPED = "browse skipped"
 #: a batch's count when it holds no record
 _EMPTY_BATCH = bytes(4)
+#: the size of the memory a sender or receiver shares with the shim for one record at a time
+#: (Channel.sendFromArea, Receiver.receiveToArea): a larger record crosses as a byte[]
+AREA_BYTES = 16 * 1024
+#: receiveToArea's answers that are not a length
+_NONE_CAME, _OVERSIZE = -1, -2
 
 
 def log_poison_notes() -> None:
@@ -57,7 +63,7 @@ def log_poison_notes() -> None:
 class Receiver:
     """A consumer on the wire (org.pyjms.shim.Receiver)."""
 
-    __slots__ = ("java", "id", "_jexc", "_translated")
+    __slots__ = ("java", "id", "_jexc", "_translated", "_area", "_java_area", "_area_lock")
 
     def __init__(self, java: JavaReceiver, channel: Channel) -> None:
         self.java = java
@@ -66,17 +72,25 @@ class Receiver:
         # the channel's translation: a call that fails because the connection broke says so
         # (MQRC_CONNECTION_BROKEN), not only what the client said ("The Consumer is closed")
         self._translated = channel.translated
+        # where the shim writes each record (Receiver.receiveToArea): a returned byte[] cost a
+        # Java object, a global reference and a copy per message
+        self._area = bytearray(AREA_BYTES)
+        self._java_area = channel._shim.direct_buffer(self._area)
+        self._area_lock = threading.Lock()  # a consumer used from two threads keeps its records apart
 
     def receive(self, timeout_ms: int, ack: bool, what: str) -> bytes | None:
         """One record, or None if none came within timeout_ms (0: none waiting)."""
-        try:
-            raw = self.java.receive(timeout_ms, ack)
-        except self._jexc as e:
-            raise self._translated(e, what) from None
-        if raw is None:
-            log_poison_notes()
-            return None
-        return bytes(raw)
+        with self._area_lock:
+            try:
+                n = self.java.receiveToArea(self._java_area, timeout_ms, ack)
+                if n >= 0:
+                    return bytes(memoryview(self._area)[:n])
+                if n == _OVERSIZE:
+                    return bytes(self.java.takeOversize())
+            except self._jexc as e:
+                raise self._translated(e, what) from None
+        log_poison_notes()
+        return None
 
     def receive_batch(self, max_messages: int, timeout_ms: int, what: str) -> bytes:
         """A batch (codec.iter_batch) of up to max_messages: waits for the first only."""
@@ -151,13 +165,18 @@ class Browser:
 class Channel:
     """One session (and the connection it shares with its siblings) on the wire."""
 
-    __slots__ = ("java", "_shim", "_jexc")
+    __slots__ = ("java", "_shim", "_jexc", "_area", "_java_area", "_area_lock")
 
     def __init__(self, java: JavaChannel) -> None:
         jvm.detach_when_thread_ends()
         self.java = java
         self._shim = jvm.shim()
         self._jexc = self._shim.JException
+        # where send writes its record for the shim (Channel.sendFromArea): converting a bytes
+        # argument to a byte[] cost about as much as the call itself
+        self._area = bytearray(AREA_BYTES)
+        self._java_area = self._shim.direct_buffer(self._area)
+        self._area_lock = threading.Lock()
 
     @classmethod
     def open(
@@ -316,8 +335,14 @@ class Channel:
         what: str,
     ) -> None:
         jvm.detach_when_thread_ends()
+        n = len(record)
         try:
-            self.java.send(key, record, mode, priority, ttl, delay, flags)
+            if n > AREA_BYTES:
+                self.java.send(key, record, mode, priority, ttl, delay, flags)
+                return
+            with self._area_lock:
+                self._area[:n] = record
+                self.java.sendFromArea(self._java_area, n, key, mode, priority, ttl, delay, flags)
         except self._jexc as e:
             raise self.translated(e, what) from None
 

@@ -31,6 +31,11 @@ class JavaString(Protocol):
 JavaStringArg = str | JavaString
 
 
+class JavaDirectBuffer(Protocol):
+    """A java.nio.ByteBuffer over a Python bytearray's memory (jpype.nio.convertToDirectBuffer):
+    pyjms only passes it back to the shim."""
+
+
 class JavaBytes(Protocol):
     """A Java byte[] (JPype's JArray): ``bytes()`` copies it (through the buffer protocol)."""
 
@@ -190,11 +195,13 @@ class JavaReceiver(Protocol):
 
     def id(self) -> int: ...
 
-    def receive(self, timeout_ms: int, ack: bool, /) -> JavaBytes | None: ...
-
     def receiveBatch(self, max_messages: int, timeout_ms: int, /) -> JavaBytes: ...
 
     def receiveBody(self, kind: int, timeout_ms: int, /) -> JavaBytes | None: ...
+
+    def receiveToArea(self, area: JavaDirectBuffer, timeout_ms: int, ack: bool, /) -> int: ...
+
+    def takeOversize(self) -> JavaBytes: ...
 
     def ackLast(self) -> None: ...
 
@@ -256,6 +263,19 @@ class JavaChannel(Protocol):
         self,
         destination: JavaStringArg,
         record: bytes,
+        delivery_mode: int,
+        priority: int,
+        ttl: int,
+        delay_ms: int,
+        flags: int,
+        /,
+    ) -> None: ...
+
+    def sendFromArea(
+        self,
+        area: JavaDirectBuffer,
+        length: int,
+        destination: JavaStringArg,
         delivery_mode: int,
         priority: int,
         ttl: int,

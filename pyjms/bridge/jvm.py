@@ -24,6 +24,7 @@ from pyjms.bridge import shim as _shim_module
 from pyjms.bridge.java_types import (
     JavaChannelClass,
     JavaCodecClass,
+    JavaDirectBuffer,
     JavaHashMapClass,
     JavaProvidersClass,
     JavaStringClass,
@@ -58,6 +59,7 @@ class _Shim:
 
     def __init__(self) -> None:
         import jpype
+        import jpype.nio
 
         j = jpype.JClass
         self.Channel = cast(JavaChannelClass, j("org.pyjms.shim.Channel"))
@@ -67,6 +69,12 @@ class _Shim:
         self.String = cast(JavaStringClass, j("java.lang.String"))
         self.Thread = cast(JavaThreadClass, j("java.lang.Thread"))
         self.JException = cast("type[JavaException]", jpype.JException)
+        self._direct_buffer = jpype.nio.convertToDirectBuffer
+
+    def direct_buffer(self, memory: bytearray) -> JavaDirectBuffer:
+        """A java.nio.ByteBuffer over ``memory``; the caller keeps ``memory`` alive as long as
+        Java may touch the buffer (pyjms passes it only as an argument of a call)."""
+        return cast(JavaDirectBuffer, self._direct_buffer(memory))
 
     def jclass(self, name: str) -> object:
         """Another Java class: the caller casts it to the Protocol of the methods it calls."""
@@ -218,9 +226,8 @@ def detach_when_thread_ends() -> None:
     """Called where a user's thread enters the JVM through pyjms (a new context, a send, any
     channel call): that thread detaches from the JVM when it ends. Cheap after the first call
     in a thread; the main thread stays attached (the JVM stops with it)."""
-    if (
+    if threading.get_ident() != threading.main_thread().ident and (
         getattr(_thread_exit, "detacher", None) is None
-        and threading.current_thread() is not threading.main_thread()
     ):
         _thread_exit.detacher = _DetachAtExit(shim().Thread.detach)
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 
 import pyjms
+from pyjms.bridge.channel import AREA_BYTES
 from tests.conftest import drain
 
 # provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
@@ -31,6 +32,26 @@ def test_text_bytes_map_and_empty_bodies_round_trip(ctx, qname):
     assert mapped.get_long("big") == 2**40 and mapped.get_int("n") == 7
     assert type(empty) is pyjms.Message and empty.get_body() is None
     assert c.receive_no_wait() is None
+
+
+@pytest.mark.parametrize("size", [1, AREA_BYTES - 64, AREA_BYTES, AREA_BYTES + 1, 5 * AREA_BYTES])
+def test_bodies_round_trip_exactly_at_every_size_around_the_shared_send_and_receive_memory(ctx, qname, size):
+    # a record that fits the memory a sender or receiver shares with the shim crosses there;
+    # a larger one crosses as a byte[]: both ways give back exactly what was sent, in order
+    q = ctx.create_queue(qname)
+    p = ctx.create_producer()
+    text, raw = (
+        "é" * (size // 2) + "x" * (size % 2),
+        bytes(range(256)) * (size // 256) + b"\x07" * (size % 256),
+    )
+    p.set_property("p", "v" * 100)
+    p.send(q, text)
+    p.send(q, raw)
+    p.send(q, "small after")
+    c = ctx.create_consumer(q)
+    got = [c.receive(5000) for _ in range(3)]
+    assert [m.get_body(object) for m in got] == [text, raw, "small after"]
+    assert [m.get_string_property("p") for m in got] == ["v" * 100] * 3
 
 
 def test_headers_and_typed_properties_survive_the_wire(ctx, qname):

@@ -210,6 +210,20 @@ public final class Channel implements AutoCloseable {
         sendOne(destinations.resolve(destination), m, deliveryMode, priority, ttl, delayMs, flags);
     }
 
+    /**
+     * {@link #send} of the record Python wrote to the first {@code length} bytes of
+     * {@code area}: a direct buffer over a Python bytearray (JPype's nio), so that a send
+     * passes no byte[] made for it. Converting a Python bytes to a byte[] argument cost about
+     * as much as the call itself, and grew with the record's size.
+     */
+    public synchronized void sendFromArea(ByteBuffer area, int length, String destination, int deliveryMode,
+                                          int priority, long ttl, long delayMs, int flags) throws JMSException {
+        checkOpen();
+        configure(flags);
+        Message m = Codec.decode(area.slice(0, length), session, destinations);
+        sendOne(destinations.resolve(destination), m, deliveryMode, priority, ttl, delayMs, flags);
+    }
+
     /** Sends one record and returns the header block the provider assigned (id, timestamp...). */
     public synchronized byte[] sendDescribed(String destination, byte[] record, int deliveryMode, int priority, long ttl,
                                 long delayMs, int flags) throws JMSException {

@@ -123,6 +123,11 @@ public final class Codec {
     static String readString(ByteBuffer in) {
         int n = in.getInt();
         if (n < 0) return null;
+        if (!in.hasArray()) { // a direct buffer over Python's memory (Channel.sendFromArea)
+            byte[] b = new byte[n];
+            in.get(b);
+            return new String(b, StandardCharsets.UTF_8);
+        }
         String s = new String(in.array(), in.arrayOffset() + in.position(), n, StandardCharsets.UTF_8);
         in.position(in.position() + n);
         return s;
@@ -450,5 +455,13 @@ public final class Codec {
         }
 
         public byte[] toByteArray() { return java.util.Arrays.copyOf(buf, len); }
+
+        /** Copies the bytes to the start of {@code area} and returns their length, or returns
+         *  -1 and copies nothing when they do not fit. */
+        int copyTo(ByteBuffer area) {
+            if (len > area.capacity()) return -1;
+            area.put(0, buf, 0, len);
+            return len;
+        }
     }
 }

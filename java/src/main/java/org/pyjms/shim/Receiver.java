@@ -53,19 +53,36 @@ public final class Receiver implements AutoCloseable {
         return expiration != 0 && System.currentTimeMillis() >= expiration;
     }
 
+    /** A record too large for the caller's area, until Python takes it. */
+    private byte[] oversize;
+
     /**
-     * One message as a record, or null. timeoutMs <= 0 does not wait. With ack false an
-     * auto-acknowledge context leaves the message unacknowledged (see ackLast / Channel.recover).
+     * One message as a record, written to the start of {@code area} (a direct buffer over a
+     * Python bytearray: no byte[] is made to cross per message); returns its length, -1 when
+     * none came, or -2 when the record did not fit (then {@link #takeOversize} has it).
+     * timeoutMs <= 0 does not wait. With ack false an auto-acknowledge context leaves the
+     * message unacknowledged (see ackLast / Channel.recover).
      */
-    public byte[] receive(long timeoutMs, boolean ack) throws JMSException {
+    public int receiveToArea(java.nio.ByteBuffer area, long timeoutMs, boolean ack) throws JMSException {
         channel.checkOpen();
         Message m = next(timeoutMs);
-        if (m == null) return null;
+        if (m == null) return -1;
         channel.lastConsumed = m;
         Codec.Out out = new Codec.Out(256);
         Codec.encode(m, out);
         if (ack && channel.ackInShim) m.acknowledge();
-        return out.toByteArray();
+        int n = out.copyTo(area);
+        if (n < 0) {
+            oversize = out.toByteArray();
+            return -2;
+        }
+        return n;
+    }
+
+    public byte[] takeOversize() {
+        byte[] b = oversize;
+        oversize = null;
+        return b;
     }
 
     /**
