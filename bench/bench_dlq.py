@@ -10,14 +10,14 @@ in-memory one, `pyjms broker`; each said so in its heading), in interleaved roun
     first 99 rules (realistic patterns: reasons, wildcard queue names, message types) do not
     match, so every message is matched against all 100 before the last forwards it. End to
     end: connect, browse, match, a transacted get and put per move.
-for K in --handlers (default 1 and 2). Each round puts N persistent dead letters (each with a
+for K in --handlers (default 1, 2 and 4). Each round puts N persistent dead letters (each with a
 pyjms dead-letter header, put the public way: dead_letter()) on a new DLQ, untimed; after each
 run the target is drained and counted, untimed: lost or duplicated messages end the bench.
 Both sides first run --warmup untimed rounds of the same volume. Prints medians, the ratio of
 K handlers to the raw loop with K consumers (target >= 0.7x), what a second handler adds,
 and the cost of rule matching per message with the table compiled once.
 
-    python bench/bench_dlq.py [--messages 10000] [--rounds 3] [--warmup 1] [--handlers 1,2]
+    python bench/bench_dlq.py [--messages 10000] [--rounds 3] [--warmup 1] [--handlers 1,2,4]
                               [--brokers persistent,in-memory]
 """
 
@@ -141,7 +141,8 @@ def bench_store(
             with pyjms.ConnectionFactory(url).create_context() as ctx:
                 for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
                     for i, (case, run) in enumerate(cases.items()):
-                        dlq = f"BENCH.DLQ.{store.replace('-', '').upper()}.{r}.{i}"
+                        round_name = f"W{-r}" if r < 0 else f"R{r}"  # a queue name has no '-'
+                        dlq = f"BENCH.DLQ.{store.replace('-', '').upper()}.{round_name}.{i}"
                         fill(tx_ctx, dlq, n)
                         rate = run(dlq, dlq + ".OUT")
                         count_and_clear(ctx, dlq + ".OUT", n)
@@ -192,12 +193,12 @@ def report(
             + ", ".join(f"{v:,.0f}" for v in results[ours])
             + f"  (target >= {TARGET}x: {verdict})"
         )
-    if len(counts) > 1:
-        one, most = counts[0], counts[-1]
-        gain = med[pyjms_case(most)] / med[pyjms_case(one)]
-        raw_gain = med[raw_case(most)] / med[raw_case(one)]
+    one = counts[0]
+    for more in counts[1:]:
+        gain = med[pyjms_case(more)] / med[pyjms_case(one)]
+        raw_gain = med[raw_case(more)] / med[raw_case(one)]
         print(
-            f"{provider.name}, {store}: {most} handlers / {one}: {gain:.2f}x (raw Java {most} consumers / {one}: "
+            f"{provider.name}, {store}: {more} handlers / {one}: {gain:.2f}x (raw Java {more} consumers / {one}: "
             f"{raw_gain:.2f}x; target: handlers add throughput, > 1.00x: {'met' if gain > 1.0 else 'MISSED'})"
         )
 
@@ -207,7 +208,7 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1, help="untimed rounds of every case before timing")
-    ap.add_argument("--handlers", default="1,2", help="concurrent handlers (and raw Java consumers) to run")
+    ap.add_argument("--handlers", default="1,2,4", help="concurrent handlers (and raw Java consumers) to run")
     ap.add_argument("--brokers", default="persistent,in-memory", help=f"of {', '.join(STORES)}")
     ap.add_argument("--providers", default="activemq", help="of activemq, artemis (each its own broker)")
     ap.add_argument("--match-iterations", type=int, default=20_000)

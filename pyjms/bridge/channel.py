@@ -258,6 +258,11 @@ class Channel:
         the PutApplName its dead-letter headers carry."""
         self.java.setDeadLetterQueue(key, put_appl_name)
 
+    def quarantined_count(self) -> int:
+        """How many messages this session has quarantined (org.pyjms.shim.Poison), counting
+        those of a transaction not committed yet."""
+        return int(self.java.quarantinedCount())
+
     def call(self, fn: Callable[[], _T], what: str) -> _T:
         """Runs fn (Java calls), translating a Java exception into a pyjms error."""
         jvm.detach_when_thread_ends()

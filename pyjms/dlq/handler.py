@@ -1,13 +1,22 @@
 """The dead-letter queue handler: IBM MQ's runmqdlq over JMS (spec 004, checklist Q01-Q11).
 
-A handler makes passes over the DLQ. Each pass browses the queue, and for every message
-that carries a dead-letter header (Q05) finds the first rule that matches it and whose
-retry count for that message is not used up (Q01-Q03); with none, IGNORE applies and the
-message stays (Q04). Then it carries out the chosen actions, one transaction per message:
-a transacted get of exactly that message (a selector on JMSMessageID) plus the put to its
-target, committed together, or rolled back when the put fails. So nothing is lost or
-duplicated, and several handlers (or any other reader) can share the DLQ (Q10, Q11): the
-transactional get lets only one of them have a message.
+A handler makes passes over the DLQ. Each pass gets the dead letters one by one through a
+transacted consumer on the DLQ, as a plain JMS move loop would: for each message that carries a
+dead-letter header (Q05) it finds the first rule that matches it and whose retry count for that
+message is not used up (Q01-Q03), and carries out the action in the transaction that got the
+message: the put to its target and the get, committed together, or rolled back when the put
+fails. So nothing is lost or duplicated, and several handlers (or any other reader) can share
+the DLQ (Q10, Q11): the provider gives each message to one consumer at a time, and a handler's
+consumer is sent only a few messages ahead (_PREFETCH), so instances share the queue's work.
+
+A message the handler must leave where it is (no header, IGNORE, a failed attempt waiting for
+RETRYINT; Q04) is rolled back and, from then on, kept out of the handler's consumer by its
+selector (``NOT JMSMessageID IN (...)``); a retry that comes due is let in again. When a
+consumer got such a message, the next pass browses the queue first and finds the other
+messages to leave, so that each costs a look rather than a rolled-back get. A pass whose
+consumer finds nothing more browses the queue to see what is still there: what it remembers
+about messages gone from the DLQ is forgotten, and messages it has not left but did not get
+(another reader holds them, or the broker is slow to dispatch) are looked for again.
 
 RETRY puts the message back on the header's DestQ without the header; FWD puts it on FWDQ
 (``&DESTQ``/``&REPLYQ`` resolved), without the header when HEADER(NO). Both put the message
@@ -27,11 +36,13 @@ for new messages, WAIT(NO) ends it when nothing is left to do, WAIT(n) after n i
 seconds; retries still pending always keep it going. Messages without a header are
 reported every ``report_interval_s`` and left alone.
 
-ActiveMQ limits what a JMS client sees of a deep queue: a browser sees the first 400
-messages (maxBrowsePageSize) and a selector reaches only messages the broker has paged in
-(maxPageSize, 200). Messages the handler leaves (no header, IGNORE) stay at the head of the
-DLQ; if more than about 200 pile up there, the handler cannot reach those behind them and
-says so. Raise both limits in the broker's policy for the DLQ, or clear it.
+A message the handler leaves is got and rolled back once per handler run (a broker that counts
+deliveries, such as Artemis with max-delivery-attempts, counts that get). ActiveMQ limits what
+a JMS client sees of a deep queue: a browser sees the first 400 messages (maxBrowsePageSize)
+and a selector reaches only messages the broker has paged in (maxPageSize, 200). Messages the
+handler leaves (no header, IGNORE) stay at the head of the DLQ; if more than about 200 pile up
+there, the handler cannot reach those behind them and says so. Raise both limits in the
+broker's policy for the DLQ, or clear it.
 """
 
 from __future__ import annotations
@@ -48,12 +59,14 @@ from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.destination import Destination, Queue, from_key
 from pyjms.api.duplicates import DuplicateWindow, duplicate_id_of
 from pyjms.api.message import Message, ObjectMessage, StreamMessage
+from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import DUPLICATE_ID, XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
 from pyjms.dlq.forward import handler_factory, put_unchanged
 from pyjms.dlq.header import (
     ACTIVEMQ_CAUSE,
     HEADER_PROPERTIES,
+    REASON,
     DeadLetterDetails,
     DeadLetterHeader,
     message_fields,
@@ -67,8 +80,8 @@ from pyjms.errors import (
 )
 
 if TYPE_CHECKING:
-    from pyjms.api.consumer import JMSConsumer
     from pyjms.api.context import ConnectionFactory, JMSContext
+    from pyjms.api.producer import JMSProducer
 
 _log = logging.getLogger("pyjms.dlq")
 #: the PutApplName of what the handler quarantines
@@ -78,15 +91,18 @@ PUT_APPL_NAME = "pyjms dlq handler"
 #: under this name for programs that use it
 DEFAULT_DLQ = "ActiveMQ.DLQ"
 
-# Moves are made in batches of this many messages, each batch through one consumer whose
-# selector names their ids (a consumer per message would cost a broker round trip each).
-_BATCH = 200
-# How long a batch consumer waits for its first message, then for each next one. A planned
-# message that does not come was taken by another reader, or is out of the broker's reach.
+# The handler's consumer is sent at most this many messages ahead: enough to keep it busy, and
+# few enough that other handlers on the DLQ share its messages rather than wait for them.
+_PREFETCH = 32
+# How long a new consumer waits for its first message, then for each next one; a consumer
+# that waits in vain ends the pass, which then browses for what it did not get.
 _FIRST_WAIT_MS = 1000
-_NEXT_WAIT_MS = 250
-# Passes in a row a planned message may stay out of reach before the handler warns.
+_NEXT_WAIT_MS = 100
+# Passes in a row a message may stay out of reach before the handler warns.
 _UNREACHABLE_WARNING = 3
+# When messages were out of reach, the next pass comes this soon (or after poll_interval_s,
+# if sooner): another handler holding them is likely done with them by then.
+_UNREACHED_RECHECK_S = 0.1
 # A browse that returns fewer messages than ActiveMQ's browse limit (maxBrowsePageSize) saw
 # the whole queue, except messages on their way to a consumer (a rolled-back get, another
 # reader's). What the handler remembers about a message goes when that many such browses in
@@ -218,10 +234,16 @@ class DLQHandler:
         # the duplicate ids of the dead letters browsed, to recognise a resent copy of one
         self._duplicates = DuplicateWindow()
         self._details: dict[str, DeadLetterDetails] = {}
-        self._details_pass = -1  # the pass that last read them
+        # ActiveMQ-dead-lettered entries a read of the details did not cover (read no more)
+        self._details_missing: set[str] = set()
+        # the quarantine count of the move session at its last commit or rollback
+        self._quarantined_before = 0
+        # the last drain got a message to leave: the next pass browses for others first
+        self._got_one_to_leave = False
         self._without_header: set[str] = set()
         self._reported_at: float | None = None
         self._move_ctx: JMSContext  # made by run()
+        self._producer: JMSProducer  # the move context's
 
     def __repr__(self) -> str:
         return (
@@ -253,113 +275,248 @@ class DLQHandler:
         dlq = browse_ctx.create_queue(self.queue)
         idle_since: float | None = None
         while not self.stopping:
-            if self._pass(browse_ctx, dlq):
+            changed, again = self._pass(browse_ctx, dlq)
+            if changed:
                 idle_since = None
-                continue  # something happened: look again at once
+            if again:
+                continue  # a message to leave was got, or a retry came due: at once
             now = time.monotonic()
             next_retry = self._next_retry()
+            unreached = self._unreached()
             wait_s = None if isinstance(self.wait, bool) else float(self.wait)  # WAIT(nnn)
-            if next_retry is None and not self._unreached():  # nothing pending: WAIT decides
+            if next_retry is None and not unreached:  # nothing pending: WAIT decides
                 if self.wait is False:
                     break
                 idle_since = now if idle_since is None else idle_since
                 if wait_s is not None and now - idle_since >= wait_s:
                     break
-            wake = now + self.poll_interval_s
-            if next_retry is not None and next_retry > now:  # a due one not got was out of reach
+            wake = now + (
+                min(self.poll_interval_s, _UNREACHED_RECHECK_S) if unreached else self.poll_interval_s
+            )
+            if next_retry is not None and next_retry > now:
                 wake = min(wake, next_retry)
             if wait_s is not None and idle_since is not None:
                 wake = min(wake, idle_since + wait_s)
             self._stop.wait(max(0.0, wake - now))
 
-    def _pass(self, browse_ctx: JMSContext, dlq: Queue) -> bool:
-        """One pass over the DLQ; True if any attempt was made or any message left by IGNORE."""
+    def _pass(self, browse_ctx: JMSContext, dlq: Queue) -> tuple[bool, bool]:
+        """One pass over the DLQ: (anything done or left?, look again at once?)."""
         self.stats.passes += 1
-        moves, poison, changed = self._plan(browse_ctx, dlq)
-        if poison and not self.stopping:
-            changed |= self._quarantine(dlq, poison)
+        changed = False
+        if self._got_one_to_leave:  # others like it may follow: find them by a browse first
+            changed, _ = self._look(browse_ctx, dlq, count_unreached=False)
+        drained, again = self._drain(browse_ctx, dlq)
+        changed |= drained
+        if drained:  # the consumer got some: the others were not reached yet, not out of reach
+            for tracked in self._tracked.values():
+                tracked.unreachable = 0
+        if not again and not self.stopping:
+            left, unreached = self._look(browse_ctx, dlq, count_unreached=not drained)
+            changed |= left
+            # a consumer that got some, then waited in vain, was slow to be sent more (or
+            # another handler holds the rest): a new one at once
+            again = drained and unreached
         self._report_without_header()
-        for start in range(0, len(moves), _BATCH):
-            if self.stopping:
-                break
-            changed |= self._carry_out(dlq, moves[start : start + _BATCH])
         if self._progress is not None:
             self._progress(self.stats)
-        return changed
+        return changed, again
 
-    # ------------------------------------------------------------------ deciding
+    # ------------------------------------------------------------------ getting and moving
 
-    def _plan(self, browse_ctx: JMSContext, dlq: Queue) -> tuple[list[_Move], list[str], bool]:
-        """Browses the DLQ and decides what to attempt for each message that is due; also
-        returns the ids of the poison the browse skipped. Resent copies of dead letters are
-        removed here (_drop_copies), and so are the copies the provider says were delivered
-        already."""
+    def _drain(self, browse_ctx: JMSContext, dlq: Queue) -> tuple[bool, bool]:
+        """Gets and handles messages until none comes; (any handled?, ended early: look
+        again at once?). It ends early when it must leave a message it got (rolled back: the
+        provider would hand it straight back to this consumer) and when a retry comes due."""
+        self._got_one_to_leave = False
         now = time.monotonic()
-        moves: list[_Move] = []
-        resent: list[str] = []
-        delivered: list[str] = []  # ProviderPlugin.duplicate_dead_letter
+        held, next_due = self._held(now)
+        channel = self._move_ctx.channel
+        what = f"receive from {dlq}"
+        receiver = channel.prefetching_consumer(
+            channel.java_string(dlq.key), _excluding(held), _PREFETCH, f"create_consumer({dlq})"
+        )
+        changed = False
+        wait_ms = min(_FIRST_WAIT_MS, max(1, int(self.poll_interval_s * 1000)))  # polls no slower
+        try:
+            while not self.stopping:
+                if next_due is not None:
+                    to_due_ms = int((next_due - time.monotonic()) * 1000)
+                    if to_due_ms <= 0:
+                        return changed, True  # let the message whose retry is due in
+                    wait_ms = min(wait_ms, to_due_ms)
+                raw = receiver.receive(wait_ms, True, what)
+                wait_ms = _NEXT_WAIT_MS
+                if raw is None:
+                    if next_due is not None and time.monotonic() >= next_due:
+                        return changed, True
+                    # what the receive skipped (poison quarantined, messages expired) goes for good
+                    self._commit_skipped()
+                    return changed, False
+                changed = True
+                if not self._handle(browse_ctx, Message.from_record(C.IncomingRecord(raw, 0))):
+                    self._got_one_to_leave = True
+                    return True, True
+            return changed, False
+        finally:
+            with contextlib.suppress(JMSRuntimeException):
+                receiver.close(f"close consumer on {dlq}")
+
+    def _handle(self, browse_ctx: JMSContext, message: Message) -> bool:
+        """Decides and carries out what becomes of a message got in the move transaction; True
+        if that transaction was committed, False if it was rolled back (the message stays)."""
+        message_id = message.get_jms_message_id() or ""
+        duplicate_id = duplicate_id_of(message)
+        if duplicate_id is not None and self._duplicates.is_resend(self.queue, duplicate_id, message_id):
+            # a resent copy of a dead letter the rules handle (or handled): retried or
+            # forwarded, it would arrive twice
+            if not self._commit_get("a resent copy of a dead letter"):
+                return False
+            self.stats.resends_dropped += 1
+            _log.info("%s on %s: a resent copy of a dead letter, removed", message_id, self.queue)
+            return True
+        tracked = self._tracked.get(message_id)
+        if tracked is not None and (tracked.left or tracked.due > time.monotonic()):
+            return self._leave_got()  # left since this consumer was made (by a browse)
+        if self._details_unread(message):
+            return self._leave_got()  # the next pass's browse reads them, then it is got again
+        header = self._header(browse_ctx, message)
+        if header is None:
+            if message_id not in self._without_header:
+                self._without_header.add(message_id)
+                self.stats.without_header += 1
+            return self._leave_got()
+        if browse_ctx.provider.duplicate_dead_letter(message) is not None:
+            # a copy of a message delivered already: no rule applies
+            if not self._commit_get("a copy of a message delivered already"):
+                return False
+            self.stats.duplicates += 1
+            self.stats.discarded += 1
+            _log.info("%s on %s: a copy of a message delivered already, removed", message_id, self.queue)
+            return True
+        move = self._decide(message, header, tracked or _Tracked())
+        if move is None:  # IGNORE applied, or the attempt failed before the put
+            return self._leave_got()
+        return self._attempt(self._move_ctx, message, move)
+
+    def _leave_got(self) -> bool:
+        """Rolls back the get of a message the handler leaves on the DLQ; False."""
+        try:
+            self._move_ctx.rollback()
+        except JMSRuntimeException:
+            self._reconnect()
+        self._quarantined_before = self._move_ctx.channel.quarantined_count()  # undone: not counted
+        return False
+
+    def _commit_get(self, what: str) -> bool:
+        """Commits a get with no put (a copy removed); False if the commit failed."""
+        try:
+            self._move_ctx.commit()
+        except JMSRuntimeException as e:
+            with contextlib.suppress(JMSRuntimeException):
+                self._move_ctx.rollback()
+            self._reconnect()
+            _log.warning("%s on %s could not be removed (again on the next pass): %s", what, self.queue, e)
+            return False
+        self._count_quarantined()
+        return True
+
+    def _commit_skipped(self) -> None:
+        """Commits what the consumer took without handing it over (poison it quarantined,
+        expired messages), when a receive comes back empty."""
+        if self._move_ctx.channel.quarantined_count() == self._quarantined_before:
+            return  # nothing quarantined; an expired message may wait for the next commit
+        self._commit_get("poison quarantined")
+
+    def _count_quarantined(self) -> None:
+        """After a commit: the poison quarantined in it (org.pyjms.shim.Poison) is final."""
+        count = self._move_ctx.channel.quarantined_count()
+        self.stats.quarantined += count - self._quarantined_before
+        self._quarantined_before = count
+
+    def _held(self, now: float) -> tuple[list[str], float | None]:
+        """The ids the handler leaves on the DLQ for now, and when the first retry comes due."""
+        held = list(self._without_header)
+        next_due: float | None = None
+        for message_id, tracked in self._tracked.items():
+            if tracked.left:
+                held.append(message_id)
+            elif tracked.due > now:
+                held.append(message_id)
+                next_due = tracked.due if next_due is None else min(next_due, tracked.due)
+        return held, next_due
+
+    # ------------------------------------------------------------------ looking
+
+    def _look(self, browse_ctx: JMSContext, dlq: Queue, *, count_unreached: bool) -> tuple[bool, bool]:
+        """Browses the DLQ: finds messages to leave before a get would (no header, IGNORE, an
+        attempt that fails before any put) and forgets messages gone. (Any message newly left?,
+        any the handler neither left nor got?); with count_unreached, after a consumer that
+        got nothing, those count as out of reach for a pass."""
+        now = time.monotonic()
         changed = False
         seen: set[str] = set()
-        without_header: set[str] = set()
+        unreached: list[str] = []
         with browse_ctx.create_browser(dlq) as browser:
             for message in browser:
                 if self.stopping:
-                    return moves, [], changed
+                    return changed, False
                 message_id = message.get_jms_message_id() or ""
                 seen.add(message_id)
-                duplicate_id = duplicate_id_of(message)
-                if duplicate_id is not None and self._duplicates.is_resend(
-                    self.queue, duplicate_id, message_id
-                ):
-                    resent.append(message_id)
+                if message_id in self._without_header:
                     continue
                 tracked = self._tracked.get(message_id)
                 if tracked is not None:
                     tracked.missed = 0
                     if tracked.left or tracked.due > now:
                         continue
-                header = self._header(browse_ctx, message)
-                if header is None:
-                    without_header.add(message_id)
-                    continue
-                if browse_ctx.provider.duplicate_dead_letter(message) is not None:
-                    delivered.append(message_id)  # a copy of a message delivered already: no rule applies
-                    continue
-                move = self._decide(message, header, tracked or _Tracked())
-                if move is None:
-                    changed = True  # IGNORE applied, or an attempt failed before any get
+                duplicate_id = duplicate_id_of(message)
+                if duplicate_id is not None and self._duplicates.is_resend(
+                    self.queue, duplicate_id, message_id
+                ):
+                    pass  # the drain removes it
                 else:
-                    moves.append(move)
-            poison = browser.skipped_poison()
-        if resent and not self.stopping:
-            got = self._drop_copies(dlq, resent, "resent copies of dead letters")
-            self.stats.resends_dropped += got
-            changed |= got > 0
-        if delivered and not self.stopping:
-            got = self._drop_copies(dlq, delivered, "copies of messages delivered already")
-            self.stats.duplicates += got
-            self.stats.discarded += got
-            changed |= got > 0
-        self.stats.without_header += len(without_header - self._without_header)
-        self._without_header = without_header  # what the next report is about
+                    header = self._header(browse_ctx, message)
+                    if header is None:
+                        self._without_header.add(message_id)
+                        self.stats.without_header += 1
+                        changed = True
+                        continue
+                    if browse_ctx.provider.duplicate_dead_letter(message) is None:
+                        if self._decide(message, header, tracked or _Tracked()) is None:
+                            changed = True  # IGNORE applied, or an attempt failed before any get
+                            continue
+                unreached.append(message_id)
+            unreached += browser.skipped_poison()  # poison no consumer got to quarantine
+        if count_unreached:
+            self._unreachable(unreached)
         if len(seen) < _BROWSE_LIMIT:  # the whole queue was seen: forget messages gone from it
+            self._without_header &= seen
             for message_id in self._tracked.keys() - seen:
                 tracked = self._tracked[message_id]
                 tracked.missed += 1
                 if tracked.missed >= _MISSED_BROWSES:
                     del self._tracked[message_id]
                     self._details.pop(message_id, None)
-        return moves, poison, changed
+        return changed, bool(unreached)
+
+    def _details_unread(self, message: Message) -> bool:
+        """Whether the message is an entry the provider dead-lettered whose details (ActiveMQ's
+        original destination) have not been read yet."""
+        if not message.property_exists(ACTIVEMQ_CAUSE) or message.property_exists(REASON):
+            return False
+        message_id = message.get_jms_message_id() or ""
+        return message_id not in self._details and message_id not in self._details_missing
 
     def _header(self, browse_ctx: JMSContext, message: Message) -> DeadLetterHeader | None:
+        """The message's dead-letter header; None for none. Called on a browsed message, it
+        reads the provider's details of a dead-lettered entry first, if need be: a read shows
+        only messages on the queue, not one a consumer holds."""
         message_id = message.get_jms_message_id() or ""
-        if (
-            message.property_exists(ACTIVEMQ_CAUSE)
-            and message_id not in self._details
-            and self._details_pass != self.stats.passes  # once a pass at most
-        ):
-            self._details_pass = self.stats.passes
+        if self._details_unread(message):
+            # read again for each new one (each read covers the first 1,000 such entries)
             self._details.update(browse_ctx.provider.dead_letter_details(browse_ctx, self.queue))
+            if message_id not in self._details:
+                self._details_missing.add(message_id)
         details = self._details.get(message_id)
         try:
             return DeadLetterHeader.from_message(
@@ -431,47 +588,6 @@ class DLQHandler:
         self.stats.ignored += 1
         _log.info("%s stays on %s (%s): %s", message_id, self.queue, header.reason_name, why)
 
-    # ------------------------------------------------------------------ moving
-
-    def _carry_out(self, dlq: Queue, moves: list[_Move]) -> bool:
-        """Attempts each move in its own transaction; True if any attempt was made."""
-        pending = {move.message_id: move for move in moves}
-        attempted = False
-        while pending and not self.stopping:
-            with self._move_ctx.create_consumer(dlq, _id_selector(pending)) as consumer:
-                consumer.set_drop_resends(False)  # the plan chose which copies to take
-                reopen, made = self._drain(self._move_ctx, consumer, pending)
-            attempted |= made
-            if not reopen:
-                break
-        for message_id in pending:  # planned, but never came
-            self._unreachable(message_id)
-        return attempted
-
-    def _drain(
-        self, move_ctx: JMSContext, consumer: JMSConsumer, pending: dict[str, _Move]
-    ) -> tuple[bool, bool]:
-        """Gets and moves pending messages; (reopen the consumer?, any attempt made?).
-
-        After a failure the consumer must go: ActiveMQ hands a rolled-back message straight
-        back to the same consumer, and a second get in this pass would consume it unmoved.
-        """
-        made = False
-        wait = _FIRST_WAIT_MS
-        while pending and not self.stopping:
-            message = consumer.receive(wait)
-            wait = _NEXT_WAIT_MS
-            if message is None:
-                return False, made
-            move = pending.pop(message.get_jms_message_id() or "", None)
-            if move is None:  # not one the selector named: never commit a get we did not plan
-                move_ctx.rollback()
-                return True, made
-            made = True
-            if not self._attempt(move_ctx, message, move):
-                return True, made
-        return False, made
-
     def _attempt(self, move_ctx: JMSContext, message: Message, move: _Move) -> bool:
         """The get (already made) and the put, as one transaction (Q08: unchanged, all context)."""
         tracked = self._tracked.setdefault(move.message_id, _Tracked())
@@ -487,7 +603,7 @@ class DLQHandler:
                     # broker or a receiver does not take it for a resend of the message that
                     # was dead-lettered (it was, say, on the same queue before)
                     add[DUPLICATE_ID] = f"pyjms-dlq:{move.message_id}"
-                put_unchanged(move_ctx, move.target, message, strip=strip, add=add)
+                put_unchanged(move_ctx, move.target, message, strip=strip, add=add, producer=self._producer)
             committing = True
             move_ctx.commit()
         except JMSRuntimeException as e:
@@ -495,8 +611,10 @@ class DLQHandler:
                 move_ctx.rollback()
             if committing:
                 self._reconnect()
+            self._quarantined_before = self._move_ctx.channel.quarantined_count()  # undone: not counted
             self._failed(move.message_id, move.index, move.rule, e, counted=True)
             return False
+        self._count_quarantined()
         self._done(move)
         return True
 
@@ -506,52 +624,15 @@ class DLQHandler:
         with contextlib.suppress(JMSRuntimeException):
             self._move_ctx.close()
         self._move_ctx = self._new_move_ctx()
+        self._quarantined_before = 0
 
     def _new_move_ctx(self) -> JMSContext:
         """A transacted context for moves; poison it gets goes back on the handler's DLQ, with
         a header naming what is malformed, for the rules (org.pyjms.shim.Poison)."""
         ctx = self._factory.create_context(SESSION_TRANSACTED)
         ctx.channel.set_dead_letter_queue(Queue(self.queue).key, PUT_APPL_NAME)
+        self._producer = ctx.create_producer()  # one for every put (forward sets all it sends with)
         return ctx
-
-    def _quarantine(self, dlq: Queue, message_ids: list[str]) -> bool:
-        """Gets the poison a browse skipped, by id: the shim quarantines it as it gets it (never
-        handing it over), and the commit makes that final. True if any was got."""
-        try:
-            with self._move_ctx.create_consumer(dlq, _id_selector(dict.fromkeys(message_ids))) as consumer:
-                if consumer.receive(_FIRST_WAIT_MS) is not None:
-                    # no longer poison (another writer's?): not ours to take here
-                    self._move_ctx.rollback()
-                    return False
-            self._move_ctx.commit()
-        except JMSRuntimeException as e:
-            with contextlib.suppress(JMSRuntimeException):
-                self._move_ctx.rollback()
-            self._reconnect()
-            _log.warning("poison on %s could not be quarantined (again on the next pass): %s", self.queue, e)
-            return False
-        self.stats.quarantined += len(message_ids)
-        return True
-
-    def _drop_copies(self, dlq: Queue, message_ids: list[str], what: str) -> int:
-        """Removes copies of messages handled elsewhere, by id, in one transaction, and says how
-        many: a resent dead letter (the first copy is handled by the rules) or a message delivered
-        already; retried or forwarded, either would arrive twice."""
-        try:
-            with self._move_ctx.create_consumer(dlq, _id_selector(dict.fromkeys(message_ids))) as consumer:
-                consumer.set_drop_resends(False)  # it takes exactly these, itself
-                got = 0
-                while got < len(message_ids) and consumer.receive(_FIRST_WAIT_MS) is not None:
-                    got += 1
-            self._move_ctx.commit()
-        except JMSRuntimeException as e:
-            with contextlib.suppress(JMSRuntimeException):
-                self._move_ctx.rollback()
-            self._reconnect()
-            _log.warning("%s on %s could not be removed (again on the next pass): %s", what, self.queue, e)
-            return 0
-        _log.info("%d %s removed from %s", got, what, self.queue)
-        return got
 
     def _done(self, move: _Move) -> None:
         self._tracked.pop(move.message_id, None)
@@ -563,6 +644,8 @@ class DLQHandler:
             self.stats.forwarded += 1
         else:
             self.stats.retried += 1
+        if not _log.isEnabledFor(logging.INFO):
+            return  # the reason's name is looked up among hundreds: only for a log that is kept
         where = f" to {move.target}" if move.target is not None else ""
         _log.info(
             "%s: %s%s (rule on line %d, %s)",
@@ -595,26 +678,32 @@ class DLQHandler:
             error,
         )
 
-    def _unreachable(self, message_id: str) -> None:
-        tracked = self._tracked.get(message_id)
-        if tracked is None:
-            return
-        tracked.unreachable += 1
-        if tracked.unreachable == _UNREACHABLE_WARNING:
+    def _unreachable(self, message_ids: list[str]) -> None:
+        """Messages the handler did not leave were on the DLQ, yet its consumer got nothing."""
+        given_up = []
+        for message_id in message_ids:
+            tracked = self._tracked.setdefault(message_id, _Tracked())
+            tracked.unreachable += 1
+            if tracked.unreachable == _UNREACHABLE_WARNING:
+                given_up.append(message_id)
+        if given_up:
             _log.warning(
-                "%s on %s could not be got for %d passes: another reader holds it, or it is behind "
-                "more messages than the broker pages in for a selector (ActiveMQ maxPageSize, 200) "
-                "and the messages the handler leaves keep it there",
-                message_id,
+                "%d message(s) on %s could not be got for %d passes (%s%s): another reader holds "
+                "them, or they are behind more messages than the broker pages in for a selector "
+                "(ActiveMQ maxPageSize, 200) and the messages the handler leaves keep them there",
+                len(given_up),
                 self.queue,
-                tracked.unreachable,
+                _UNREACHABLE_WARNING,
+                ", ".join(given_up[:3]),
+                ", ..." if len(given_up) > 3 else "",
             )
 
     # ------------------------------------------------------------------ bookkeeping
 
     def _unreached(self) -> bool:
-        """Whether a message the last browse showed was planned but not got (yet): the broker
-        may be slow to dispatch it, so it is not given up before a few more passes."""
+        """Whether a message the last browse showed was neither left nor got (yet): another
+        handler may hold it, or the broker be slow to dispatch it, so it is not given up
+        before a few more passes."""
         return any(0 < t.unreachable < _UNREACHABLE_WARNING and not t.missed for t in self._tracked.values())
 
     def _next_retry(self) -> float | None:
@@ -642,9 +731,12 @@ def _destination(name: str) -> Destination:
     return from_key(name) if "://" in name else Queue(name)
 
 
-def _id_selector(moves: Mapping[str, object]) -> str:
-    quoted = ",".join("'" + message_id.replace("'", "''") + "'" for message_id in moves)
-    return f"JMSMessageID IN ({quoted})"
+def _excluding(message_ids: list[str]) -> str | None:
+    """A selector for every message but these (None: every message)."""
+    if not message_ids:
+        return None
+    quoted = ",".join("'" + message_id.replace("'", "''") + "'" for message_id in message_ids)
+    return f"NOT (JMSMessageID IN ({quoted}))"
 
 
 @contextlib.contextmanager

@@ -341,3 +341,55 @@ def test_a_resent_copy_of_a_dead_letter_is_removed_not_retried_twice(url: str, q
         ids = {m.get_text(): m.get_duplicate_id() for m in on_target}
         assert ids["c"] is None and ids["a"].startswith("pyjms-dlq:") and ids["a"] != ids["b"]
         assert texts(drain_all(ctx, target)) == ["a", "b", "c"]
+
+
+def test_q04_q05_messages_left_are_found_by_a_browse_not_got_one_by_one(
+    factory: pyjms.ConnectionFactory, url: str, qname: str
+):
+    """The handler gets dead letters with a consumer; once it has got one it must leave (no
+    header, IGNORE) and rolled it back, it browses for the others like it before getting
+    more, so that those are never got, and the ones it moves are still moved, each once."""
+    dlq, target = qname + ".DLQ", qname + ".TARGET"
+    with factory.create_context() as ctx:
+        for i in range(3):
+            ctx.create_producer().send(ctx.create_queue(dlq), f"no header {i}")
+        put_dead_letters(ctx, dlq, [f"unmatched {i}" for i in range(3)], UNKNOWN_OBJECT, qname)
+        put_dead_letters(ctx, dlq, [f"full {i}" for i in range(4)], MQRC.Q_FULL, qname)
+    stats = DLQHandler(url, dlq, f"WAIT(NO)\nREASON(MQRC_Q_FULL) ACTION(FWD) FWDQ({target})").run()
+    assert (stats.forwarded, stats.ignored, stats.without_header) == (4, 3, 3)
+    with factory.create_context() as ctx:
+        assert texts(drain_all(ctx, target)) == [f"full {i}" for i in range(4)]
+        left = drain_all(ctx, dlq)
+    assert texts(left) == [f"no header {i}" for i in range(3)] + [f"unmatched {i}" for i in range(3)]
+    got_before = [m.get_text() for m in left if m.get_delivery_count() > 1]  # got by the handler before
+    assert len(got_before) <= 1, got_before  # the first one met; the browse found the others
+
+
+@pytest.mark.providers("activemq")  # the consumer's prefetch limit is ActiveMQ's (Provider.prefetching)
+def test_q11_a_second_handler_shares_the_work_of_the_first(
+    factory: pyjms.ConnectionFactory, url: str, qname: str
+):
+    """A handler's consumer is sent only a few messages ahead, so a second handler started on
+    a DLQ gets a share of it rather than waiting; each message is still moved once. (Fewer
+    messages than ActiveMQ's default prefetch, 1,000, which the first would be sent at once.)"""
+    dlq, target, count = qname + ".DLQ", qname + ".TARGET", 800
+    with factory.create_context(pyjms.SESSION_TRANSACTED) as ctx:
+        for i in range(count):
+            dead_letter(ctx, pyjms.TextMessage(f"m{i}"), dlq, UNKNOWN_OBJECT, dest_q=qname)
+        ctx.commit()
+    table = f"WAIT(NO)\nACTION(FWD) FWDQ({target})"
+    first = DLQHandler(url, dlq, table, poll_interval_s=0.2)
+    second = DLQHandler(url, dlq, table, poll_interval_s=0.2)
+    threads = [threading.Thread(target=h.run) for h in (first, second)]
+    threads[0].start()
+    deadline = time.monotonic() + 30
+    while first.stats.forwarded == 0:  # the first one is under way
+        assert time.monotonic() < deadline and threads[0].is_alive(), first.stats
+        time.sleep(0.01)
+    threads[1].start()
+    for t in threads:
+        t.join(120)
+    assert first.stats.forwarded + second.stats.forwarded == count
+    assert first.stats.forwarded < count and second.stats.forwarded > 0, (first.stats, second.stats)
+    with factory.create_context() as ctx:
+        assert texts(drain_all(ctx, target)) == sorted(f"m{i}" for i in range(count))

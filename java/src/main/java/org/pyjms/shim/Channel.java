@@ -338,6 +338,14 @@ public final class Channel implements AutoCloseable {
 
     public String putApplName() { return putApplName; }
 
+    /** Messages this session has quarantined so far (Poison.quarantine), committed or not: a
+     *  reader that counts them compares the figure before and after its transaction. */
+    private volatile long quarantined;
+
+    void countQuarantine() { quarantined++; }
+
+    public long quarantinedCount() { return quarantined; }
+
     /** Sends a message made on this session as it is (Poison.quarantine). */
     synchronized void sendCopy(String key, Message m, int deliveryMode, int priority, long ttl) throws JMSException {
         if (nativeDelay != 0) {

@@ -153,6 +153,7 @@ public final class Poison {
         long expiration = m.getJMSExpiration();
         long ttl = expiration == 0 ? 0 : Math.max(1, expiration - now.toEpochMilli());
         channel.sendCopy(channel.deadLetterQueue(), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), ttl);
+        channel.countQuarantine();
         note("message " + m.getJMSMessageID() + " on " + (where.isEmpty() ? "?" : where) + " quarantined to "
                 + channel.deadLetterQueue() + " (reason " + Contract.QUARANTINE_REASON + " MQRC_FORMAT_ERROR): " + detail);
     }
