@@ -64,3 +64,19 @@ def test_unknown_factory_class_or_property_is_clear():
         pyjms.ConnectionFactory(
             factory_class="org.apache.activemq.ActiveMQConnectionFactory", properties={"noSuchThing": "1"}
         ).create_context()
+
+
+def test_a_vm_url_naming_no_broker_in_this_process_is_an_error_that_writes_nothing(tmp_path, monkeypatch):
+    # ActiveMQ's client would start a persistent broker of that name, with a KahaDB store in
+    # the working directory: a typo must not become a new broker on the disk
+    import pytest
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(pyjms.JMSRuntimeException, match="'vm://no-such-broker'.*does not exist"):
+        pyjms.ConnectionFactory("vm://no-such-broker").create_context()
+    assert list(tmp_path.iterdir()) == []
+    # asked for in the URL, ActiveMQ's own broker is still there (non-persistent here)
+    with pyjms.ConnectionFactory("vm://asked-for?broker.persistent=false").create_context() as ctx:
+        q = ctx.create_queue("VM.ASKED")
+        ctx.create_producer().send(q, "here")
+        assert ctx.create_consumer(q).receive(5000).get_text() == "here"

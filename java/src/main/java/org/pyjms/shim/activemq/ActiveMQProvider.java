@@ -29,10 +29,23 @@ public final class ActiveMQProvider implements Provider {
     @Override
     public String name() { return "ActiveMQ Classic " + ActiveMQConnection.class.getPackage().getImplementationVersion(); }
 
+    /**
+     * vm://NAME reaches the broker of that name in this process. ActiveMQ's client would
+     * otherwise start one of its own when none runs, persistent, with a KahaDB store in the
+     * working directory: a typo in a name would quietly become a new broker on the disk. A URL
+     * that asks for that (create=, broker.*, brokerConfig=) keeps it.
+     */
+    static String inProcessOnly(String url) {
+        if (!url.startsWith("vm://") || url.contains("create=") || url.contains("broker.") || url.contains("brokerConfig=")) {
+            return url;
+        }
+        return url + (url.contains("?") ? "&" : "?") + "create=false";
+    }
+
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
         // no URL: the properties name it (brokerURL), as for any factory class
-        ActiveMQConnectionFactory f = url == null || url.isEmpty() ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(url);
+        ActiveMQConnectionFactory f = url == null || url.isEmpty() ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(inProcessOnly(url));
         // No ObjectMessage body is ever deserialized by pyjms; trust no package either.
         f.setTrustAllPackages(false);
         f.setTrustedPackages(java.util.List.of());
