@@ -35,6 +35,9 @@ def dispatcher(
         queue = browse_ctx.create_queue(queue_name)
         browser = browse_ctx.create_marking_browser(queue, message_selector=selector, cooperative=True)
         consumer = work_ctx.create_consumer(queue)
+        # every message this dispatcher returns goes to this consumer, in order: its gets go
+        # through one consumer kept per claim, not one made per get
+        browser.dispatch_to(consumer)
         print(f"ready {name} {os.getpid()}", flush=True)
         handled = gone = rounds = 0
         started = idle_since = time.monotonic()

@@ -27,13 +27,14 @@ import uuid
 from collections import OrderedDict, deque
 from typing import Any
 
-from pyjms.api.consumer import QueueBrowser
+from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.browse import options as O
 from pyjms.browse.client import Heartbeat, MarkClient
+from pyjms.browse.kept import KeptGets, kept_gets
 from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, JMSRuntimeException
 from pyjms.reasons import MQRC
 
@@ -141,6 +142,7 @@ class MarkingBrowser:
         self._client: MarkClient | None = None
         self._heartbeat: Heartbeat | None = None
         self._interval_ms = -1
+        self._paired: KeptGets | None = None  # dispatch_to: the consumer that gets what we return
 
     def __repr__(self) -> str:
         kind = "cooperative" if self._cooperative else "handle"
@@ -221,6 +223,26 @@ class MarkingBrowser:
             time.sleep(_POLL_S)
             self._new_pass()
 
+    def dispatch_to(self, consumer: JMSConsumer) -> MarkingBrowser:
+        """Pairs this cooperative handle with the consumer that gets what it returns: the caller
+        promises to hand every message BROWSE_CO_OP returns to ``consumer.receive_by_tokens``,
+        in the order returned. Those gets then go through one consumer kept for each claim,
+        not one made per get (pyjms.browse.kept), where the consumer's context is
+        SESSION_TRANSACTED and its transaction has nothing in it yet at the get; otherwise, and
+        whenever the order is not kept, a get is made as without pairing. Returns self.
+
+        A message this handle claimed waits in the kept consumer until its get: a token handed
+        to another consumer may find it there and be refused (2033) until the mark lapses."""
+        self._check()
+        if not self._cooperative:
+            raise IllegalStateRuntimeException("dispatch_to needs a browser opened cooperative=True")
+        if not isinstance(consumer, JMSConsumer):
+            raise InvalidArgumentRuntimeException(f"dispatch_to takes a JMSConsumer, got {consumer!r}")
+        if self._paired is not None:
+            self._paired.given_up()
+        self._paired = kept_gets(consumer)
+        return self
+
     def unmark(self, message_or_token: Message | str, options: int = O.UNMARK_BROWSE_HANDLE) -> None:
         """Removes this handle's mark (UNMARK_BROWSE_HANDLE) and/or its mark for the set
         (UNMARK_BROWSE_CO_OP) from one message, so it can be browsed again."""
@@ -238,6 +260,8 @@ class MarkingBrowser:
         if self._closed:
             return
         self._closed = True
+        if self._paired is not None:
+            self._paired.given_up()
         try:
             if self._heartbeat is not None:
                 self._heartbeat.stop()
@@ -340,6 +364,8 @@ class MarkingBrowser:
         except IllegalStateRuntimeException:
             # the lease ran out (the process stalled): every mark we thought we held is gone
             self._reserved.clear()
+            if self._paired is not None:
+                self._paired.given_up()
             client.call("open", handle=self._handle)
             answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         self._interval_ms = int(answer.get("interval_ms", self._interval_ms))  # it may have been changed
@@ -375,6 +401,8 @@ class MarkingBrowser:
             for _ in range(checked):  # looked at: granted, or someone else's
                 self._candidates.popleft()
             self._reserved.extend((t, m, at) for t, m in offered[:checked] if t in granted)
+            if self._paired is not None and granted:
+                self._paired.claimed([t for t, _ in offered[:checked] if t in granted])
             self._pass_took = self._pass_took or bool(granted)
 
     def _grow(self) -> None:
@@ -388,12 +416,16 @@ class MarkingBrowser:
 
     def _lapsing(self) -> None:
         """A claimed message was dropped unused (its mark about to lapse): claim fewer."""
+        if self._paired is not None:
+            self._paired.given_up()
         if self._adaptive:
             self._claim_size = max(self._claim_size // 2, _FIRST_CLAIM)
 
     def _release_reserved(self) -> None:
         ids = [t for t, _, _ in self._reserved]
         self._reserved.clear()
+        if self._paired is not None:
+            self._paired.given_up()
         if ids and self._client is not None:
             self._client.call("unmark", handle=self._handle, queue=self._queue.name, ids=ids)
 
