@@ -43,7 +43,7 @@ from cooperative_dispatch import dispatcher  # noqa: E402
 from raw_java import PROVIDERS, RawJava, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
-from pyjms.browse import BROWSE_CO_OP, BROWSE_HANDLE  # noqa: E402
+from pyjms.browse import BROWSE_CO_OP, BROWSE_HANDLE, set_mark_browse_interval  # noqa: E402
 
 DISPATCH_TARGET = 0.5
 IDLE_S = 2.0  # a dispatcher ends its round after this long without a message (not timed)
@@ -223,6 +223,9 @@ def main() -> None:
         print(f"pyjms {pyjms.__version__} browse with mark, standalone broker over {url}\n")
         bench_dispatch(url, args, counts)
 
+        # a browse slower than MsgMarkBrowseInterval (5 s) would see its first marks lapse and
+        # return those messages again, as IBM MQ does: marks that never lapse, for this part
+        set_mark_browse_interval(pyjms.ConnectionFactory(url), -1)
         with pyjms.ConnectionFactory(url).create_context() as ctx:
             q = ctx.create_queue("BENCH.MARK")
             fill(url, q.name, args.mark_messages)
