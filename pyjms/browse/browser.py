@@ -378,11 +378,19 @@ class MarkingBrowser:
             if self._reserved:
                 keep_s = self._interval_ms * (1 - _LAPSE_MARGIN) / 1000.0
                 now = time.monotonic()
-                while self._reserved:
-                    _, m, at = self._reserved.popleft()
-                    if self._interval_ms < 0 or now - at < keep_s:
-                        return m
-                    self._lapsing()
+                _, m, at = self._reserved[0]
+                if self._interval_ms < 0 or now - at < keep_s:
+                    self._reserved.popleft()
+                    return m
+                # about to lapse, and the rest of its claim is as old: give them all up now,
+                # so that the other dispatchers need not wait for the interval
+                lapsing = []
+                while self._reserved and now - self._reserved[0][2] >= keep_s:
+                    lapsing.append(self._reserved.popleft()[0])
+                self._lapsing()
+                if self._client is not None:
+                    self._client.notify("unmark", handle=self._handle, queue=self._queue.name, ids=lapsing)
+                continue
             # offer the service several times the claim's size in candidates: with other
             # dispatchers on the queue most candidates are theirs already
             want = self._claim_size * _OFFER
