@@ -54,8 +54,8 @@ def dispatcher(
             while len(dispatched) < batch and (m := browser.get_or_none(BROWSE_CO_OP)) is not None:
                 dispatched.append(m)
             tokens = [m.get_message_token() for m in dispatched]
-            for token in tokens:
-                print(f"dispatched {name} {token}", flush=True)
+            # a line per message, written once per batch
+            print("\n".join(f"dispatched {name} {token}" for token in tokens), flush=True)
             # the consumer gets exactly the dispatched messages, in one transaction
             got = consumer.receive_by_tokens(tokens, 2000)
             got_tokens = {m.get_message_token() for m in got}
@@ -74,8 +74,11 @@ def dispatcher(
             work_ctx.commit()
             last_handled = time.time()
             handled += len(got)
-            for m in got:
-                print(f"handled {name} {m.get_message_token()} {m.get_text()}", flush=True)
+            if got:
+                print(
+                    "\n".join(f"handled {name} {m.get_message_token()} {m.get_text()}" for m in got),
+                    flush=True,
+                )
         browser.close()
     print(
         f"done {name} handled {handled} gone {gone} in {idle_since - started:.1f} s "
