@@ -35,6 +35,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *                                 every TX of its messages
  *   move SRC DST N CONSUMERS TX   the same, each message also sent on to DST in the transaction
  *                                 that gets it (delivery mode and priority kept)
+ *   bytoken Q N TX                the design of a get by token, without marks: a QueueBrowser
+ *                                 pass reads up to 400 message ids, then each TX of them is got
+ *                                 by a consumer selecting exactly those ids (JMSMessageID IN ...)
+ *                                 in a transacted session, committed and closed; until N are got
  */
 public class RawJms {
     static final int WAIT_MS = 10_000; // no message for this long: lost messages
@@ -70,6 +74,7 @@ public class RawJms {
             case "browse": return browse(c, cmd[1], n);
             case "drain": return consume(factory, cmd[1], null, n, Integer.parseInt(cmd[3]), Integer.parseInt(cmd[4]));
             case "move": return consume(factory, cmd[1], cmd[2], n, Integer.parseInt(cmd[4]), Integer.parseInt(cmd[5]));
+            case "bytoken": return byToken(c, cmd[1], n, Integer.parseInt(cmd[3]));
             default: throw new IllegalArgumentException("unknown command " + cmd[0]);
         }
     }
@@ -147,6 +152,36 @@ public class RawJms {
             double seconds = (System.nanoTime() - t0) / 1e9;
             if (seen != n) throw new IllegalStateException("browsed " + seen + " messages of " + n);
             return seconds;
+        }
+    }
+
+    static double byToken(Connection c, String queue, int n, int tx) throws Exception {
+        try (Session browsing = c.createSession(false, Session.AUTO_ACKNOWLEDGE);
+             Session getting = c.createSession(true, Session.SESSION_TRANSACTED)) {
+            Queue q = browsing.createQueue(queue);
+            long t0 = System.nanoTime();
+            int got = 0;
+            while (got < n) {
+                List<String> ids = new ArrayList<>();
+                try (QueueBrowser b = browsing.createBrowser(q)) {
+                    for (Enumeration<?> e = b.getEnumeration(); e.hasMoreElements() && ids.size() < 400; ) {
+                        ids.add(((Message) e.nextElement()).getJMSMessageID());
+                    }
+                }
+                if (ids.isEmpty()) throw new IllegalStateException("lost messages: got " + got + " of " + n);
+                for (int i = 0; i < ids.size(); i += tx) {
+                    List<String> part = ids.subList(i, Math.min(i + tx, ids.size()));
+                    try (MessageConsumer consumer = getting.createConsumer(
+                            q, "JMSMessageID IN ('" + String.join("','", part) + "')")) {
+                        for (int j = 0; j < part.size(); j++) {
+                            if (consumer.receive(WAIT_MS) == null) throw new IllegalStateException("lost " + part.get(j));
+                            got++;
+                        }
+                        getting.commit();
+                    }
+                }
+            }
+            return (System.nanoTime() - t0) / 1e9;
         }
     }
 

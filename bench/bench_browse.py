@@ -12,7 +12,9 @@ connection and transacted session, draining the same number of messages from the
 committing as often (--batch): no browse, no marks, no selectors. Both sides first run
 --warmup untimed rounds of every case (same volume), then --rounds interleaved rounds; medians.
 Targets: 1 dispatcher at 0.5x or better of the raw drain with 1 consumer; throughput that grows
-with dispatchers.
+with dispatchers. Beside them, raw Java doing what a get by token does on a JMS provider
+(RawJms.java's bytoken: browse the ids, then a consumer selecting exactly each transaction's
+ids), without marks: how far the design itself can go, whatever the client.
 
 Marking cost: one process browses a queue of --mark-messages messages (a) with a plain
 QueueBrowser, (b) with BROWSE_HANDLE (marks kept in the handle), (c) with BROWSE_CO_OP (marks
@@ -41,7 +43,7 @@ from cooperative_dispatch import dispatcher  # noqa: E402
 from raw_java import PROVIDERS, RawJava, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
-from pyjms.browse import BROWSE_CO_OP, BROWSE_HANDLE  # noqa: E402
+from pyjms.browse import BROWSE_CO_OP, BROWSE_HANDLE, set_mark_browse_interval  # noqa: E402
 
 DISPATCH_TARGET = 0.5
 IDLE_S = 2.0  # a dispatcher ends its round after this long without a message (not timed)
@@ -136,6 +138,9 @@ def raw_case(k: int) -> str:
     return f"raw Java drain, {k} consumer{'s' if k > 1 else ''}"
 
 
+DESIGN_CASE = "raw Java, browse + a get-by-id consumer per tx"
+
+
 def pyjms_case(d: int) -> str:
     return f"pyjms cooperative dispatch, {d} dispatcher{'s' if d > 1 else ''}"
 
@@ -153,6 +158,11 @@ def bench_dispatch(url: str, args: argparse.Namespace, counts: list[int]) -> Non
                 fill(url, queue + ".RAW", n)
                 raw_rate = raw.rate("drain", queue + ".RAW", n, d, batch)
                 rate, lost_race = workers.dispatch(url, queue, n, d, batch)
+                if d == 1:
+                    fill(url, queue + ".DESIGN", n)
+                    design_rate = raw.rate("bytoken", queue + ".DESIGN", n, batch)
+                    if r >= 0:
+                        results.setdefault(DESIGN_CASE, []).append(design_rate)
                 if r >= 0:
                     results.setdefault(raw_case(d), []).append(raw_rate)
                     results.setdefault(pyjms_case(d), []).append(rate)
@@ -178,6 +188,12 @@ def bench_dispatch(url: str, args: argparse.Namespace, counts: list[int]) -> Non
         if d == 1:
             line += f"  (target >= {DISPATCH_TARGET}x: {'met' if ratio >= DISPATCH_TARGET else 'MISSED'})"
         print(line + f"  gone to another dispatcher: {', '.join(map(str, gone[d]))}")
+        if d == 1 and DESIGN_CASE in med:
+            print(
+                f"{DESIGN_CASE:42} {med[DESIGN_CASE]:15,.0f} {med[DESIGN_CASE] / med[base]:6.2f}x  {base:28} "
+                + ", ".join(f"{v:,.0f}" for v in results[DESIGN_CASE])
+                + f"  (pyjms, 1 dispatcher, is {med[ours] / med[DESIGN_CASE]:.2f}x of it)"
+            )
     if len(counts) > 1 and counts[0] == 1:
         scaling = ", ".join(
             f"{d}: {med[pyjms_case(d)] / med[pyjms_case(1)]:.2f}x (raw Java {med[raw_case(d)] / med[raw_case(1)]:.2f}x)"
@@ -207,6 +223,9 @@ def main() -> None:
         print(f"pyjms {pyjms.__version__} browse with mark, standalone broker over {url}\n")
         bench_dispatch(url, args, counts)
 
+        # a browse slower than MsgMarkBrowseInterval (5 s) would see its first marks lapse and
+        # return those messages again, as IBM MQ does: marks that never lapse, for this part
+        set_mark_browse_interval(pyjms.ConnectionFactory(url), -1)
         with pyjms.ConnectionFactory(url).create_context() as ctx:
             q = ctx.create_queue("BENCH.MARK")
             fill(url, q.name, args.mark_messages)

@@ -35,6 +35,9 @@ def dispatcher(
         queue = browse_ctx.create_queue(queue_name)
         browser = browse_ctx.create_marking_browser(queue, message_selector=selector, cooperative=True)
         consumer = work_ctx.create_consumer(queue)
+        # every message this dispatcher returns goes to this consumer, in order: its gets go
+        # through one consumer kept per claim, not one made per get
+        browser.dispatch_to(consumer)
         print(f"ready {name} {os.getpid()}", flush=True)
         handled = gone = rounds = 0
         started = idle_since = time.monotonic()
@@ -51,8 +54,8 @@ def dispatcher(
             while len(dispatched) < batch and (m := browser.get_or_none(BROWSE_CO_OP)) is not None:
                 dispatched.append(m)
             tokens = [m.get_message_token() for m in dispatched]
-            for token in tokens:
-                print(f"dispatched {name} {token}", flush=True)
+            # a line per message, written once per batch
+            print("\n".join(f"dispatched {name} {token}" for token in tokens), flush=True)
             # the consumer gets exactly the dispatched messages, in one transaction
             got = consumer.receive_by_tokens(tokens, 2000)
             got_tokens = {m.get_message_token() for m in got}
@@ -71,8 +74,11 @@ def dispatcher(
             work_ctx.commit()
             last_handled = time.time()
             handled += len(got)
-            for m in got:
-                print(f"handled {name} {m.get_message_token()} {m.get_text()}", flush=True)
+            if got:
+                print(
+                    "\n".join(f"handled {name} {m.get_message_token()} {m.get_text()}" for m in got),
+                    flush=True,
+                )
         browser.close()
     print(
         f"done {name} handled {handled} gone {gone} in {idle_since - started:.1f} s "

@@ -269,7 +269,7 @@ class JMSContext:
         queue: Queue,
         message_selector: str | None = None,
         cooperative: bool = False,
-        claim_batch: int = 16,
+        claim_batch: int | None = None,
     ) -> MarkingBrowser:
         """IBM MQ's browse with mark (pyjms.browse), for asyncio: pyjms.aio.MarkingBrowser."""
         sync = self.sync

@@ -143,6 +143,13 @@ class ProviderPlugin:
         the shim once per context."""
         return self._detects_duplicates(ctx)
 
+    def transaction_begun(self, ctx: JMSContext) -> bool:
+        """SESSION_TRANSACTED: whether ctx's current transaction has work in it (a send or a
+        receive since the last commit or rollback); True where the provider cannot tell. A get
+        by token through a dispatcher's kept consumer (pyjms.browse.kept) needs a transaction
+        with nothing in it, which it can roll back if the broker sends it a message not asked for."""
+        return True
+
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         """A factory like ``factory`` whose rolled-back gets never make the provider treat a
         message as poison (components that keep their own retry counts use it)."""

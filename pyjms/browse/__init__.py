@@ -59,7 +59,7 @@ def create_marking_browser(
     queue: Queue,
     message_selector: str | None = None,
     cooperative: bool = False,
-    claim_batch: int = 16,
+    claim_batch: int | None = None,
 ) -> MarkingBrowser:
     """IBM MQ's browse with mark on queue: a handle of its own, or (cooperative=True, IBM's
     MQOO_CO_OP) one of a cooperating set whose marks every handle on the broker sees.

@@ -12,10 +12,11 @@ cursor, because everything before the cursor is marked; so it goes on, and start
 only when the current one runs out. A message unmarked behind the cursor (a lapsed mark, a
 backed-out get) is therefore found on the next pass, not at once.
 
-A cooperative handle claims its next ``claim_batch`` candidates in one request and hands them
-out in order; they count as marked for the set from the claim (the interval runs from then),
-and a claimed message whose mark is about to lapse before it is handed out is dropped, never
-returned late.
+A cooperative handle claims its next candidates in one request and hands them out in order;
+they count as marked for the set from the claim (the interval runs from then), and a claimed
+message whose mark is about to lapse before it is handed out is dropped, never returned late.
+By default a claim takes 16 and doubles (up to 256) while the handle hands its claims out
+quickly, and halves when claimed marks lapse unused; ``claim_batch=N`` fixes it at N.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ import uuid
 from collections import OrderedDict, deque
 from typing import Any
 
-from pyjms.api.consumer import QueueBrowser
+from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.browse import options as O
 from pyjms.browse.client import Heartbeat, MarkClient
+from pyjms.browse.kept import KeptGets, kept_gets
 from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, JMSRuntimeException
 from pyjms.reasons import MQRC
 
@@ -46,8 +48,15 @@ from pyjms.reasons import MQRC
 _WINDOW = 400
 _MAX_WINDOW = 20_000
 _PAGE = 500
-# a cooperating handle offers the mark service this many times claim_batch candidates per claim
+# a cooperating handle offers the mark service this many times its claim size in candidates
 _OFFER = 8
+# an adaptive claim starts at _FIRST_CLAIM and doubles up to _MAX_CLAIM while the handle hands
+# a claim out within _QUICK_S (or a tenth of the interval, if shorter): a fast dispatcher pays a
+# round trip per 256 messages, a slow one holds few marks. 4 dispatchers' claims at the head of
+# the queue stay within a pyjms broker's dispatch page (2,000), which a by-token get can reach.
+_FIRST_CLAIM = 16
+_MAX_CLAIM = 256
+_QUICK_S = 0.5
 _POLL_S = 0.1
 # a claimed message is handed out only if its mark has at least this much of the interval left
 _LAPSE_MARGIN = 0.2
@@ -95,18 +104,24 @@ class MarkingBrowser:
         queue: Queue,
         message_selector: str | None = None,
         cooperative: bool = False,
-        claim_batch: int = 16,
+        claim_batch: int | None = None,
     ) -> None:
         if not isinstance(queue, Queue):
             raise InvalidArgumentRuntimeException(f"a marking browser needs a Queue, got {queue!r}")
-        if isinstance(claim_batch, bool) or not isinstance(claim_batch, int) or not 1 <= claim_batch <= 1000:
-            raise InvalidArgumentRuntimeException(f"claim_batch {claim_batch!r} must be an int 1..1000")
+        if claim_batch is not None and (
+            isinstance(claim_batch, bool) or not isinstance(claim_batch, int) or not 1 <= claim_batch <= 1000
+        ):
+            raise InvalidArgumentRuntimeException(
+                f"claim_batch {claim_batch!r} must be an int 1..1000, or None (adaptive, 16..256)"
+            )
         _check_open(ctx)
         self._ctx = ctx
         self._queue = queue
         self._selector = message_selector
         self._cooperative = bool(cooperative)
-        self._claim_batch = claim_batch
+        self._adaptive = claim_batch is None
+        self._claim_size = _FIRST_CLAIM if claim_batch is None else claim_batch
+        self._claimed_at = 0.0  # when the last claim was granted (monotonic)
         self._handle = uuid.uuid4().hex
         self._own: set[str] = set()  # marked for this handle
         self._jb: QueueBrowser | None = None  # the current pass's browser
@@ -118,14 +133,16 @@ class MarkingBrowser:
         self._pass_cut = False  # the pass ended at its window, not at the end of the queue
         self._pass_took = False  # the pass returned (or claimed) something
         self._cursor_seen: set[str] = set()  # returned by BROWSE_NEXT in this cursor run
-        self._reserved: deque[tuple[Message, float]] = deque()  # claimed for the set, not yet returned
-        self._candidates: deque[Message] = deque()  # of this pass, not yet offered for a claim
+        # claimed for the set, not yet returned: (token, message, when claimed)
+        self._reserved: deque[tuple[str, Message, float]] = deque()
+        self._candidates: deque[tuple[str, Message]] = deque()  # of this pass, not yet offered
         self._closed = False
         # a cooperative handle opens with the mark service at its first need, not here: a
         # constructor asks the broker nothing (issue 13)
         self._client: MarkClient | None = None
         self._heartbeat: Heartbeat | None = None
         self._interval_ms = -1
+        self._paired: KeptGets | None = None  # dispatch_to: the consumer that gets what we return
 
     def __repr__(self) -> str:
         kind = "cooperative" if self._cooperative else "handle"
@@ -206,6 +223,26 @@ class MarkingBrowser:
             time.sleep(_POLL_S)
             self._new_pass()
 
+    def dispatch_to(self, consumer: JMSConsumer) -> MarkingBrowser:
+        """Pairs this cooperative handle with the consumer that gets what it returns: the caller
+        promises to hand every message BROWSE_CO_OP returns to ``consumer.receive_by_tokens``,
+        in the order returned. Those gets then go through one consumer kept for each claim,
+        not one made per get (pyjms.browse.kept), where the consumer's context is
+        SESSION_TRANSACTED and its transaction has nothing in it yet at the get; otherwise, and
+        whenever the order is not kept, a get is made as without pairing. Returns self.
+
+        A message this handle claimed waits in the kept consumer until its get: a token handed
+        to another consumer may find it there and be refused (2033) until the mark lapses."""
+        self._check()
+        if not self._cooperative:
+            raise IllegalStateRuntimeException("dispatch_to needs a browser opened cooperative=True")
+        if not isinstance(consumer, JMSConsumer):
+            raise InvalidArgumentRuntimeException(f"dispatch_to takes a JMSConsumer, got {consumer!r}")
+        if self._paired is not None:
+            self._paired.given_up()
+        self._paired = kept_gets(consumer)
+        return self
+
     def unmark(self, message_or_token: Message | str, options: int = O.UNMARK_BROWSE_HANDLE) -> None:
         """Removes this handle's mark (UNMARK_BROWSE_HANDLE) and/or its mark for the set
         (UNMARK_BROWSE_CO_OP) from one message, so it can be browsed again."""
@@ -223,6 +260,8 @@ class MarkingBrowser:
         if self._closed:
             return
         self._closed = True
+        if self._paired is not None:
+            self._paired.given_up()
         try:
             if self._heartbeat is not None:
                 self._heartbeat.stop()
@@ -325,6 +364,8 @@ class MarkingBrowser:
         except IllegalStateRuntimeException:
             # the lease ran out (the process stalled): every mark we thought we held is gone
             self._reserved.clear()
+            if self._paired is not None:
+                self._paired.given_up()
             client.call("open", handle=self._handle)
             answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         self._interval_ms = int(answer.get("interval_ms", self._interval_ms))  # it may have been changed
@@ -334,31 +375,65 @@ class MarkingBrowser:
         """BROWSE_CO_OP: the next message claimed for the set, claiming a batch at a time."""
         m: Message | None
         while True:
-            while self._reserved:
-                m, at = self._reserved.popleft()
-                if self._interval_ms < 0 or (time.monotonic() - at) * 1000.0 < self._interval_ms * (
-                    1 - _LAPSE_MARGIN
-                ):
+            if self._reserved:
+                keep_s = self._interval_ms * (1 - _LAPSE_MARGIN) / 1000.0
+                now = time.monotonic()
+                _, m, at = self._reserved[0]
+                if self._interval_ms < 0 or now - at < keep_s:
+                    self._reserved.popleft()
                     return m
-            # offer the service several times claim_batch candidates and take claim_batch:
-            # with other dispatchers on the queue most candidates are theirs already
-            while len(self._candidates) < self._claim_batch * _OFFER and (m := self._fetch()) is not None:
-                if m.get_message_token() not in self._own:
-                    self._candidates.append(m)
+                # about to lapse, and the rest of its claim is as old: give them all up now,
+                # so that the other dispatchers need not wait for the interval
+                lapsing = []
+                while self._reserved and now - self._reserved[0][2] >= keep_s:
+                    lapsing.append(self._reserved.popleft()[0])
+                self._lapsing()
+                if self._client is not None:
+                    self._client.notify("unmark", handle=self._handle, queue=self._queue.name, ids=lapsing)
+                continue
+            # offer the service several times the claim's size in candidates: with other
+            # dispatchers on the queue most candidates are theirs already
+            want = self._claim_size * _OFFER
+            own = self._own
+            while len(self._candidates) < want and (m := self._fetch()) is not None:
+                token = m.get_message_token()
+                if token not in own:
+                    self._candidates.append((token, m))
             if not self._candidates:
                 return None
-            at = time.monotonic()
+            self._grow()
             offered = list(self._candidates)
-            granted_ids, checked = self._claim([m.get_message_token() for m in offered], self._claim_batch)
+            granted_ids, checked = self._claim([t for t, _ in offered], self._claim_size)
+            at = self._claimed_at = time.monotonic()
             granted = set(granted_ids)
             for _ in range(checked):  # looked at: granted, or someone else's
                 self._candidates.popleft()
-            self._reserved.extend((m, at) for m in offered[:checked] if m.get_message_token() in granted)
+            self._reserved.extend((t, m, at) for t, m in offered[:checked] if t in granted)
+            if self._paired is not None and granted:
+                self._paired.claimed([t for t, _ in offered[:checked] if t in granted])
             self._pass_took = self._pass_took or bool(granted)
 
+    def _grow(self) -> None:
+        """Before a claim: an adaptive handle that handed its last claim out quickly claims twice
+        as many (the claim comes back only when the last one is all handed out)."""
+        if not self._adaptive or not self._claimed_at:
+            return
+        quick_s = _QUICK_S if self._interval_ms < 0 else min(_QUICK_S, self._interval_ms / 10_000.0)
+        if time.monotonic() - self._claimed_at < quick_s:
+            self._claim_size = min(self._claim_size * 2, _MAX_CLAIM)
+
+    def _lapsing(self) -> None:
+        """A claimed message was dropped unused (its mark about to lapse): claim fewer."""
+        if self._paired is not None:
+            self._paired.given_up()
+        if self._adaptive:
+            self._claim_size = max(self._claim_size // 2, _FIRST_CLAIM)
+
     def _release_reserved(self) -> None:
-        ids = [m.get_message_token() for m, _ in self._reserved]
+        ids = [t for t, _, _ in self._reserved]
         self._reserved.clear()
+        if self._paired is not None:
+            self._paired.given_up()
         if ids and self._client is not None:
             self._client.call("unmark", handle=self._handle, queue=self._queue.name, ids=ids)
 

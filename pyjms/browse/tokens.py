@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Sequence
 from datetime import timedelta
 
+from pyjms.api.checks import to_ms
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import JMSContext
@@ -25,6 +26,7 @@ from pyjms.api.message import Message
 from pyjms.api.synchronization import TransactionSynchronization
 from pyjms.browse.browser import NoMessageAvailable, NoMessageUnderCursor, check_token, expired_under_cursor
 from pyjms.browse.client import MarkClient
+from pyjms.browse.kept import context_rolled_back, paired
 from pyjms.errors import JMSRuntimeException
 from pyjms.reasons import MQRC
 
@@ -52,6 +54,7 @@ class TokenSettlement(TransactionSynchronization):
         self._tell("consumed", self._take())
 
     def after_rollback(self, context: JMSContext) -> None:
+        context_rolled_back(context)
         self._tell("unmark", self._take())
 
     def on_close(self, context: JMSContext) -> None:
@@ -105,7 +108,14 @@ def receive_by_tokens(
 ) -> list[Message]:
     """JMSConsumer.receive_by_tokens: the messages with these tokens that are on the queue."""
     wanted = [check_token(t) for t in tokens]
-    got = consumer.receive_by_message_ids(wanted, timeout_ms)
+    kept = paired(consumer)
+    got = None
+    if kept is not None and wanted and len(set(wanted)) == len(wanted):
+        wait_ms = 0 if timeout_ms is None else to_ms(timeout_ms, "timeout_ms")
+        if wait_ms >= 0:
+            got = kept.get(wanted, wait_ms)
+    if got is None:
+        got = consumer.receive_by_message_ids(wanted, timeout_ms)
     if got:
         ctx = consumer.context
         _settlement(ctx).got(

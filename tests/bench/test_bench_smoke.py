@@ -21,7 +21,12 @@ SMOKE["bench_dlq.py"] = [*SMOKE["bench_dlq.py"], "--brokers", "in-memory", "--ha
 SMOKE["bench_browse.py"] = [*SMOKE["bench_browse.py"], "--dispatchers", "1,2"]
 #: what a bench must print at any N: its warm raw Java baselines' rows and its targets
 PRINTS = {
-    "bench_browse.py": ("raw Java drain, 1 consumer", "raw Java drain, 2 consumers", "target >= 0.5x"),
+    "bench_browse.py": (
+        "raw Java drain, 1 consumer",
+        "raw Java drain, 2 consumers",
+        "target >= 0.5x",
+        "raw Java, browse + a get-by-id consumer per tx",
+    ),
     "bench_dlq.py": (
         "in-memory broker: `pyjms broker`",
         "raw Java transacted move, 1 consumer",

@@ -99,6 +99,26 @@ def test_B02_B04_every_message_of_a_deep_queue_once_per_handle_and_once_per_set(
             )
 
 
+def test_B04_a_quick_dispatcher_claims_more_at_a_time_unless_claim_batch_is_set(
+    factory, qname, interval
+) -> None:
+    """Claims are what a handle holds beyond what it returned: claim_batch=16 claims 16 at a
+    time; the default starts at 16 and doubles while the handle hands its claims out quickly."""
+    interval(-1)
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        fill(ctx, q, 200)
+        held = {}
+        for claim_batch in (16, None):
+            with ctx.create_marking_browser(q, cooperative=True, claim_batch=claim_batch) as dispatcher:
+                for _ in range(49):  # the 49th get needs a 4th claim
+                    dispatcher.get(BROWSE_CO_OP)
+                with ctx.create_marking_browser(q, cooperative=True, claim_batch=1) as other:
+                    held[claim_batch] = 200 - len(drain_browser(other, BROWSE_CO_OP))
+        assert held[16] == 4 * 16
+        assert held[None] > 4 * 16, f"the default claims grew: {held[None]} held (16 + 32 + 64 = 112)"
+
+
 def test_B02_browse_next_walks_the_cursor_and_ends_with_2033(ctx, qname) -> None:
     q = ctx.create_queue(qname)
     bodies = fill(ctx, q, 4)
@@ -282,8 +302,9 @@ def test_marking_browser_bad_input(ctx, qname) -> None:
     q = ctx.create_queue(qname)
     with pytest.raises(InvalidArgumentRuntimeException, match="needs a Queue"):
         ctx.create_marking_browser(ctx.create_topic(qname))  # type: ignore[arg-type]
-    with pytest.raises(InvalidArgumentRuntimeException, match="claim_batch"):
-        ctx.create_marking_browser(q, claim_batch=0)
+    for bad_batch in (0, 1001, True, "16"):
+        with pytest.raises(InvalidArgumentRuntimeException, match="claim_batch"):
+            ctx.create_marking_browser(q, claim_batch=bad_batch)  # type: ignore[arg-type]
     h = ctx.create_marking_browser(q)
     with pytest.raises(InvalidArgumentRuntimeException) as e:
         h.get(BROWSE_CO_OP)

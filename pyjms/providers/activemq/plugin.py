@@ -124,5 +124,18 @@ class ActiveMQPlugin(ProviderPlugin):
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         return dead_letters.without_redelivery_limit(factory)
 
+    def transaction_begun(self, ctx: JMSContext) -> bool:
+        # ActiveMQSession begins its transaction at the first send or receive after a commit or
+        # rollback; its TransactionContext says whether that happened
+        session: Any = ctx.channel.java.session()
+        if not hasattr(session, "getTransactionContext"):
+            return True  # not ActiveMQ's own session: cannot tell
+        return bool(
+            ctx.channel.call(
+                lambda: session.getTransactionContext().isInTransaction(),
+                "ask whether a transaction has begun",
+            )
+        )
+
     def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
         return dead_letters.dead_letter_details(ctx, queue)
