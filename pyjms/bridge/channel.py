@@ -406,8 +406,10 @@ class Channel:
     def consumer(self, key: JavaStringArg, selector: str | None, no_local: bool, what: str) -> Receiver:
         return Receiver(self.call(lambda: self.java.consumer(key, selector, no_local), what), self)
 
-    def prefetching_consumer(self, key: JavaStringArg, selector: str, prefetch: int, what: str) -> Receiver:
-        """A consumer the provider sends at most ``prefetch`` messages ahead."""
+    def prefetching_consumer(
+        self, key: JavaStringArg, selector: str | None, prefetch: int, what: str
+    ) -> Receiver:
+        """A consumer the provider sends at most ``prefetch`` messages ahead (None: no selector)."""
         return Receiver(self.call(lambda: self.java.prefetchingConsumer(key, selector, prefetch), what), self)
 
     def durable_consumer(

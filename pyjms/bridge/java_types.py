@@ -349,7 +349,7 @@ class JavaChannel(Protocol):
     ) -> JavaReceiver: ...
 
     def prefetchingConsumer(
-        self, destination: JavaStringArg, selector: JavaStringArg, prefetch: int, /
+        self, destination: JavaStringArg, selector: JavaStringArg | None, prefetch: int, /
     ) -> JavaReceiver: ...
 
     def durableConsumer(
