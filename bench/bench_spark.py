@@ -8,7 +8,7 @@ One run, on the defaults a user gets (a `pyjms broker` process on tcp://127.0.0.
     ``df.write.format("jms")`` (2 tasks, one JMS transaction each), then read back with
     ``mode=consume`` (2 concurrent consumers, each one JMS transaction; --partitions gives
     more cases, e.g. 1,2,4). A consume read ends when no message came for receiveTimeout
-    (--receive-timeout, default 200 ms): that wait is part of its time. And a queue of
+    (--receive-timeout, default 500 ms): that wait is part of its time. And a queue of
     min(N, 20,000) messages is read with ``mode=browse`` (2 partitions, each browsing the queue
     and keeping its share): a pyjms broker shows a browser 20,000 messages at most
     (maxBrowsePageSize).
@@ -23,7 +23,7 @@ Each provider of --providers (default activemq; also artemis, amqp, amqp-artemis
 of its own and its own raw Java client; every provider's browse reads min(N, 20,000) rows.
 
     python bench/bench_spark.py [--rows 500000] [--rounds 3] [--warmup 1] [--providers activemq]
-                                [--partitions 2] [--receive-timeout 200]
+                                [--partitions 2] [--receive-timeout 500]
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def spark_write(df, url: str, queue: str) -> float:
 
 
 def spark_read(
-    spark, url: str, queue: str, n: int, mode: str, partitions: int = 2, receive_timeout: int = 200
+    spark, url: str, queue: str, n: int, mode: str, partitions: int = 2, receive_timeout: int = 500
 ) -> float:
     t0 = time.perf_counter()
     got = (
@@ -215,7 +215,7 @@ def main() -> None:
     )
     ap.add_argument("--partitions", default="2", help="numPartitions of the consume reads, e.g. 1,2,4")
     ap.add_argument(
-        "--receive-timeout", type=int, default=200, help="ms a consume read waits for a further message"
+        "--receive-timeout", type=int, default=500, help="ms a consume read waits for a further message"
     )
     args = ap.parse_args()
     try:

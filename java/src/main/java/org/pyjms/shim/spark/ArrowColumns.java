@@ -49,7 +49,37 @@ public final class ArrowColumns {
      */
     public static byte[] receive(Receiver from, int max, long timeoutMs, String duplicateIdProperty)
             throws JMSException {
-        return columns(from.receiveBatch(max, timeoutMs), duplicateIdProperty, 0, 1);
+        byte[] first = from.receiveBatch(max, timeoutMs);
+        int count = countOf(first);
+        if (count == 0 || count >= max) return columns(first, duplicateIdProperty, 0, 1);
+        // what the prefetch held when the first came; a consumer that keeps up with the broker
+        // would make many small batches, each costing a crossing and an Arrow batch: wait a
+        // little for more (never longer than the caller's timeout)
+        java.util.List<byte[]> parts = new java.util.ArrayList<>();
+        parts.add(first);
+        long deadline = System.currentTimeMillis() + Math.min(LINGER_MS, Math.max(timeoutMs, 1));
+        for (long left; count < max && (left = deadline - System.currentTimeMillis()) > 0; ) {
+            byte[] more = from.receiveBatch(max - count, left);
+            int got = countOf(more);
+            if (got == 0) break;
+            parts.add(more);
+            count += got;
+        }
+        return columns(parts.size() == 1 ? first : joined(parts, count), duplicateIdProperty, 0, 1);
+    }
+
+    /** How long a receive waits for more after its first messages, to fill its batch. */
+    static final long LINGER_MS = 20;
+
+    private static int countOf(byte[] records) { return ByteBuffer.wrap(records).getInt(); }
+
+    /** Packed record batches as one (count, then every batch's records). */
+    private static byte[] joined(java.util.List<byte[]> parts, int count) {
+        int size = 4;
+        for (byte[] p : parts) size += p.length - 4;
+        ByteBuffer out = ByteBuffer.allocate(size).putInt(count);
+        for (byte[] p : parts) out.put(p, 4, p.length - 4);
+        return out.array();
     }
 
     /**
