@@ -6,7 +6,9 @@ One run, on the defaults a user gets (a `pyjms broker` process on tcp://127.0.0.
     consumer receives them; and one QueueBrowser browses the browse queue (for reference);
   * Spark local[2]: a cached DataFrame of N rows with a 100-character body is written with
     ``df.write.format("jms")`` (2 tasks, one JMS transaction each), then read back with
-    ``mode=consume`` (2 concurrent consumers, each one JMS transaction); and a queue of
+    ``mode=consume`` (2 concurrent consumers, each one JMS transaction; --partitions gives
+    more cases, e.g. 1,2,4). A consume read ends when no message came for receiveTimeout
+    (--receive-timeout, default 500 ms): that wait is part of its time. And a queue of
     min(N, 20,000) messages is read with ``mode=browse`` (2 partitions, each browsing the queue
     and keeping its share): a pyjms broker shows a browser 20,000 messages at most
     (maxBrowsePageSize).
@@ -21,6 +23,7 @@ Each provider of --providers (default activemq; also artemis, amqp, amqp-artemis
 of its own and its own raw Java client; every provider's browse reads min(N, 20,000) rows.
 
     python bench/bench_spark.py [--rows 500000] [--rounds 3] [--warmup 1] [--providers activemq]
+                                [--partitions 2] [--receive-timeout 500]
 """
 
 from __future__ import annotations
@@ -89,15 +92,18 @@ def spark_write(df, url: str, queue: str) -> float:
     return n / (time.perf_counter() - t0)
 
 
-def spark_read(spark, url: str, queue: str, n: int, mode: str) -> float:
+def spark_read(
+    spark, url: str, queue: str, n: int, mode: str, partitions: int = 2, receive_timeout: int = 500
+) -> float:
     t0 = time.perf_counter()
     got = (
         spark.read.format("jms")
         .option("url", url)
         .option("destination", queue)
         .option("mode", mode)
-        .option("numPartitions", 2)
+        .option("numPartitions", partitions)
         .option("batchSize", 2000)
+        .option("receiveTimeout", receive_timeout)
         .load()
         .selectExpr("count(*) AS n", "sum(length(body)) AS bytes")
         .collect()[0]
@@ -108,45 +114,64 @@ def spark_read(spark, url: str, queue: str, n: int, mode: str) -> float:
     return n / elapsed
 
 
-CASES = (
-    "raw Java send (1 producer)",
-    "Spark df.write.format('jms')",
-    "raw Java receive (1 consumer)",
-    "Spark read mode=consume (2 partitions)",
-    "raw Java QueueBrowser",
-    "Spark read mode=browse (2 partitions)",
-)
-#: each Spark figure's baseline and target
-BASELINE = {
-    "Spark df.write.format('jms')": ("raw Java send (1 producer)", WRITE_TARGET),
-    "Spark read mode=consume (2 partitions)": ("raw Java receive (1 consumer)", READ_TARGET),
-    "Spark read mode=browse (2 partitions)": ("raw Java receive (1 consumer)", READ_TARGET),
-}
+RAW_SEND, SPARK_WRITE = "raw Java send (1 producer)", "Spark df.write.format('jms')"
+RAW_RECEIVE, RAW_BROWSE = "raw Java receive (1 consumer)", "raw Java QueueBrowser"
+SPARK_BROWSE = "Spark read mode=browse (2 partitions)"
+
+
+def consume_case(partitions: int) -> str:
+    return f"Spark read mode=consume ({partitions} partition{'s' if partitions > 1 else ''})"
+
+
+def cases(partitions: list[int]) -> list[str]:
+    return [
+        RAW_SEND,
+        SPARK_WRITE,
+        RAW_RECEIVE,
+        *(consume_case(p) for p in partitions),
+        RAW_BROWSE,
+        SPARK_BROWSE,
+    ]
+
+
+def baseline(case: str) -> tuple[str, float] | None:
+    """A Spark figure's baseline and target."""
+    if case == SPARK_WRITE:
+        return RAW_SEND, WRITE_TARGET
+    if case.startswith("Spark read"):
+        return RAW_RECEIVE, READ_TARGET
+    return None
 
 
 def bench_provider(
-    p: Provider, spark, df, n: int, rounds: int, warmup: int
+    p: Provider, spark, df, n: int, args: argparse.Namespace
 ) -> tuple[str, dict[str, list[float]]]:
     """The broker's URL and each case's rates, on a broker of p's of its own."""
     browse_n = min(n, BROWSE_LIMIT)
     broker, url = start_broker(p)
     raw = None
-    results: dict[str, list[float]] = {case: [] for case in CASES}
+    results: dict[str, list[float]] = {case: [] for case in cases(args.partitions)}
     try:
         raw = RawJava(p, url)
         browse_q = "BENCH.SPARK.BROWSE"
         raw.run("send", browse_q, browse_n, BODY_BYTES, "non-persistent")  # browsed, never consumed
-        for r in range(-warmup, rounds):  # negative rounds warm both sides, untimed
+        for r in range(-args.warmup, args.rounds):  # negative rounds warm both sides, untimed
             # each queue drained before the next is filled: one holds N at a time, well within the
             # broker's memory limit
             rates = {
-                CASES[0]: raw.rate("send", f"BENCH.RAW.{r}", n, BODY_BYTES, "non-persistent"),
-                CASES[2]: raw.rate("receive", f"BENCH.RAW.{r}", n, BODY_BYTES),
-                CASES[1]: spark_write(df, url, f"BENCH.SPARK.{r}"),
-                CASES[3]: spark_read(spark, url, f"BENCH.SPARK.{r}", n, "consume"),
-                CASES[4]: raw.rate("browse", browse_q, browse_n),
-                CASES[5]: spark_read(spark, url, browse_q, browse_n, "browse"),
+                RAW_SEND: raw.rate("send", f"BENCH.RAW.{r}", n, BODY_BYTES, "non-persistent"),
+                RAW_RECEIVE: raw.rate("receive", f"BENCH.RAW.{r}", n, BODY_BYTES),
             }
+            for i, partitions in enumerate(args.partitions):
+                queue = f"BENCH.SPARK.{r}.{i}"
+                write = spark_write(df, url, queue)
+                if i == 0:
+                    rates[SPARK_WRITE] = write
+                rates[consume_case(partitions)] = spark_read(
+                    spark, url, queue, n, "consume", partitions, args.receive_timeout
+                )
+            rates[RAW_BROWSE] = raw.rate("browse", browse_q, browse_n)
+            rates[SPARK_BROWSE] = spark_read(spark, url, browse_q, browse_n, "browse")
             if r >= 0:
                 for case, rate in rates.items():
                     results[case].append(rate)
@@ -163,14 +188,15 @@ def report(p: Provider, url: str, n: int, args: argparse.Namespace, results: dic
     print(
         f"\n== {p.name}: {n:,} rows of {BODY_BYTES} bytes ({min(n, BROWSE_LIMIT):,} for browse), "
         f"non-persistent, over {url} (standalone broker on its defaults), local[2]; "
-        f"{args.warmup} untimed warm-up round(s), {args.rounds} interleaved rounds, medians"
+        f"{args.warmup} untimed warm-up round(s), {args.rounds} interleaved rounds, medians; "
+        f"consume reads end after receiveTimeout {args.receive_timeout} ms without a message, counted"
     )
     print(f"{'':40} {'rows/s (median)':>15} {'ratio':>7}  {'vs':30} rounds")
-    for case in CASES:
+    for case in results:
         line = f"{case:40} {med[case]:15,.0f} "
         tail = ""
-        if case in BASELINE:
-            base, target = BASELINE[case]
+        if (known := baseline(case)) is not None:
+            base, target = known
             ratio = med[case] / med[base]
             line += f"{ratio:6.2f}x  {base:30} "
             tail = f"  (target >= {target}x: {'met' if ratio >= target else 'MISSED'})"
@@ -187,7 +213,15 @@ def main() -> None:
     ap.add_argument(
         "--providers", default="activemq", help=f"of {', '.join(PROVIDERS)}; each on a broker of its own"
     )
+    ap.add_argument("--partitions", default="2", help="numPartitions of the consume reads, e.g. 1,2,4")
+    ap.add_argument(
+        "--receive-timeout", type=int, default=500, help="ms a consume read waits for a further message"
+    )
     args = ap.parse_args()
+    try:
+        args.partitions = [int(p) for p in args.partitions.split(",")]
+    except ValueError:
+        raise SystemExit(f"--partitions {args.partitions}: a comma-separated list of ints") from None
     providers = args.providers.split(",")
     unknown = [name for name in providers if name not in PROVIDERS]
     if unknown:
@@ -200,7 +234,7 @@ def main() -> None:
     try:
         df = rows(spark, n)
         for name in providers:
-            url, results = bench_provider(PROVIDERS[name], spark, df, n, args.rounds, args.warmup)
+            url, results = bench_provider(PROVIDERS[name], spark, df, n, args)
             report(PROVIDERS[name], url, n, args, results)
     finally:
         spark.stop()

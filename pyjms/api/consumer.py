@@ -145,6 +145,12 @@ class JMSConsumer:
             return False
         return RECEIVED.is_resend(scope, duplicate_id, message.wire_headers().get("message_id"))
 
+    def is_resent(self, duplicate_id: str, message_id: str | None) -> bool:
+        """is_resend for a message known by its duplicate id and provider message id alone
+        (a bulk reader that does not make Message objects: the Spark reader's Arrow columns)."""
+        scope = self._scope()
+        return scope is not None and RECEIVED.is_resend(scope, duplicate_id, message_id)
+
     def _one(self, wait_ms: int, ack: bool = True) -> Message | None:
         deadline = time.monotonic() + wait_ms / 1000.0
         while True:
@@ -430,6 +436,16 @@ class QueueBrowser:
 
     def get_message_selector(self) -> str | None:
         return self._selector
+
+    @property
+    def context(self) -> JMSContext:
+        """The context this browser browses in."""
+        return self._ctx
+
+    def wire_browser(self) -> Browser:
+        """This browser on the wire (pyjms.bridge.channel.Browser), for features whose shim
+        code reads its batches (the Spark reader's Arrow columns)."""
+        return self._b
 
     def get_enumeration(self) -> Iterator[Message]:
         return iter(self)

@@ -25,7 +25,7 @@ consume
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
@@ -35,6 +35,8 @@ from pyjms.api.constants import AUTO_ACKNOWLEDGE, SESSION_TRANSACTED
 from pyjms.api.destination import Queue, from_key
 from pyjms.api.duplicates import DuplicateWindow, duplicate_id_of
 from pyjms.api.message import Message
+from pyjms.api.observers import consumer_observers
+from pyjms.spark.arrow_columns import ArrowColumnReader
 from pyjms.spark.options import JMSOptions, close_context, connection_factory
 from pyjms.spark.schema import ArrowRows
 
@@ -82,43 +84,55 @@ class JMSBrowseBatch(_JMSBatchRead):
         rows = ArrowRows(self.schema)
         if partition.limit == 0:
             return
-        chunk: list[Message] = []
+        columns = ArrowColumnReader(rows)
         taken = 0
         # a browser shows every copy on the queue: a resent one (the same duplicate id with
         # another message id, pyjms.api.duplicates) is left out, as a consumer would drop it
         seen = DuplicateWindow()
+
+        def is_resent(duplicate_id: str, message_id: str | None) -> bool:
+            return seen.is_resend(self.queue_key, duplicate_id, message_id)
+
         with (
             connection_factory(self.options).create_context(AUTO_ACKNOWLEDGE) as ctx,
             ctx.create_browser(self._queue(), self.options.message_selector) as browser,
         ):
-            for m in browser:
-                duplicate_id = duplicate_id_of(m)
-                if partition.count > 1 and _owner(m, duplicate_id, partition.count) != partition.index:
+            while True:
+                # the shim keeps only this partition's rows (owner_of, computed in the JVM)
+                got = columns.browse(browser, self.options.batch_size, partition.index, partition.count)
+                if got.received == 0:
+                    return  # the end of the queue
+                if got.messages is not None:
+                    batch = rows.batch(self._browsed(got.messages, partition, is_resent))
+                else:
+                    batch = got.without_resends(is_resent)
+                if batch is None:
                     continue
-                if duplicate_id is not None and seen.is_resend(
-                    self.queue_key, duplicate_id, m.wire_headers().get("message_id")
-                ):
-                    continue
-                chunk.append(m)
-                if len(chunk) >= self.options.batch_size or (
-                    partition.limit is not None and taken + len(chunk) >= partition.limit
-                ):
-                    batch = rows.batch(chunk)
-                    chunk = []
-                    if batch is not None:
-                        taken += batch.num_rows
-                        yield _head(batch, partition.limit, taken)
-                    if partition.limit is not None and taken >= partition.limit:
-                        return
-        batch = rows.batch(chunk)
-        if batch is not None:
-            yield _head(batch, partition.limit, taken + batch.num_rows)
+                taken += batch.num_rows
+                yield _head(batch, partition.limit, taken)
+                if partition.limit is not None and taken >= partition.limit:
+                    return
+
+    @staticmethod
+    def _browsed(
+        messages: list[Message], partition: JMSPartition, is_resent: Callable[[str, str | None], bool]
+    ) -> list[Message]:
+        """The messages of a batch the shim handed back as messages that this partition keeps."""
+        kept = []
+        for m in messages:
+            duplicate_id = duplicate_id_of(m)
+            if partition.count > 1 and owner_of(m, duplicate_id, partition.count) != partition.index:
+                continue
+            if duplicate_id is not None and is_resent(duplicate_id, m.wire_headers().get("message_id")):
+                continue
+            kept.append(m)
+        return kept
 
 
-def _owner(m: Message, duplicate_id: str | None, partitions: int) -> int:
+def owner_of(m: Message, duplicate_id: str | None, partitions: int) -> int:
     """Which partition keeps a browsed message: a hash of its duplicate id (so that every copy
     of a resent message meets in one partition), or else of its message id; the same in every
-    process."""
+    process (org.pyjms.shim.spark.ArrowColumns computes it alike)."""
     mid = duplicate_id if duplicate_id is not None else m.get_jms_message_id()
     return zlib.crc32(mid.encode("utf-8", "surrogatepass")) % partitions if mid else 0
 
@@ -142,15 +156,26 @@ class JMSConsumeBatch(_JMSBatchRead):
         committed = False
         try:
             consumer = ctx.create_consumer(self._queue(), o.message_selector)
+            # the JVM builds the Arrow columns; consumer observers hear of Message objects
+            columns = None if consumer_observers() else ArrowColumnReader(rows)
             left = partition.limit
             while left is None or left > 0:
                 want = o.batch_size if left is None else min(o.batch_size, left)
-                messages = consumer.receive_batch(want, o.receive_timeout)
-                if not messages:
+                if columns is None:
+                    messages = consumer.receive_batch(want, o.receive_timeout)
+                    taken = len(messages)
+                    batch = rows.batch(messages)  # expired ones are consumed but never shown
+                else:
+                    got = columns.receive(consumer, want, o.receive_timeout)
+                    taken = got.received
+                    if got.messages is not None:
+                        batch = rows.batch([m for m in got.messages if not consumer.is_resend(m)])
+                    else:
+                        batch = got.without_resends(consumer.is_resent)
+                if not taken:
                     break  # nothing more within receiveTimeout: the queue is drained for us
                 if left is not None:
-                    left -= len(messages)
-                batch = rows.batch(messages)  # expired ones are consumed but never shown
+                    left -= taken
                 if batch is not None:
                     yield batch
             # Spark has taken every row of this partition: the earliest moment we may commit
