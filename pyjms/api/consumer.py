@@ -145,8 +145,8 @@ class JMSConsumer:
             return False
         return RECEIVED.is_resend(scope, duplicate_id, message.wire_headers().get("message_id"))
 
-    def is_resent(self, duplicate_id: str, message_id: str | None) -> bool:
-        """is_resend for a message known by its duplicate id and provider message id alone
+    def is_resend_by_ids(self, duplicate_id: str, message_id: str | None) -> bool:
+        """is_resend for a message known only by its duplicate id and provider message id
         (a bulk reader that does not make Message objects: the Spark reader's Arrow columns)."""
         scope = self._scope()
         return scope is not None and RECEIVED.is_resend(scope, duplicate_id, message_id)

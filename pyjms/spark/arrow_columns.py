@@ -49,13 +49,13 @@ class ColumnBatch:
     message_ids: list[str | None] | None = None
     messages: list[Message] | None = None
 
-    def without_resends(self, is_resent: Callable[[str, str | None], bool]) -> pa.RecordBatch | None:
-        """The batch without the rows ``is_resent(duplicate id, message id)`` calls resends
+    def without_resends(self, is_resend_by_ids: Callable[[str, str | None], bool]) -> pa.RecordBatch | None:
+        """The batch without the rows ``is_resend_by_ids(duplicate id, message id)`` calls resends
         (pyjms.api.duplicates), or None if no row is left."""
         if self.batch is None or self.duplicate_ids is None or self.message_ids is None:
             return self.batch
         keep = [
-            d is None or not is_resent(d, m)
+            d is None or not is_resend_by_ids(d, m)
             for d, m in zip(self.duplicate_ids, self.message_ids, strict=True)
         ]
         if all(keep):

@@ -90,7 +90,7 @@ class JMSBrowseBatch(_JMSBatchRead):
         # another message id, pyjms.api.duplicates) is left out, as a consumer would drop it
         seen = DuplicateWindow()
 
-        def is_resent(duplicate_id: str, message_id: str | None) -> bool:
+        def is_resend_by_ids(duplicate_id: str, message_id: str | None) -> bool:
             return seen.is_resend(self.queue_key, duplicate_id, message_id)
 
         with (
@@ -103,9 +103,9 @@ class JMSBrowseBatch(_JMSBatchRead):
                 if got.received == 0:
                     return  # the end of the queue
                 if got.messages is not None:
-                    batch = rows.batch(self._browsed(got.messages, partition, is_resent))
+                    batch = rows.batch(self._browsed(got.messages, partition, is_resend_by_ids))
                 else:
-                    batch = got.without_resends(is_resent)
+                    batch = got.without_resends(is_resend_by_ids)
                 if batch is None:
                     continue
                 taken += batch.num_rows
@@ -115,7 +115,7 @@ class JMSBrowseBatch(_JMSBatchRead):
 
     @staticmethod
     def _browsed(
-        messages: list[Message], partition: JMSPartition, is_resent: Callable[[str, str | None], bool]
+        messages: list[Message], partition: JMSPartition, is_resend_by_ids: Callable[[str, str | None], bool]
     ) -> list[Message]:
         """The messages of a batch the shim handed back as messages that this partition keeps."""
         kept = []
@@ -123,7 +123,7 @@ class JMSBrowseBatch(_JMSBatchRead):
             duplicate_id = duplicate_id_of(m)
             if partition.count > 1 and owner_of(m, duplicate_id, partition.count) != partition.index:
                 continue
-            if duplicate_id is not None and is_resent(duplicate_id, m.wire_headers().get("message_id")):
+            if duplicate_id is not None and is_resend_by_ids(duplicate_id, m.wire_headers().get("message_id")):
                 continue
             kept.append(m)
         return kept
@@ -171,7 +171,7 @@ class JMSConsumeBatch(_JMSBatchRead):
                     if got.messages is not None:
                         batch = rows.batch([m for m in got.messages if not consumer.is_resend(m)])
                     else:
-                        batch = got.without_resends(consumer.is_resent)
+                        batch = got.without_resends(consumer.is_resend_by_ids)
                 if not taken:
                     break  # nothing more within receiveTimeout: the queue is drained for us
                 if left is not None:
