@@ -123,7 +123,9 @@ class JMSBrowseBatch(_JMSBatchRead):
             duplicate_id = duplicate_id_of(m)
             if partition.count > 1 and owner_of(m, duplicate_id, partition.count) != partition.index:
                 continue
-            if duplicate_id is not None and is_resend_by_ids(duplicate_id, m.wire_headers().get("message_id")):
+            if duplicate_id is not None and is_resend_by_ids(
+                duplicate_id, m.wire_headers().get("message_id")
+            ):
                 continue
             kept.append(m)
         return kept
