@@ -413,7 +413,12 @@ def test_broker_sigkill_over_plain_tcp_is_one_pyjms_error_and_loses_nothing_comm
     assert not duplicated, f"{duplicated}: {figures}"
     assert all(committed[seq] <= 1 for seq in producer_side.in_doubt), figures
     assert len(producer_side.returned) + len(producer_side.in_doubt) == messages, figures
-    assert all(committed[seq] == 1 for seq in consumer_side.rolled_back), figures  # came again
+    # a rolled-back batch comes again, except a message whose send was in doubt: a broker may
+    # dispatch a persistent message before its store write ends (ActiveMQ's concurrent store
+    # and dispatch), so a consumer can glimpse one the kill then loses; its sender was told
+    assert all(
+        committed[seq] == 1 for seq in consumer_side.rolled_back if seq not in producer_side.in_doubt
+    ), figures  # came again
     if consumer_side.in_doubt:  # committed whole (never seen again) or rolled back whole
         again = [seq for seq in consumer_side.in_doubt if seq in committed]
         assert again in ([], consumer_side.in_doubt), figures
