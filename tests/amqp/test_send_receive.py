@@ -230,3 +230,23 @@ def test_batch_send_and_receive_over_amqp(amqp: pyjms.JMSContext, qname: str) ->
             got.extend(batch)
     assert [m.get_body() for m in got] == bodies
     assert all(m.get_int_property("n") == 1 for m in got)
+
+
+def test_receive_no_wait_still_asks_the_peer_after_a_batch(amqp: pyjms.JMSContext, qname: str) -> None:
+    """A batch takes the rest of what has arrived without asking the peer (Qpid JMS's drain,
+    a round trip, is turned off for that call only): afterwards receive_no_wait still asks, so
+    a message on the broker that has not reached a new consumer yet is returned, not None."""
+    first, second = amqp.create_queue(qname), amqp.create_queue(f"{qname}.2")
+    producer = amqp.create_producer()
+    producer.send_batch(first, ["a", "b", "c"])
+    with amqp.create_consumer(first) as consumer:
+        got: list[str] = []
+        while len(got) < 3:
+            batch = consumer.receive_batch(10, 10_000)
+            assert batch, f"only {got} of 3 arrived"
+            got += [m.get_text() for m in batch]
+        assert got == ["a", "b", "c"]
+    producer.send(second, "d")  # persistent: on the broker when send returns
+    with amqp.create_consumer(second) as consumer:
+        m = consumer.receive_no_wait()
+        assert m is not None and m.get_text() == "d"

@@ -112,6 +112,16 @@ public interface Provider {
         throw new UnsupportedOperationException(name() + " has no receiveBody");
     }
 
+    /**
+     * The next message the client already holds, or null, without asking the broker: how a
+     * batch takes the rest of what has arrived once its first message came. The default is
+     * receiveNoWait, which is local for most clients.
+     */
+    default jakarta.jms.Message receiveBuffered(Connection c, jakarta.jms.MessageConsumer consumer)
+            throws JMSException {
+        return consumer.receiveNoWait();
+    }
+
     /** Whether the broker behind this connection is known to run the scheduler (false = unknown). */
     default boolean schedulerKnownOn(Connection c) { return false; }
 

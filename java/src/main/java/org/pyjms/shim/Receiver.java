@@ -30,10 +30,12 @@ public final class Receiver implements AutoCloseable {
      * Poison (org.pyjms.shim.Poison) is quarantined here, never returned either.
      */
     private Message next(long timeoutMs) throws JMSException {
+        // timeoutMs < 0 (BUFFERED): only what the client holds already, never a question to the broker
         long deadline = System.currentTimeMillis() + timeoutMs;
         while (true) {
             Message m = timeoutMs > 0 ? consumer.receive(Math.max(1, deadline - System.currentTimeMillis()))
-                    : consumer.receiveNoWait();
+                    : timeoutMs == 0 ? consumer.receiveNoWait()
+                    : channel.provider().receiveBuffered(channel.connection(), consumer);
             if (m == null) return null;
             String[] poison = Poison.problem(m);
             if (poison != null) {
@@ -47,6 +49,9 @@ public final class Receiver implements AutoCloseable {
             if (timeoutMs > 0 && System.currentTimeMillis() >= deadline) return null;
         }
     }
+
+    /** next()'s timeout for the rest of a batch: see Provider.receiveBuffered. */
+    private static final long BUFFERED = -1;
 
     static boolean expired(Message m) throws JMSException {
         long expiration = Poison.time(m, Channel.EXPIRATION, 0);
@@ -126,7 +131,7 @@ public final class Receiver implements AutoCloseable {
             Codec.encode(m, out);
             last = m;
             if (++n >= max) break;
-            m = next(0);
+            m = next(BUFFERED);
         }
         out.patchInt(countAt, n);
         if (last != null) {

@@ -3,8 +3,10 @@ package org.pyjms.shim.amqp;
 import jakarta.jms.Connection;
 import jakarta.jms.ConnectionFactory;
 import jakarta.jms.JMSException;
+import jakarta.jms.Message;
 import jakarta.jms.MessageConsumer;
 import java.util.Map;
+import org.apache.qpid.jms.JmsConnection;
 import org.apache.qpid.jms.JmsConnectionFactory;
 import org.apache.qpid.jms.JmsConnectionMetaData;
 import org.apache.qpid.jms.JmsMessageConsumer;
@@ -96,6 +98,25 @@ public final class AmqpProvider implements Provider {
     }
 
     /** Qpid JMS stamps JMSDeliveryTime and sends it as the x-opt-delivery-time annotation. */
+    /**
+     * Qpid JMS's receiveNoWait asks the peer for more (a drain) whenever its prefetch is empty,
+     * a round trip that also uses up the consumer's credit; the rest of a batch takes only what
+     * has arrived. The flag is the connection's and read at each receive: it is set only for
+     * this call (a pyjms context's session is used by one thread at a time, as JMS requires).
+     */
+    @Override
+    public Message receiveBuffered(Connection c, MessageConsumer consumer) throws JMSException {
+        if (!(c instanceof JmsConnection connection) || connection.isReceiveNoWaitLocalOnly()) {
+            return consumer.receiveNoWait();
+        }
+        connection.setReceiveNoWaitLocalOnly(true);
+        try {
+            return consumer.receiveNoWait();
+        } finally {
+            connection.setReceiveNoWaitLocalOnly(false);
+        }
+    }
+
     @Override
     public boolean carriesDeliveryTime() { return true; }
 
