@@ -95,22 +95,42 @@ def spark_write(df, url: str, queue: str) -> float:
 def spark_read(
     spark, url: str, queue: str, n: int, mode: str, partitions: int = 2, receive_timeout: int = 500
 ) -> float:
+    def read() -> tuple[int, int]:
+        got = (
+            spark.read.format("jms")
+            .option("url", url)
+            .option("destination", queue)
+            .option("mode", mode)
+            .option("numPartitions", partitions)
+            .option("batchSize", 2000)
+            .option("receiveTimeout", receive_timeout)
+            .load()
+            .selectExpr("count(*) AS n", "sum(length(body)) AS bytes")
+            .collect()[0]
+        )
+        return got.n, got.bytes or 0
+
     t0 = time.perf_counter()
-    got = (
-        spark.read.format("jms")
-        .option("url", url)
-        .option("destination", queue)
-        .option("mode", mode)
-        .option("numPartitions", partitions)
-        .option("batchSize", 2000)
-        .option("receiveTimeout", receive_timeout)
-        .load()
-        .selectExpr("count(*) AS n", "sum(length(body)) AS bytes")
-        .collect()[0]
-    )
+    count, size = read()
+    reads = 1
+    # a consume read ends once no message came for receiveTimeout (a broker's pause can do
+    # that); what it left is still on the queue, and a user reads again: so does the bench, in
+    # the same time, and only a read that finds nothing more means messages were lost
+    while mode == "consume" and count < n:
+        more, more_size = read()
+        if more == 0:
+            break
+        count, size, reads = count + more, size + more_size, reads + 1
     elapsed = time.perf_counter() - t0
-    if got.n != n or got.bytes != n * BODY_BYTES:
-        raise SystemExit(f"{mode} read {got.n} rows / {got.bytes} bytes, expected {n} / {n * BODY_BYTES}")
+    if count != n or size != n * BODY_BYTES:
+        raise SystemExit(
+            f"{mode} read {count} rows / {size} bytes in {reads} read(s), expected {n} / {n * BODY_BYTES}"
+        )
+    if reads > 1:
+        print(
+            f"({mode} of {queue}: {reads} reads, the first ended after a {receive_timeout} ms pause)",
+            flush=True,
+        )
     return n / elapsed
 
 
