@@ -625,7 +625,6 @@ class JMSContext:
         # Otherwise a commit that fails for a broken connection is in doubt, whatever the error
         # says: ActiveMQ's client, once a written commit has lost its answer, reports the error
         # its consumers' rollback then met ("Cannot send, channel has already failed"), not its own.
-        failed_before = self._channel.connection_failed()
         try:
             self._channel.commit()
         except TransactionRolledBackRuntimeException as e:
@@ -636,7 +635,7 @@ class JMSContext:
                 raise _in_doubt(e) from None
             raise
         except IllegalStateRuntimeException as e:
-            if e.reason != MQRC.CONNECTION_BROKEN or failed_before:
+            if e.reason != MQRC.CONNECTION_BROKEN or self._channel.lost_before_last_commit():
                 raise  # nothing was tried: the context was closed, or its connection had failed
             # Qpid JMS: the connection broke while the commit waited for its answer
             self._synchronize("after_rollback")
@@ -647,7 +646,7 @@ class JMSContext:
                 self._synchronize("after_rollback")
                 raise _duplicate_rejected(e) from None
             self._synchronize("after_rollback")
-            if failed_before:
+            if self._channel.lost_before_last_commit():
                 raise IllegalStateRuntimeException(
                     f"the commit was not sent, so nothing was committed: {e.message}",
                     error_code=e.error_code,

@@ -296,6 +296,14 @@ class Channel:
     def commit(self) -> None:
         self.call(self.java.commit, "commit")
 
+    def lost_before_last_commit(self) -> bool:
+        """Whether the client knew its connection had failed when the last commit was called
+        (then that commit never left, and nothing was committed)."""
+        try:
+            return bool(self.java.lostBeforeLastCommit())
+        except self._jexc:
+            return False
+
     def rollback(self) -> None:
         self.call(self.java.rollback, "rollback")
 

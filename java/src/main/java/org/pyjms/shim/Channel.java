@@ -557,7 +557,22 @@ public final class Channel implements AutoCloseable {
 
     // ------------------------------------------------------------------ session control
 
-    public synchronized void commit() throws JMSException { checkOpen(); session.commit(); }
+    /**
+     * Commits. Whether the connection was known lost before the commit was tried is kept for
+     * lostBeforeLastCommit: a failed commit on a connection lost before never left (nothing was
+     * committed); one that failed otherwise is in doubt. Asked only when a commit fails, so a
+     * commit costs one crossing.
+     */
+    public synchronized void commit() throws JMSException {
+        checkOpen();
+        lostBeforeLastCommit = connectionLost();
+        session.commit();
+    }
+
+    private volatile boolean lostBeforeLastCommit;
+
+    /** Whether the connection was known lost when the last commit() was called. */
+    public boolean lostBeforeLastCommit() { return lostBeforeLastCommit; }
 
     public synchronized void rollback() throws JMSException { checkOpen(); session.rollback(); }
 
