@@ -44,8 +44,8 @@ _EMPTY_BATCH = bytes(4)
 #: the size of the memory a sender or receiver shares with the shim for one record at a time
 #: (Channel.sendFromArea, Receiver.receiveToArea): a larger record crosses as a byte[]
 AREA_BYTES = 16 * 1024
-#: receiveToArea's answers that are not a length
-_NONE_CAME, _OVERSIZE = -1, -2
+#: receiveToArea's answer for a record larger than the area (then takeOversize); -1 is none came
+_OVERSIZE = -2
 
 
 def log_poison_notes() -> None:
