@@ -240,7 +240,9 @@ def report(p: Provider, n: int, rounds: int, warmup: int, results: dict[str, lis
             f"{case} {statistics.median(results[case]) / same:.2f}x"
             for case in ("pyjms per message", "pyjms send_batch/receive_batch")
         )
-        print(f"against raw Java with pyjms's client settings ({p.pyjms_client_settings}): {ratios}", flush=True)
+        print(
+            f"against raw Java with pyjms's client settings ({p.pyjms_client_settings}): {ratios}", flush=True
+        )
 
 
 COLD_START = """
