@@ -564,8 +564,8 @@ public final class Channel implements AutoCloseable {
      * commit costs one crossing.
      */
     public synchronized void commit() throws JMSException {
+        lostBeforeLastCommit = connectionLost(); // first: a channel closed by the failure throws next
         checkOpen();
-        lostBeforeLastCommit = connectionLost();
         session.commit();
     }
 

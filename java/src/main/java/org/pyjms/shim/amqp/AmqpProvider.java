@@ -97,7 +97,6 @@ public final class AmqpProvider implements Provider {
         return ((JmsMessageConsumer) c).receiveBody(type, timeoutMs);
     }
 
-    /** Qpid JMS stamps JMSDeliveryTime and sends it as the x-opt-delivery-time annotation. */
     /**
      * Qpid JMS's receiveNoWait asks the peer for more (a drain) whenever its prefetch is empty,
      * a round trip that also uses up the consumer's credit; the rest of a batch takes only what
@@ -117,6 +116,7 @@ public final class AmqpProvider implements Provider {
         }
     }
 
+    /** Qpid JMS stamps JMSDeliveryTime and sends it as the x-opt-delivery-time annotation. */
     @Override
     public boolean carriesDeliveryTime() { return true; }
 
