@@ -134,8 +134,12 @@ class EmbeddedArtemisBroker:
 
     def _start_delay_processor(self) -> None:
         with jvm.java_thread():
+            if self._stopped:
+                return
             # it starts with the broker: nothing of another processor's can still be in flight
             self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True).start()
+            if self._stopped:  # stop() ran while it started, and found no processor to stop
+                self.delay_processor.stop()
 
     def queue_depth(self, name: str) -> int:
         """Messages on a queue now (0 if it does not exist)."""
