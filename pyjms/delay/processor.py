@@ -113,6 +113,9 @@ class DelayProcessor:
         self.dead_letter_queue = dead_letter_queue
         self.stats = ProcessorStats()
         self._stop = threading.Event()
+        # start() holds it throughout, so that stop() waits for a start under way and then joins
+        # every thread it started
+        self._lifecycle = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._errors: list[BaseException] = []
         self._book = SlotBook(self.staging, slot_ms)
@@ -153,23 +156,29 @@ class DelayProcessor:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> DelayProcessor:
-        self._deliverer.start()  # finds the slots a previous processor filed, before any thread runs
-        for name, loop in (
-            ("sorter", self._sorter.run),
-            ("deliverer", self._deliverer.run),
-            ("ping", self._ping.run),
-            ("rules", self._rules.run),
-        ):
-            t = threading.Thread(target=self._guard(name, loop), name=f"pyjms-delay-{name}", daemon=True)
-            t.start()
-            self._threads.append(t)
-        return self
+        with self._lifecycle:
+            if self._stop.is_set():
+                # stopped first (a broker stopped while it started this processor in the
+                # background): a stopped processor never starts
+                return self
+            self._deliverer.start()  # finds the slots a previous processor filed, before any thread runs
+            for name, loop in (
+                ("sorter", self._sorter.run),
+                ("deliverer", self._deliverer.run),
+                ("ping", self._ping.run),
+                ("rules", self._rules.run),
+            ):
+                t = threading.Thread(target=self._guard(name, loop), name=f"pyjms-delay-{name}", daemon=True)
+                t.start()
+                self._threads.append(t)
+            return self
 
     def stop(self, timeout: float = 10) -> None:
         self._stop.set()
-        for t in self._threads:
-            t.join(timeout)
-        self._threads.clear()
+        with self._lifecycle:  # a start under way ends first
+            for t in self._threads:
+                t.join(timeout)
+            self._threads.clear()
 
     def __enter__(self) -> DelayProcessor:
         return self.start()

@@ -116,7 +116,10 @@ class EmbeddedBroker:
         self.delay_processor: Any = None
         if delay_processor:
             # IBM MQ runs the delay processor with the queue manager; so does a pyjms broker.
-            # Started in the background: it must not slow the broker's start.
+            # Made now, so that stop() always finds it; started in the background, so that it
+            # does not slow the broker's start (it starts with the broker: nothing of another
+            # processor's can still be in flight)
+            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True)
             threading.Thread(
                 target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
             ).start()
@@ -158,12 +161,7 @@ class EmbeddedBroker:
 
     def _start_delay_processor(self) -> None:
         with jvm.java_thread():
-            if self._stopped:
-                return
-            # it starts with the broker: nothing of another processor's can still be in flight
-            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True).start()
-            if self._stopped:  # stop() ran while it started, and found no processor to stop
-                self.delay_processor.stop()
+            self.delay_processor.start()  # does nothing if stop() came first
 
     def subscribers_of(self, topic: str) -> list[str]:
         """The addresses of a topic's subscribers now (pyjms.providers.activemq.subscriptions)."""

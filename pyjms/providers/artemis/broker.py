@@ -115,6 +115,9 @@ class EmbeddedArtemisBroker:
         self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
         threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         if delay_processor:
+            # made now, so that stop() always finds it; started in the background
+            # (it starts with the broker: nothing of another processor's can still be in flight)
+            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True)
             threading.Thread(
                 target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
             ).start()
@@ -134,12 +137,7 @@ class EmbeddedArtemisBroker:
 
     def _start_delay_processor(self) -> None:
         with jvm.java_thread():
-            if self._stopped:
-                return
-            # it starts with the broker: nothing of another processor's can still be in flight
-            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True).start()
-            if self._stopped:  # stop() ran while it started, and found no processor to stop
-                self.delay_processor.stop()
+            self.delay_processor.start()  # does nothing if stop() came first
 
     def queue_depth(self, name: str) -> int:
         """Messages on a queue now (0 if it does not exist)."""
