@@ -234,14 +234,6 @@ class Channel:
             values=error.values,
         )
 
-    def connection_failed(self) -> bool:
-        """Whether the client knows now that its connection failed (its exception listener was
-        told, or the provider's client marked its transport failed)."""
-        try:
-            return bool(self.java.connectionLost())
-        except self._jexc:
-            return False
-
     def queue_names(self, prefix: str, wait_ms: int, what: str) -> list[str] | None:
         """The names of the broker's queues that start with prefix, or None if the provider
         cannot list them. May wait up to wait_ms for the broker."""

@@ -202,12 +202,9 @@ public final class Channel implements AutoCloseable {
     }
 
     /** Sends one record; the Python side applied every rule before this call. */
-    public synchronized void send(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
+    public void send(String destination, byte[] record, int deliveryMode, int priority, long ttl, long delayMs,
                      int flags) throws JMSException {
-        checkOpen();
-        configure(flags);
-        Message m = Codec.decode(ByteBuffer.wrap(record), session, destinations);
-        sendOne(destinations.resolve(destination), m, deliveryMode, priority, ttl, delayMs, flags);
+        sendFromArea(ByteBuffer.wrap(record), record.length, destination, deliveryMode, priority, ttl, delayMs, flags);
     }
 
     /**
