@@ -272,7 +272,9 @@ class SlotBook:
             # the first receive of a round waits for the broker's dispatch; after that an empty
             # answer means the round reached the end of what is committed
             wait_ms = 50
-            while not came_round and not gave_way and (batch := consumer.receive_batch(COMPACT_BATCH, wait_ms)):
+            while (
+                not came_round and not gave_way and (batch := consumer.receive_batch(COMPACT_BATCH, wait_ms))
+            ):
                 wait_ms = 5
                 keep: list[str] = []
                 for m in batch:
