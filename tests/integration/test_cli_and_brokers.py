@@ -135,7 +135,7 @@ def probe():
     import jpype
     mf = jpype.JClass("java.lang.management.ManagementFactory")
     diag = mf.getPlatformMXBean(jpype.JClass("com.sun.management.HotSpotDiagnosticMXBean"))
-    for flag in ("DisableExplicitGC", "MaxTenuringThreshold"):
+    for flag in ("DisableExplicitGC", "MaxTenuringThreshold", "GCTimeRatio"):
         print(f"{flag}={diag.getVMOption(flag).getValue()}", file=sys.stderr, flush=True)
     os.kill(os.getpid(), signal.SIGTERM)
 
@@ -156,24 +156,25 @@ def _service_flags(*argv: str, jvm_options: str = "") -> dict[str, str]:
     )
     assert done.returncode == 0, done.stderr
     return dict(
-        line.split("=", 1) for line in done.stderr.splitlines() if line.startswith(("Disable", "MaxTen"))
+        line.split("=", 1)
+        for line in done.stderr.splitlines()
+        if line.startswith(("Disable", "MaxTen", "GCTime"))
     )
 
 
 def test_service_commands_run_with_low_pause_gc_options_that_pyjms_jvm_options_overrides(tcp_broker):
-    # the broker and the delay processor must not stop for JPype's System.gc() (see jvm.SERVICE_JVM_OPTIONS)
-    assert _service_flags("broker", "--port", "0") == {
-        "DisableExplicitGC": "true",
-        "MaxTenuringThreshold": "0",
-    }
+    # the broker and the delay processor must not stop for JPype's System.gc(), nor grow their
+    # heap as a throughput server would (see jvm.SERVICE_JVM_OPTIONS)
+    service = {"DisableExplicitGC": "true", "MaxTenuringThreshold": "0", "GCTimeRatio": "4"}
+    assert _service_flags("broker", "--port", "0") == service
     # its own staging queue: the broker's own processor serves the default one (and a second is refused)
+    assert (
+        _service_flags("delay-processor", "--url", tcp_broker.tcp_url, "--staging-queue", "T.FLAGS.STAGING")
+        == service
+    )
     assert _service_flags(
-        "delay-processor", "--url", tcp_broker.tcp_url, "--staging-queue", "T.FLAGS.STAGING"
-    ) == {"DisableExplicitGC": "true", "MaxTenuringThreshold": "0"}
-    assert _service_flags("broker", "--port", "0", jvm_options="-XX:-DisableExplicitGC") == {
-        "DisableExplicitGC": "false",
-        "MaxTenuringThreshold": "0",
-    }
+        "broker", "--port", "0", jvm_options="-XX:-DisableExplicitGC -XX:GCTimeRatio=12"
+    ) == {**service, "DisableExplicitGC": "false", "GCTimeRatio": "12"}
 
 
 def test_cli_send_refuses_a_property_without_a_value(tcp_broker, qname):
