@@ -286,6 +286,10 @@ class IncomingRecord:
         self.body_at = start + body_offset
         self.end = start + length
 
+    def message_id(self) -> str | None:
+        """The message id alone: the header block's first field, the rest left undecoded."""
+        return read_string(self.buf, self.start + _REC_HEAD.size)[0]
+
     def headers_and_properties(self) -> tuple[dict[str, Any], dict[str, tuple[int, Any]]]:
         headers, pos = read_headers(self.buf, self.start + _REC_HEAD.size)
         props, _ = read_tagged_map(self.buf, pos)
