@@ -276,21 +276,21 @@ class SlotBook:
                 not came_round and not gave_way and (batch := consumer.receive_batch(COMPACT_BATCH, wait_ms))
             ):
                 wait_ms = 5
-                keep: list[str] = []
+                resend: list[str] = []
                 for m in batch:
                     took += 1
                     text = marker_text(m)
                     if text in resent:  # judged live already: the rest of the queue was too
                         came_round = True
-                        keep.append(text)
+                        resend.append(text)
                         continue
                     slot, length = parse_marker(text)
                     ours = length == self.slot_ms and (slot in live or slot >= ending)
                     if text in foreign or ours:
-                        keep.append(text)
+                        resend.append(text)
                         resent.add(text)
-                if keep:
-                    producer.send_batch(self.slots_queue, keep)
+                if resend:
+                    producer.send_batch(self.slots_queue, resend)
                 gave_way = not came_round and give_way is not None and give_way()
             ctx.commit()
             if not took:
