@@ -231,14 +231,20 @@ class _PartitionSender:
                 [prefix + (length(len(b)) + b if b is not None else empty) for b in raw.to_pylist()]
             )
         else:
-            # the same record with the row's duplicate id as its one property
+            # the same record with the row's duplicate id, "<prefix><row>", as its one property:
+            # the property block is packed once up to the id's length, and each row adds its
+            # length and its number (packing a property map per row cost 1.9 us of 2.1)
             route, kind = prefix[:-2], prefix[-2]
             head = route + bytes((kind, C.FLAG_PROPERTIES))
-            props, ids = C.pack_properties, self._id_prefix
+            head += C.pack_properties({DUPLICATE_ID: (C.T_STRING, "")})[: -_LENGTH.size]
+            ids = self._id_prefix.encode("utf-8")
+            id_length = len(ids)
             self._records.extend(
                 [
                     head
-                    + props({DUPLICATE_ID: (C.T_STRING, f"{ids}{row}")})
+                    + length(id_length + len(number := str(row)))
+                    + ids
+                    + number.encode("ascii")
                     + (length(len(b)) + b if b is not None else empty)
                     for row, b in enumerate(raw.to_pylist(), self._row)
                 ]
