@@ -429,7 +429,7 @@ class DLQHandler:
 
     def _count_quarantined(self) -> None:
         """After a commit: the poison quarantined in it (org.pyjms.shim.Poison) is final."""
-        count = self._move_ctx.channel.quarantined_count()
+        count = self._move_ctx.channel.quarantined_at_commit  # the commit brought it back
         self.stats.quarantined += count - self._quarantined_before
         self._quarantined_before = count
 
