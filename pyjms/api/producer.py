@@ -332,8 +332,22 @@ class JMSProducer:
                 f"send to {destination}",
             )
             return self
-        message = message_for_body(body)
-        out = self._outgoing(destination, [message], describe=True)
+        self._send_checked(destination, message_for_body(body), describe=True)
+        return self
+
+    def _send_message(self, destination: Destination, message: Message, *, describe: bool) -> None:
+        """send(destination, message) for forwarders (pyjms.api.forward): without describe, the
+        message does not get the headers the provider assigned (message id, timestamp...),
+        which JMS's send sets on it, and they are not brought back from the shim."""
+        ctx = self._ctx
+        ctx._check_open()
+        ctx._jkey(destination)
+        self._send_checked(destination, message, describe=describe)
+
+    def _send_checked(self, destination: Destination, message: Message, *, describe: bool) -> None:
+        """A Message's send, through the policies, once the context and destination passed."""
+        policies = self._policies()
+        out = self._outgoing(destination, [message], describe=describe)
         listener = self._listener
         if listener is not None:
 
@@ -346,7 +360,6 @@ class JMSProducer:
         result = self._through(policies, out)
         if result.headers is not None:
             message._apply_sent_headers(result.headers)
-        return self
 
     def _through(self, policies: tuple[SendPolicy, ...], send: OutgoingSend) -> SendResult:
         """Every policy checks the send, then the chain carries it out, ending at the wire."""

@@ -603,7 +603,16 @@ class DLQHandler:
                     # broker or a receiver does not take it for a resend of the message that
                     # was dead-lettered (it was, say, on the same queue before)
                     add[DUPLICATE_ID] = f"pyjms-dlq:{move.message_id}"
-                put_unchanged(move_ctx, move.target, message, strip=strip, add=add, producer=self._producer)
+                # the copy's new id is never read: the shim need not send it back
+                put_unchanged(
+                    move_ctx,
+                    move.target,
+                    message,
+                    strip=strip,
+                    add=add,
+                    producer=self._producer,
+                    sent_headers=False,
+                )
             committing = True
             move_ctx.commit()
         except JMSRuntimeException as e:
