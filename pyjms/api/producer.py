@@ -93,16 +93,22 @@ class JMSProducer:
         return self._active
 
     def set_delivery_mode(self, delivery_mode: int) -> JMSProducer:
-        self._mode = checks.check_delivery_mode(delivery_mode)
-        self._active = None
+        mode = checks.check_delivery_mode(delivery_mode)
+        # the policies found for the options stand while the options do (a forwarder sets
+        # them for each send, mostly to what they were)
+        if mode != self._mode:
+            self._mode = mode
+            self._active = None
         return self
 
     def get_delivery_mode(self) -> int:
         return self._mode
 
     def set_priority(self, priority: int) -> JMSProducer:
-        self._priority = checks.check_priority(priority)
-        self._active = None
+        priority = checks.check_priority(priority)
+        if priority != self._priority:
+            self._priority = priority
+            self._active = None
         return self
 
     def get_priority(self) -> int:
@@ -111,8 +117,9 @@ class JMSProducer:
     def set_time_to_live(self, time_to_live: int | timedelta) -> JMSProducer:
         ttl = checks.check_time_to_live(time_to_live)
         self._check_options(self._options(time_to_live=ttl))
-        self._ttl = ttl
-        self._active = None
+        if ttl != self._ttl:
+            self._ttl = ttl
+            self._active = None
         return self
 
     def get_time_to_live(self) -> int:
