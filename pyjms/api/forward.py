@@ -86,11 +86,14 @@ def forward(
     correlation_id: Any = KEEP,
     reply_to: Any = KEEP,
     producer: JMSProducer | None = None,
+    sent_headers: bool = True,
 ) -> Message:
     """Sends ``message`` on to ``destination`` unchanged, in ctx (its transaction, if any), with
     its priority, delivery mode and remaining lifetime. ``add_properties`` are typed, as
-    Message.typed_properties gives them. Returns the copy as sent (with its new message id);
-    ``message`` itself is not modified, so a received message can be forwarded more than once."""
+    Message.typed_properties gives them. Returns the copy as sent (with its new message id;
+    with ``sent_headers`` False, without the headers the provider assigned, which then are not
+    brought back from the JVM: for forwarders that never read them). ``message`` itself is not
+    modified, so a received message can be forwarded more than once."""
     copy = forwarded(
         message,
         drop_properties=drop_properties,
@@ -100,7 +103,9 @@ def forward(
     )
     (producer or ctx.create_producer()).set_delivery_mode(message.get_jms_delivery_mode()).set_priority(
         message.get_jms_priority()
-    ).set_time_to_live(remaining_time_to_live(message)).send(destination, copy)
+    ).set_time_to_live(remaining_time_to_live(message))._send_message(
+        destination, copy, describe=sent_headers
+    )
     return copy
 
 

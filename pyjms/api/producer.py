@@ -93,16 +93,22 @@ class JMSProducer:
         return self._active
 
     def set_delivery_mode(self, delivery_mode: int) -> JMSProducer:
-        self._mode = checks.check_delivery_mode(delivery_mode)
-        self._active = None
+        mode = checks.check_delivery_mode(delivery_mode)
+        # the policies found for the options stand while the options do (a forwarder sets
+        # them for each send, mostly to what they were)
+        if mode != self._mode:
+            self._mode = mode
+            self._active = None
         return self
 
     def get_delivery_mode(self) -> int:
         return self._mode
 
     def set_priority(self, priority: int) -> JMSProducer:
-        self._priority = checks.check_priority(priority)
-        self._active = None
+        priority = checks.check_priority(priority)
+        if priority != self._priority:
+            self._priority = priority
+            self._active = None
         return self
 
     def get_priority(self) -> int:
@@ -111,8 +117,9 @@ class JMSProducer:
     def set_time_to_live(self, time_to_live: int | timedelta) -> JMSProducer:
         ttl = checks.check_time_to_live(time_to_live)
         self._check_options(self._options(time_to_live=ttl))
-        self._ttl = ttl
-        self._active = None
+        if ttl != self._ttl:
+            self._ttl = ttl
+            self._active = None
         return self
 
     def get_time_to_live(self) -> int:
@@ -332,8 +339,22 @@ class JMSProducer:
                 f"send to {destination}",
             )
             return self
-        message = message_for_body(body)
-        out = self._outgoing(destination, [message], describe=True)
+        self._send_checked(destination, message_for_body(body), describe=True)
+        return self
+
+    def _send_message(self, destination: Destination, message: Message, *, describe: bool) -> None:
+        """send(destination, message) for forwarders (pyjms.api.forward): without describe, the
+        message does not get the headers the provider assigned (message id, timestamp...),
+        which JMS's send sets on it, and they are not brought back from the shim."""
+        ctx = self._ctx
+        ctx._check_open()
+        ctx._jkey(destination)
+        self._send_checked(destination, message, describe=describe)
+
+    def _send_checked(self, destination: Destination, message: Message, *, describe: bool) -> None:
+        """A Message's send, through the policies, once the context and destination passed."""
+        policies = self._policies()
+        out = self._outgoing(destination, [message], describe=describe)
         listener = self._listener
         if listener is not None:
 
@@ -346,7 +367,6 @@ class JMSProducer:
         result = self._through(policies, out)
         if result.headers is not None:
             message._apply_sent_headers(result.headers)
-        return self
 
     def _through(self, policies: tuple[SendPolicy, ...], send: OutgoingSend) -> SendResult:
         """Every policy checks the send, then the chain carries it out, ending at the wire."""

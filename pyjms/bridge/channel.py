@@ -175,7 +175,17 @@ class Browser:
 class Channel:
     """One session (and the connection it shares with its siblings) on the wire."""
 
-    __slots__ = ("java", "_shim", "_jexc", "_area", "_java_area", "_area_lock", "_send_from_area")
+    __slots__ = (
+        "java",
+        "_shim",
+        "_jexc",
+        "_area",
+        "_java_area",
+        "_area_lock",
+        "_send_from_area",
+        "_commit",
+        "quarantined_at_commit",
+    )
 
     def __init__(self, java: JavaChannel) -> None:
         jvm.detach_when_thread_ends()
@@ -188,6 +198,10 @@ class Channel:
         self._java_area = self._shim.direct_buffer(self._area)
         self._area_lock = threading.Lock()
         self._send_from_area = java.sendFromArea  # bound once: JPype makes a method object per lookup
+        self._commit = java.commit
+        #: quarantined_count() as the last successful commit left it (the shim's commit returns
+        #: it, so a reader counting committed poison makes no second JVM call per commit)
+        self.quarantined_at_commit = 0
 
     @classmethod
     def open(
@@ -286,7 +300,7 @@ class Channel:
         self.call(self.java.stop, "stop")
 
     def commit(self) -> None:
-        self.call(self.java.commit, "commit")
+        self.quarantined_at_commit = int(self.call(self._commit, "commit"))
 
     def lost_before_last_commit(self) -> bool:
         """Whether the client knew its connection had failed when the last commit was called

@@ -186,7 +186,8 @@ def read_string(buf: bytes | memoryview, pos: int) -> tuple[str | None, int]:
     pos += 4
     if n < 0:
         return None, pos
-    return bytes(buf[pos : pos + n]).decode("utf-8", "surrogateescape"), pos + n
+    # str() decodes the slice of bytes or memoryview alike, without a bytes() made first
+    return str(buf[pos : pos + n], "utf-8", "surrogateescape"), pos + n
 
 
 def read_value(buf: bytes | memoryview, pos: int) -> tuple[int, Any, int]:

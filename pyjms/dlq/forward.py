@@ -36,14 +36,22 @@ def put_unchanged(
     strip: Collection[str] = (),
     add: Mapping[str, bool | int | float | str] | None = None,
     producer: JMSProducer | None = None,
+    sent_headers: bool = True,
 ) -> Message:
     """Sends a copy of ``message`` to ``destination`` in ctx (pyjms.api.forward.forward).
 
     ``strip`` names properties to leave out and ``add`` adds properties (JMS type from the
-    Python type); nothing else changes. Returns the copy as sent (with its new message id).
+    Python type); nothing else changes. Returns the copy as sent (with its new message id,
+    unless ``sent_headers`` is False: see forward).
     """
     return forward(
-        ctx, destination, message, drop_properties=strip, add_properties=_typed(add), producer=producer
+        ctx,
+        destination,
+        message,
+        drop_properties=strip,
+        add_properties=_typed(add),
+        producer=producer,
+        sent_headers=sent_headers,
     )
 
 

@@ -48,6 +48,7 @@ broker's policy for the DLQ, or clear it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 import time
@@ -109,6 +110,8 @@ _UNREACHED_RECHECK_S = 0.1
 # a row miss it.
 _BROWSE_LIMIT = 400
 _MISSED_BROWSES = 3
+# At most this many targets are kept by name (a DestQ may name any queue).
+_TARGETS_KEPT = 1000
 
 
 @dataclass
@@ -242,8 +245,15 @@ class DLQHandler:
         self._got_one_to_leave = False
         self._without_header: set[str] = set()
         self._reported_at: float | None = None
+        # the local targets met so far, by name: each keeps its key as a Java string, which
+        # would otherwise be made again for every put
+        self._targets: dict[str, Destination] = {}
         self._move_ctx: JMSContext  # made by run()
         self._producer: JMSProducer  # the move context's
+
+    @functools.cached_property
+    def _dlq(self) -> Queue:
+        return Queue(self.queue)
 
     def __repr__(self) -> str:
         return (
@@ -429,7 +439,7 @@ class DLQHandler:
 
     def _count_quarantined(self) -> None:
         """After a commit: the poison quarantined in it (org.pyjms.shim.Poison) is final."""
-        count = self._move_ctx.channel.quarantined_count()
+        count = self._move_ctx.channel.quarantined_at_commit  # the commit brought it back
         self.stats.quarantined += count - self._quarantined_before
         self._quarantined_before = count
 
@@ -572,8 +582,13 @@ class DLQHandler:
         else:
             queue, queue_manager = rule.forward_target(fields)
         if queue_manager in ("", self.queue_manager):
-            target = _destination(queue)
-            if target == Queue(self.queue):  # it would come round again, for ever
+            target = self._targets.get(queue)
+            if target is None:
+                target = _destination(queue)
+                if len(self._targets) >= _TARGETS_KEPT:
+                    self._targets.clear()
+                self._targets[queue] = target
+            if target == self._dlq:  # it would come round again, for ever
                 raise InvalidDestinationRuntimeException(
                     f"the target of the rule on line {rule.line} is the dead-letter queue itself",
                     values={"queue": queue, "line": rule.line},
@@ -603,7 +618,16 @@ class DLQHandler:
                     # broker or a receiver does not take it for a resend of the message that
                     # was dead-lettered (it was, say, on the same queue before)
                     add[DUPLICATE_ID] = f"pyjms-dlq:{move.message_id}"
-                put_unchanged(move_ctx, move.target, message, strip=strip, add=add, producer=self._producer)
+                # the copy's new id is never read: the shim need not send it back
+                put_unchanged(
+                    move_ctx,
+                    move.target,
+                    message,
+                    strip=strip,
+                    add=add,
+                    producer=self._producer,
+                    sent_headers=False,
+                )
             committing = True
             move_ctx.commit()
         except JMSRuntimeException as e:
@@ -630,7 +654,7 @@ class DLQHandler:
         """A transacted context for moves; poison it gets goes back on the handler's DLQ, with
         a header naming what is malformed, for the rules (org.pyjms.shim.Poison)."""
         ctx = self._factory.create_context(SESSION_TRANSACTED)
-        ctx.channel.set_dead_letter_queue(Queue(self.queue).key, PUT_APPL_NAME)
+        ctx.channel.set_dead_letter_queue(self._dlq.key, PUT_APPL_NAME)
         self._producer = ctx.create_producer()  # one for every put (forward sets all it sends with)
         return ctx
 

@@ -558,12 +558,14 @@ public final class Channel implements AutoCloseable {
      * Commits. Whether the connection was known lost before the commit was tried is kept for
      * lostBeforeLastCommit: a failed commit on a connection lost before never left (nothing was
      * committed); one that failed otherwise is in doubt. Asked only when a commit fails, so a
-     * commit costs one crossing.
+     * commit costs one crossing. Returns quarantinedCount() as the commit left it, so that a
+     * reader counting the poison its transactions quarantined needs no second crossing.
      */
-    public synchronized void commit() throws JMSException {
+    public synchronized long commit() throws JMSException {
         lostBeforeLastCommit = connectionLost(); // first: a channel closed by the failure throws next
         checkOpen();
         session.commit();
+        return quarantined;
     }
 
     private volatile boolean lostBeforeLastCommit;
