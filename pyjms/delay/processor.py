@@ -21,7 +21,7 @@ org.pyjms.shim.delay (SlotFiler, DueMover): plain JMS, so this works on any prov
 
 Every move (get from one queue, put to the next) commits in one transaction on the broker,
 so a processor killed at any point loses nothing and duplicates nothing: what was not
-committed is redelivered to the next processor. Lateness is at most a slot (SLOT_MS, 20 ms
+committed is redelivered to the next processor. Lateness is at most a slot (SLOT_MS, 10 ms
 by default) plus the work. Slot markers carry the slot length; slots of another length are
 filed again by the sorter at start-up.
 """

@@ -23,8 +23,9 @@ from pyjms.api.message import Message, TextMessage
 #: slot queues are PYJMS.SLOT.<n>.<staging queue>, so one broker policy covers them all
 SLOT_PREFIX = "PYJMS.SLOT."
 #: how long a time slot is. A message waits at most this long after it is due before its slot
-#: is moved: 20 ms gave a p99 lateness about 35 ms lower than 50 ms (bench/bench_delay.py)
-SLOT_MS = 20
+#: is moved: 20 ms gave a p99 lateness about 35 ms lower than 50 ms, and 10 ms p50 11 ms and
+#: p99 45-53 ms against 17-18 and 51-73 for 20 ms (bench/bench_delay.py, staging, alternate runs)
+SLOT_MS = 10
 #: a slot queue found without a marker is taken as one of this processor's slots when its
 #: number, under this processor's slot length, means a time this close to now (ten years):
 #: under another length the same number means a time decades away
