@@ -65,6 +65,9 @@ class ProviderPlugin:
     #: the queue the provider dead-letters messages to, if it has one by default (the DLQ
     #: handler processes it when told no other)
     dead_letter_queue: str | None = None
+    #: the length of the delay processor's time slots on this provider, in ms (None: the
+    #: processor's own default): each slot is a queue, and brokers differ in what a queue costs
+    delay_slot_ms: int | None = None
     _detects_duplicates = ContextAnswer(
         lambda provider, connection: provider.peerDetectsDuplicates(connection),
         "ask whether the broker detects duplicates",

@@ -92,14 +92,15 @@ class DelayProcessor:
 
     ``fresh_broker``: the broker started with this processor (a pyjms broker runs its own), so
     no other processor's transaction can hold staged messages: the slots found at start are
-    read once instead of again every 2 s for a while."""
+    read once instead of again every 2 s for a while. ``slot_ms``: the slot length (1..1000 ms),
+    by default the provider's (ProviderPlugin.delay_slot_ms: 20 on Artemis) or SLOT_MS."""
 
     def __init__(
         self,
         factory: ConnectionFactory,
         *,
         staging_queue: str | None = None,
-        slot_ms: int = SLOT_MS,
+        slot_ms: int | None = None,
         dead_letter_queue: str = DEFAULT_DEAD_LETTER_QUEUE,
         record_lateness: bool = False,
         fresh_broker: bool = False,
@@ -107,6 +108,8 @@ class DelayProcessor:
         # its own rollbacks must never turn a staged message into provider "poison"
         self.factory = handler_factory(factory)
         self.staging = staging_queue or factory.staging_queue
+        if slot_ms is None:  # the provider's, else SLOT_MS
+            slot_ms = self.factory.provider.delay_slot_ms or SLOT_MS
         if isinstance(slot_ms, bool) or not isinstance(slot_ms, int) or not 1 <= slot_ms <= 1000:
             raise InvalidArgumentRuntimeException(f"slot_ms {slot_ms!r} must be an int of 1..1000 ms")
         self.slot_ms = slot_ms

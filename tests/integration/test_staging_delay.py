@@ -298,6 +298,31 @@ def test_a_processor_with_another_slot_length_files_old_slots_again_never_early(
     assert not early and new.stats.early == 0
 
 
+def test_a_processor_files_under_its_providers_slot_length(url, qname):
+    """Each slot is a queue, and brokers differ in what a queue costs: a processor makes 20 ms
+    slots on Artemis and 10 ms ones elsewhere (ProviderPlugin.delay_slot_ms), and its markers
+    say so."""
+    from pyjms.delay.processor import parse_marker
+
+    queue = f"STAGE.{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
+    expected = 20 if factory.provider.provider_name == "artemis" else 10
+    processor = DelayProcessor(pyjms.ConnectionFactory(url, staging_queue=queue)).start()
+    try:
+        with factory.create_context() as ctx:
+            q = ctx.create_queue(qname)
+            ctx.create_producer().set_delivery_delay(3000).send(q, "later")
+            deadline = time.time() + 5
+            while processor.stats.staged < 1 and time.time() < deadline:
+                time.sleep(0.02)
+            with ctx.create_browser(processor.slots_queue) as markers:
+                assert {parse_marker(m.get_text())[1] for m in markers} == {expected}
+            got = ctx.create_consumer(q).receive(10_000)
+            assert got is not None and got.get_text() == "later"
+    finally:
+        processor.stop()
+
+
 def test_slot_markers_without_a_length_are_50_ms_slots():
     from pyjms.delay.processor import parse_marker
 
