@@ -339,7 +339,7 @@ class JMSProducer:
                 f"send to {destination}",
             )
             return self
-        self._send_checked(destination, message_for_body(body), describe=True)
+        self._send_checked(destination, message_for_body(body), policies, describe=True)
         return self
 
     def _send_message(self, destination: Destination, message: Message, *, describe: bool) -> None:
@@ -349,11 +349,13 @@ class JMSProducer:
         ctx = self._ctx
         ctx._check_open()
         ctx._jkey(destination)
-        self._send_checked(destination, message, describe=describe)
+        self._send_checked(destination, message, self._policies(), describe=describe)
 
-    def _send_checked(self, destination: Destination, message: Message, *, describe: bool) -> None:
-        """A Message's send, through the policies, once the context and destination passed."""
-        policies = self._policies()
+    def _send_checked(
+        self, destination: Destination, message: Message, policies: tuple[SendPolicy, ...], *, describe: bool
+    ) -> None:
+        """A Message's send through ``policies`` (this producer's), once the context and
+        destination passed."""
         out = self._outgoing(destination, [message], describe=describe)
         listener = self._listener
         if listener is not None:
