@@ -22,15 +22,16 @@ public final class Browser implements AutoCloseable {
         int n = 0;
         while (n < max && cursor.hasMoreElements()) {
             Message m = (Message) cursor.nextElement();
-            String[] poison = Poison.problem(m);
+            Codec.PropertyNames names = Codec.PropertyNames.of(m);
+            String[] poison = Poison.problem(m, names);
             if (poison != null) { // left where it is for a receiver to quarantine
                 Poison.skipped(m, poison);
                 if (skipped.length() > 0) skipped.append('\n');
                 skipped.append(m.getJMSMessageID());
                 continue;
             }
-            if (Receiver.expired(m)) continue; // a browse never shows an expired message (E03)
-            Codec.encode(m, out);
+            if (Receiver.expired(m, names)) continue; // a browse never shows an expired message (E03)
+            Codec.encode(m, out, names);
             n++;
         }
         out.patchInt(countAt, n);

@@ -503,7 +503,8 @@ public final class Channel implements AutoCloseable {
     /** Called on the provider's session thread: hand the message to Python and wait for its verdict. */
     void deliver(int receiverId, Message m) {
         try {
-            String[] poison = Poison.problem(m);
+            Codec.PropertyNames names = Codec.PropertyNames.of(m);
+            String[] poison = Poison.problem(m, names);
             if (poison != null) { // never handed to a listener: quarantined instead
                 synchronized (this) {
                     Poison.quarantine(this, m, poison);
@@ -511,13 +512,13 @@ public final class Channel implements AutoCloseable {
                 }
                 return;
             }
-            if (Receiver.expired(m)) { // never hand an expired message to a listener (E03)
+            if (Receiver.expired(m, names)) { // never hand an expired message to a listener (E03)
                 if (ackInShim) m.acknowledge();
                 return;
             }
             Codec.Out out = new Codec.Out(256);
             out.putInt(receiverId);
-            Codec.encode(m, out);
+            Codec.encode(m, out, names);
             byte[] record = out.toByteArray();
             // consumed from here on: a CLIENT_ACKNOWLEDGE listener's acknowledge() covers it
             lastConsumed = m;

@@ -63,6 +63,12 @@ public final class Poison {
         }
     }
 
+    /** {@link #problem(Message)} with m's property names read already: only a message that
+     *  carries a pyjms property (or whose properties cannot be listed) can be poison. */
+    public static String[] problem(Message m, Codec.PropertyNames names) {
+        return names.reserved() ? problem(m) : null;
+    }
+
     /** As problem, for a staged message, which must also name its target and delivery time. */
     public static String[] stagedProblem(Message m) {
         String[] bad = problem(m);

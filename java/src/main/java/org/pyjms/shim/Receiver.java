@@ -37,12 +37,14 @@ public final class Receiver implements AutoCloseable {
                     : timeoutMs == 0 ? consumer.receiveNoWait()
                     : channel.provider().receiveBuffered(channel.connection(), consumer);
             if (m == null) return null;
-            String[] poison = Poison.problem(m);
+            Codec.PropertyNames names = Codec.PropertyNames.of(m);
+            String[] poison = Poison.problem(m, names);
             if (poison != null) {
                 // never handed over, never lost: to the dead-letter queue, then acknowledged as
                 // any other (in a transacted session both are part of the transaction)
                 Poison.quarantine(channel, m, poison);
-            } else if (!expired(m)) {
+            } else if (!expired(m, names)) {
+                nextNames = names;
                 return m;
             }
             if (channel.ackInShim) m.acknowledge();
@@ -50,8 +52,16 @@ public final class Receiver implements AutoCloseable {
         }
     }
 
+    /** The property names of the message next() returned last, for its record. */
+    private Codec.PropertyNames nextNames;
+
     /** next()'s timeout for the rest of a batch: see Provider.receiveBuffered. */
     private static final long BUFFERED = -1;
+
+    /** expired(m) with m's property names read already: the exact expiration is a pyjms property. */
+    static boolean expired(Message m, Codec.PropertyNames names) throws JMSException {
+        return names.reserved() && expired(m);
+    }
 
     static boolean expired(Message m) throws JMSException {
         long expiration = Poison.time(m, Channel.EXPIRATION, 0);
@@ -74,7 +84,7 @@ public final class Receiver implements AutoCloseable {
         if (m == null) return -1;
         channel.lastConsumed = m;
         Codec.Out out = new Codec.Out(256);
-        Codec.encode(m, out);
+        Codec.encode(m, out, nextNames);
         if (ack && channel.ackInShim) m.acknowledge();
         int n = out.copyTo(area);
         if (n < 0) {
@@ -128,7 +138,7 @@ public final class Receiver implements AutoCloseable {
         Message last = null;
         Message m = next(timeoutMs);
         while (m != null) {
-            Codec.encode(m, out);
+            Codec.encode(m, out, nextNames);
             last = m;
             if (++n >= max) break;
             m = next(BUFFERED);
