@@ -12,6 +12,15 @@ One run, on the defaults a user gets (a `pyjms broker` process on tcp://127.0.0.
     min(N, 20,000) messages is read with ``mode=browse`` (2 partitions, each browsing the queue
     and keeping its share): a pyjms broker shows a browser 20,000 messages at most
     (maxBrowsePageSize).
+Two kinds of reference rows, without targets, say where a distance comes from:
+  * Spark's own ceiling: the same write and consume read through a Python data source that
+    touches no broker (bench/spark_null_source.py: the jms read schema, Arrow batches of 2,000
+    rows). Any Python data source is at most that fast on the machine;
+  * raw Java doing what a consume read does: as many transacted consumers as its partitions,
+    each in ONE transaction, committed at its end (pyjms.spark.batch_read: nothing is removed
+    until Spark has taken a partition's last row). On ActiveMQ a transaction of many messages is
+    slower than small ones (the broker walks the consumer's dispatched messages at each
+    delivered ack), so this is the read's design at raw Java speed.
 Both sides first run --warmup untimed rounds of every case at the same volume (JIT; Spark's
 Python workers and their JVMs), then --rounds interleaved rounds; medians. Prints rows per
 second and the ratios: Spark write to the raw Java send (target >= 0.8x), Spark reads
@@ -48,7 +57,10 @@ READ_TARGET = 0.7
 
 def spark_session():
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    # bench/ too: Spark's Python workers import the reference source (spark_null_source)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(ROOT), str(ROOT / "bench"), os.environ.get("PYTHONPATH")])
+    )
     from pyspark.sql import SparkSession
 
     from pyjms.spark import JMSDataSource
@@ -64,6 +76,9 @@ def spark_session():
     )
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(JMSDataSource)
+    from spark_null_source import NullSource
+
+    spark.dataSource.register(NullSource)
     return spark
 
 
@@ -89,6 +104,30 @@ def spark_write(df, url: str, queue: str) -> float:
         .option("batchSize", 2000)
         .save()
     )
+    return n / (time.perf_counter() - t0)
+
+
+def null_write(df) -> float:
+    """Rows per second of the same write to a source that drops them (Spark's own cost)."""
+    n = df.count()
+    t0 = time.perf_counter()
+    df.write.format("pyjms-null").mode("append").save()
+    return n / (time.perf_counter() - t0)
+
+
+def null_read(spark, n: int, partitions: int) -> float:
+    """Rows per second of the consume read's query over a source that makes its rows."""
+    t0 = time.perf_counter()
+    got = (
+        spark.read.format("pyjms-null")
+        .option("rows", n)
+        .option("numPartitions", partitions)
+        .load()
+        .selectExpr("count(*) AS n", "sum(length(body)) AS bytes")
+        .collect()[0]
+    )
+    if got.n != n or got.bytes != n * BODY_BYTES:
+        raise SystemExit(f"the null source gave {got.n} rows / {got.bytes} bytes, expected {n}")
     return n / (time.perf_counter() - t0)
 
 
@@ -137,6 +176,15 @@ def spark_read(
 RAW_SEND, SPARK_WRITE = "raw Java send (1 producer)", "Spark df.write.format('jms')"
 RAW_RECEIVE, RAW_BROWSE = "raw Java receive (1 consumer)", "raw Java QueueBrowser"
 SPARK_BROWSE = "Spark read mode=browse (2 partitions)"
+NULL_WRITE = "Spark write, no broker (Spark's own)"
+
+
+def null_read_case(partitions: int) -> str:
+    return f"Spark read, no broker ({partitions} partitions)"
+
+
+def raw_design_case(partitions: int) -> str:
+    return f"raw Java, {partitions} consumers, 1 tx each"
 
 
 def consume_case(partitions: int) -> str:
@@ -147,17 +195,24 @@ def cases(partitions: list[int]) -> list[str]:
     return [
         RAW_SEND,
         SPARK_WRITE,
+        NULL_WRITE,
         RAW_RECEIVE,
         *(consume_case(p) for p in partitions),
+        null_read_case(partitions[0]),
+        raw_design_case(partitions[0]),
         RAW_BROWSE,
         SPARK_BROWSE,
     ]
 
 
-def baseline(case: str) -> tuple[str, float] | None:
-    """A Spark figure's baseline and target."""
+def baseline(case: str) -> tuple[str, float | None] | None:
+    """A figure's baseline and target (None: a reference row, with no target)."""
     if case == SPARK_WRITE:
         return RAW_SEND, WRITE_TARGET
+    if case == NULL_WRITE:
+        return RAW_SEND, None
+    if case.startswith("Spark read, no broker") or case.startswith("raw Java,"):
+        return RAW_RECEIVE, None
     if case.startswith("Spark read"):
         return RAW_RECEIVE, READ_TARGET
     return None
@@ -178,10 +233,15 @@ def bench_provider(
         for r in range(-args.warmup, args.rounds):  # negative rounds warm both sides, untimed
             # each queue drained before the next is filled: one holds N at a time, well within the
             # broker's memory limit
+            design = args.partitions[0]
             rates = {
                 RAW_SEND: raw.rate("send", f"BENCH.RAW.{r}", n, BODY_BYTES, "non-persistent"),
                 RAW_RECEIVE: raw.rate("receive", f"BENCH.RAW.{r}", n, BODY_BYTES),
+                NULL_WRITE: null_write(df),
+                null_read_case(design): null_read(spark, n, design),
             }
+            raw.run("send", f"BENCH.RAWTX.{r}", n, BODY_BYTES, "non-persistent")  # untimed
+            rates[raw_design_case(design)] = raw.rate("drain", f"BENCH.RAWTX.{r}", n, design, -(-n // design))
             for i, partitions in enumerate(args.partitions):
                 queue = f"BENCH.SPARK.{r}.{i}"
                 write = spark_write(df, url, queue)
@@ -219,10 +279,21 @@ def report(p: Provider, url: str, n: int, args: argparse.Namespace, results: dic
             base, target = known
             ratio = med[case] / med[base]
             line += f"{ratio:6.2f}x  {base:30} "
-            tail = f"  (target >= {target}x: {'met' if ratio >= target else 'MISSED'})"
+            if target is not None:
+                tail = f"  (target >= {target}x: {'met' if ratio >= target else 'MISSED'})"
+            else:
+                tail = "  (reference)"
         else:
             line += f"{'':7}  {'':30} "
         print(line + ", ".join(f"{v:,.0f}" for v in results[case]) + tail, flush=True)
+    design = args.partitions[0]
+    own = med[consume_case(design)] / med[raw_design_case(design)]
+    print(
+        f"{consume_case(design)} against {raw_design_case(design)} (raw Java doing what the read does): "
+        f"{own:.2f}x; against Spark's own ceiling, {null_read_case(design)}: "
+        f"{med[consume_case(design)] / med[null_read_case(design)]:.2f}x",
+        flush=True,
+    )
 
 
 def main() -> None:
