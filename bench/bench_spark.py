@@ -115,19 +115,20 @@ def null_write(df) -> float:
     return n / (time.perf_counter() - t0)
 
 
+def counted(df) -> tuple[int, int]:
+    """What every timed read computes: its rows and the bytes of their bodies."""
+    got = df.selectExpr("count(*) AS n", "sum(length(body)) AS bytes").collect()[0]
+    return got.n, got.bytes or 0
+
+
 def null_read(spark, n: int, partitions: int) -> float:
     """Rows per second of the consume read's query over a source that makes its rows."""
     t0 = time.perf_counter()
-    got = (
-        spark.read.format("pyjms-null")
-        .option("rows", n)
-        .option("numPartitions", partitions)
-        .load()
-        .selectExpr("count(*) AS n", "sum(length(body)) AS bytes")
-        .collect()[0]
+    count, size = counted(
+        spark.read.format("pyjms-null").option("rows", n).option("numPartitions", partitions).load()
     )
-    if got.n != n or got.bytes != n * BODY_BYTES:
-        raise SystemExit(f"the null source gave {got.n} rows / {got.bytes} bytes, expected {n}")
+    if count != n or size != n * BODY_BYTES:
+        raise SystemExit(f"the null source gave {count} rows / {size} bytes, expected {n}")
     return n / (time.perf_counter() - t0)
 
 
@@ -135,7 +136,7 @@ def spark_read(
     spark, url: str, queue: str, n: int, mode: str, partitions: int = 2, receive_timeout: int = 500
 ) -> float:
     def read() -> tuple[int, int]:
-        got = (
+        return counted(
             spark.read.format("jms")
             .option("url", url)
             .option("destination", queue)
@@ -144,10 +145,7 @@ def spark_read(
             .option("batchSize", 2000)
             .option("receiveTimeout", receive_timeout)
             .load()
-            .selectExpr("count(*) AS n", "sum(length(body)) AS bytes")
-            .collect()[0]
         )
-        return got.n, got.bytes or 0
 
     t0 = time.perf_counter()
     count, size = read()
@@ -177,14 +175,15 @@ RAW_SEND, SPARK_WRITE = "raw Java send (1 producer)", "Spark df.write.format('jm
 RAW_RECEIVE, RAW_BROWSE = "raw Java receive (1 consumer)", "raw Java QueueBrowser"
 SPARK_BROWSE = "Spark read mode=browse (2 partitions)"
 NULL_WRITE = "Spark write, no broker (Spark's own)"
+NULL_READ, RAW_DESIGN = "Spark read, no broker", "raw Java,"  # reference rows, per partitions
 
 
 def null_read_case(partitions: int) -> str:
-    return f"Spark read, no broker ({partitions} partitions)"
+    return f"{NULL_READ} ({partitions} partitions)"
 
 
 def raw_design_case(partitions: int) -> str:
-    return f"raw Java, {partitions} consumers, 1 tx each"
+    return f"{RAW_DESIGN} {partitions} consumers, 1 tx each"
 
 
 def consume_case(partitions: int) -> str:
@@ -211,7 +210,7 @@ def baseline(case: str) -> tuple[str, float | None] | None:
         return RAW_SEND, WRITE_TARGET
     if case == NULL_WRITE:
         return RAW_SEND, None
-    if case.startswith("Spark read, no broker") or case.startswith("raw Java,"):
+    if case.startswith((NULL_READ, RAW_DESIGN)):
         return RAW_RECEIVE, None
     if case.startswith("Spark read"):
         return RAW_RECEIVE, READ_TARGET
@@ -230,10 +229,10 @@ def bench_provider(
         raw = RawJava(p, url)
         browse_q = "BENCH.SPARK.BROWSE"
         raw.run("send", browse_q, browse_n, BODY_BYTES, "non-persistent")  # browsed, never consumed
+        design = args.partitions[0]  # the consume read the reference rows stand beside
         for r in range(-args.warmup, args.rounds):  # negative rounds warm both sides, untimed
             # each queue drained before the next is filled: one holds N at a time, well within the
             # broker's memory limit
-            design = args.partitions[0]
             rates = {
                 RAW_SEND: raw.rate("send", f"BENCH.RAW.{r}", n, BODY_BYTES, "non-persistent"),
                 RAW_RECEIVE: raw.rate("receive", f"BENCH.RAW.{r}", n, BODY_BYTES),
