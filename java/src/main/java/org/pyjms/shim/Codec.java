@@ -339,7 +339,7 @@ public final class Codec {
             // one lookup, not propertyExists and then getIntProperty
             Object count = m.getObjectProperty("JMSXDeliveryCount");
             if (count instanceof Number n) deliveryCount = n.intValue();
-            else if (count instanceof String text) deliveryCount = Integer.parseInt(text.trim());
+            else if (count instanceof String text) deliveryCount = Integer.parseInt(text); // as getIntProperty converts it
         } catch (Throwable ignored) {
             // not every provider exposes it
         }
