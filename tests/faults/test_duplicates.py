@@ -11,7 +11,6 @@ keeps both copies, and pyjms's receiver drops the resent ones (pyjms.api.duplica
 from __future__ import annotations
 
 import re
-import threading
 import uuid
 
 import pytest
@@ -52,7 +51,7 @@ def test_a_batch_resent_after_an_in_doubt_commit_arrives_once(provider):
     try:
         ctx.create_producer().send_batch(ctx.create_queue(q), bodies, duplicate_ids=ids)
         proxy.lose_answers()
-        threading.Timer(1.0, proxy.cut).start()
+        proxy.cut_after_next_request(1.0)
         with pytest.raises(pyjms.TransactionInDoubtRuntimeException):
             ctx.commit()
     finally:

@@ -6,7 +6,6 @@ then cuts the connection). pyjms then says the outcome is unknown, with its own 
 from __future__ import annotations
 
 import re
-import threading
 import uuid
 
 import pytest
@@ -26,7 +25,7 @@ def proxy(tcp_broker):
 def _commit_losing_its_answer(ctx: pyjms.JMSContext, proxy: AnswerLosingProxy) -> BaseException | None:
     """Commits while the proxy loses the broker's answer and then cuts the connection."""
     proxy.lose_answers()
-    threading.Timer(1.0, proxy.cut).start()
+    proxy.cut_after_next_request(1.0)
     try:
         ctx.commit()
     except pyjms.JMSRuntimeException as e:
