@@ -165,10 +165,6 @@ BASELINE = {
     "pyjms.aio per message": "pyjms per message",
     "pyjms.aio send_batch/receive_batch": "pyjms send_batch/receive_batch",
 }
-#: raw Java, sequential, with the client settings pyjms gives it (Provider.pyjms_client_settings), where
-#: those differ from the client's defaults: not the baseline of any target, it shows what the
-#: settings cost
-AS_PYJMS = "raw Java, pyjms's settings"
 TARGETS = {
     "pyjms per message": 0.5,
     "pyjms send_batch/receive_batch": 1.0,
@@ -178,11 +174,9 @@ TARGETS = {
 
 def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, list[float]]:
     broker, url = start_broker(p)
-    raw = raw_as_pyjms = None
+    raw = None
     try:
         raw = RawJava(p, url)
-        if p.pyjms_client_settings:
-            raw_as_pyjms = RawJava(p, url, p.pyjms_client_settings)
         factory = pyjms.ConnectionFactory(url, **dict(p.pyjms_options))
         afactory = pyjms.aio.ConnectionFactory.of(factory)
         with factory.create_context() as ctx:
@@ -195,21 +189,16 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, l
                 "pyjms.aio per message": lambda q: asyncio.run(aio_per_message(afactory, q, n)),
                 "pyjms.aio send_batch/receive_batch": lambda q: asyncio.run(aio_batched(afactory, q, n)),
             }
-            cases = CASES
-            if raw_as_pyjms is not None:
-                cases += (AS_PYJMS,)
-                run[AS_PYJMS] = lambda q: raw_as_pyjms.rate("sequential", q, n, len(BODY))
-            results: dict[str, list[float]] = {case: [] for case in cases}
+            results: dict[str, list[float]] = {case: [] for case in CASES}
             for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
-                for i, case in enumerate(cases):
+                for i, case in enumerate(CASES):
                     rate = run[case](f"BENCH.{p.name}.{r}.{i}")
                     if r >= 0:
                         results[case].append(rate)
         return results
     finally:
-        for client in (raw, raw_as_pyjms):
-            if client is not None:
-                client.close()
+        if raw is not None:
+            raw.close()
         broker.terminate()
         broker.wait()
 
@@ -234,15 +223,6 @@ def report(p: Provider, n: int, rounds: int, warmup: int, results: dict[str, lis
             line += f" {'':7}  {'':30} "
             tail = ""
         print(line + ", ".join(f"{v:,.0f}" for v in results[case]) + tail, flush=True)
-    if AS_PYJMS in results:
-        same = statistics.median(results[AS_PYJMS])
-        ratios = ", ".join(
-            f"{case} {statistics.median(results[case]) / same:.2f}x"
-            for case in ("pyjms per message", "pyjms send_batch/receive_batch")
-        )
-        print(
-            f"against raw Java with pyjms's client settings ({p.pyjms_client_settings}): {ratios}", flush=True
-        )
 
 
 COLD_START = """

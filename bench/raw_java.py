@@ -39,9 +39,6 @@ class Provider:
     jars: str  # whose jars raw Java runs with (bridge.classpath provider name)
     factory_class: str  # the provider's own JMS connection factory, for raw Java
     pyjms_options: tuple[tuple[str, str], ...] = ()  # extra ConnectionFactory arguments
-    #: URL query options with which pyjms configures this client, where they differ from the
-    #: client's own defaults: a second raw Java baseline shows what they cost
-    pyjms_client_settings: str = ""
 
 
 PROVIDERS = {
@@ -54,9 +51,6 @@ PROVIDERS = {
         "artemis+tcp://",
         "artemis",
         "org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory",
-        # pyjms's Artemis client waits for the broker's confirmations, so that an async send's
-        # CompletionListener hears the broker's answer (ArtemisProvider.factory)
-        pyjms_client_settings="confirmationWindowSize=1048576",
     ),
     # Qpid JMS against the pyjms ActiveMQ broker's AMQP connector, and against Artemis's
     "amqp": Provider("amqp", (), "amqp://", "amqp", "org.apache.qpid.jms.JmsConnectionFactory"),
@@ -107,11 +101,8 @@ def jvm_options() -> list[str]:
 class RawJava:
     """bench/RawJms.java in one JVM for the whole run, given one round per command."""
 
-    def __init__(self, p: Provider, url: str, query: str = "") -> None:
-        """``query``: URL options for the client (appended to the broker's URL)."""
+    def __init__(self, p: Provider, url: str) -> None:
         jars = os.pathsep.join(classpath.provider_jars(p.jars))
-        if query:
-            url += ("&" if "?" in url else "?") + query
         self.proc = subprocess.Popen(
             # artemis+tcp:// is pyjms's; Artemis's own client takes tcp://
             ["java", *jvm_options(), "-cp", jars, str(RAW_JMS), p.factory_class, url.split("+", 1)[-1]],

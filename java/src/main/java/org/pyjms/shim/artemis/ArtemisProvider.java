@@ -43,6 +43,9 @@ public final class ArtemisProvider implements Provider {
             f.setConfirmationWindowSize(1024 * 1024);
         }
         for (Map.Entry<String, String> e : properties.entrySet()) Providers.setProperty(f, e.getKey(), e.getValue());
+        // ... yet the broker answers only the sends someone waits for (AnsweredSends), unless the
+        // URL or the properties chose the client's protocol manager
+        if (f.getProtocolManagerFactoryStr() == null) f.getServerLocator().setProtocolManagerFactory(new AnsweredSends());
         return f;
     }
 
