@@ -225,6 +225,12 @@ class SlotBook:
         if unmarked and non_empty is not None:
             held = set(non_empty([self.slot_queue(slot).name for slot in unmarked]))
             unmarked = [slot for slot in unmarked if self.slot_queue(slot).name in held]
+        if unmarked:
+            # the sorter commits a new slot's marker with its first messages: a slot it filed
+            # between the browse above and the listing has both now, and is no lost marker
+            with ctx.create_browser(self.slots_queue) as browser:
+                marked_since = {parse_marker(marker_text(m))[0] for m in browser}
+            unmarked = [slot for slot in unmarked if slot not in marked_since]
         for slot in unmarked:
             if abs(slot * self.slot_ms - now) < PLAUSIBLE_MS:
                 with self._lock:

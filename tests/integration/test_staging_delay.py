@@ -577,3 +577,28 @@ def test_messages_held_in_a_slot_arrive_with_every_property_and_body_exact(stage
         assert got[1].read_bytes() == bytes(range(256)) * 4
         assert got[2].get_body(dict) == {"s": odd, "n": -(2**40), "\U0001f600": "key outside the BMP"}
     assert processor.stats.early == 0
+
+
+def test_a_slot_filed_while_the_processor_looks_for_lost_markers_is_no_lost_marker(url, qname):
+    """The sorter commits a new slot's marker with its first messages. A slot filed between the
+    browse of the markers and the listing of the slot queues (a processor started while staged
+    messages arrive) has its marker by then: it is left to the sorter, not reported as a slot
+    queue found without a marker. A slot queue holding messages with no marker still is."""
+    from pyjms.api.expiry import now_ms
+    from pyjms.delay.processor_slots import SlotBook
+
+    book = SlotBook(f"STAGE.{uuid.uuid4().hex[:8]}", 20)
+    lost, filed_meanwhile = now_ms() // 20 + 1000, now_ms() // 20 + 2000
+    with pyjms.ConnectionFactory(url).create_context(pyjms.SESSION_TRANSACTED) as ctx:
+        producer = ctx.create_producer()
+        producer.send(book.slot_queue(lost), "its marker was lost")
+        ctx.commit()
+
+        def sorter_commits_meanwhile(queues: list[str]) -> list[str]:
+            producer.send(book.slots_queue, book.marker(filed_meanwhile))
+            producer.send(book.slot_queue(filed_meanwhile), "filed with its marker")
+            ctx.commit()
+            return queues  # both hold a message now
+
+        names = [book.slot_queue(slot).name for slot in (lost, filed_meanwhile)]
+        assert book.recover(ctx, names, sorter_commits_meanwhile) == [lost]
