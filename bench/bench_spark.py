@@ -176,8 +176,8 @@ RAW_RECEIVE, RAW_BROWSE = "raw Java receive (1 consumer)", "raw Java QueueBrowse
 SPARK_BROWSE = "Spark read mode=browse (2 partitions)"
 NULL_WRITE = "Spark write, no broker (Spark's own)"
 NULL_READ, RAW_DESIGN = "Spark read, no broker", "raw Java,"  # reference rows, per partitions
-#: the browse read's size through the same source: a read of 20,000 rows is mostly Spark's fixed
-#: cost of a job, which the consume read's 500,000 rows spread thin
+#: the browse read's size through the same source: what Spark's fixed cost of a job is for a read
+#: of 20,000 rows, which the consume read's 500,000 rows spread thin
 NULL_BROWSE = f"{NULL_READ}, browse's rows (2 partitions)"
 
 
