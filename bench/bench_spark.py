@@ -173,12 +173,15 @@ def spark_read(
 
 RAW_SEND, SPARK_WRITE = "raw Java send (1 producer)", "Spark df.write.format('jms')"
 RAW_RECEIVE, RAW_BROWSE = "raw Java receive (1 consumer)", "raw Java QueueBrowser"
-SPARK_BROWSE = "Spark read mode=browse (2 partitions)"
+#: a browse read on the user's default numPartitions (1): JMS cannot split a browse, so each
+#: partition of a browse read browses the whole queue and keeps its share
+BROWSE_PARTITIONS = 1
+SPARK_BROWSE = f"Spark read mode=browse ({BROWSE_PARTITIONS} partition)"
 NULL_WRITE = "Spark write, no broker (Spark's own)"
 NULL_READ, RAW_DESIGN = "Spark read, no broker", "raw Java,"  # reference rows, per partitions
 #: the browse read's size through the same source: what Spark's fixed cost of a job is for a read
 #: of 20,000 rows, which the consume read's 500,000 rows spread thin
-NULL_BROWSE = f"{NULL_READ}, browse's rows (2 partitions)"
+NULL_BROWSE = f"{NULL_READ}, browse's rows ({BROWSE_PARTITIONS} partition)"
 
 
 def null_read_case(partitions: int) -> str:
@@ -254,8 +257,8 @@ def bench_provider(
                     spark, url, queue, n, "consume", partitions, args.receive_timeout
                 )
             rates[RAW_BROWSE] = raw.rate("browse", browse_q, browse_n)
-            rates[SPARK_BROWSE] = spark_read(spark, url, browse_q, browse_n, "browse")
-            rates[NULL_BROWSE] = null_read(spark, browse_n, 2)
+            rates[SPARK_BROWSE] = spark_read(spark, url, browse_q, browse_n, "browse", BROWSE_PARTITIONS)
+            rates[NULL_BROWSE] = null_read(spark, browse_n, BROWSE_PARTITIONS)
             if r >= 0:
                 for case, rate in rates.items():
                     results[case].append(rate)
