@@ -278,9 +278,9 @@ def report(p: Provider, url: str, n: int, args: argparse.Namespace, results: dic
         f"{args.warmup} untimed warm-up round(s), {args.rounds} interleaved rounds, medians; "
         f"consume reads end after receiveTimeout {args.receive_timeout} ms without a message, counted"
     )
-    print(f"{'':40} {'rows/s (median)':>15} {'ratio':>7}  {'vs':30} rounds")
+    print(f"{'':52} {'rows/s (median)':>15} {'ratio':>7}  {'vs':30} rounds")
     for case in results:
-        line = f"{case:40} {med[case]:15,.0f} "
+        line = f"{case:52} {med[case]:15,.0f} "
         tail = ""
         if (known := baseline(case)) is not None:
             base, target = known
