@@ -91,10 +91,13 @@ _BROKEN_CLASSES = {
     "ActiveMQDisconnectedException",
     "ConnectionClosedException",
     "TransportDisposedIOException",
+    # Qpid JMS: a call on (or waiting on) a connection whose transport failed
+    "JmsConnectionFailedException",
+    "ProviderFailedException",
 }
 _BROKEN_TEXT = re.compile(
     r"Connection reset|Broken pipe|Transport disposed|connection (?:was |has been )?(?:closed|lost|dropped)|"
-    r"Channel disconnected|AMQ219016|remote peer closed",
+    r"Channel disconnected|AMQ219016|remote peer closed|remotely closed",
     re.IGNORECASE,
 )
 

@@ -88,6 +88,15 @@ public final class AmqpProvider implements Provider {
         return AmqpPeer.of(c).isActiveMQClassic();
     }
 
+    /**
+     * Qpid JMS marks its connection failed on its I/O thread as the transport breaks; the
+     * exception listener hears of it later. A commit after that is refused before it is written.
+     */
+    @Override
+    public boolean connectionLost(Connection c) {
+        return c instanceof JmsConnection connection && (connection.isFailed() || connection.isClosed());
+    }
+
     /** Qpid JMS has async sends, receiveBody and listener redelivery of its own. */
     @Override
     public boolean jms2Client() { return true; }
