@@ -198,28 +198,25 @@ class SlotBook:
             else cast("set[int]", {self._slot_of(name) for name in queue_names} - {None})
         )
         marked: set[int] = set()
-        with ctx.create_browser(self.slots_queue) as browser:
-            for m in browser:
-                text = marker_text(m)
-                slot, length = parse_marker(text)
-                marked.add(slot)
-                if existing is not None and slot not in existing:
-                    with self._lock:  # its slot queue is gone (drained, and collected by the broker)
-                        if slot not in self._known and slot not in self._drained:
-                            self._drained.add(slot)
-                            self._dead_markers += 1
-                    continue
-                if length != self.slot_ms:
-                    # its number means another time: never drained as one of ours (that would
-                    # deliver early or late); the sorter files its messages again instead (at
-                    # each look, as for our own slots: a dead processor may still hold some)
-                    with self._lock:
-                        self._foreign[self.slot_queue(slot).name] = text
-                    continue
+        for slot, length, text in self._markers(ctx):
+            marked.add(slot)
+            if existing is not None and slot not in existing:
+                with self._lock:  # its slot queue is gone (drained, and collected by the broker)
+                    if slot not in self._known and slot not in self._drained:
+                        self._drained.add(slot)
+                        self._dead_markers += 1
+                continue
+            if length != self.slot_ms:
+                # its number means another time: never drained as one of ours (that would
+                # deliver early or late); the sorter files its messages again instead (at
+                # each look, as for our own slots: a dead processor may still hold some)
                 with self._lock:
-                    drained = slot in self._drained
-                if not drained and self.add(slot):
-                    found.append(slot)
+                    self._foreign[self.slot_queue(slot).name] = text
+                continue
+            with self._lock:
+                drained = slot in self._drained
+            if not drained and self.add(slot):
+                found.append(slot)
         now = now_ms()
         unmarked = sorted((existing or set()) - marked)
         if unmarked and non_empty is not None:
@@ -228,8 +225,7 @@ class SlotBook:
         if unmarked:
             # the sorter commits a new slot's marker with its first messages: a slot it filed
             # between the browse above and the listing has both now, and is no lost marker
-            with ctx.create_browser(self.slots_queue) as browser:
-                marked_since = {parse_marker(marker_text(m))[0] for m in browser}
+            marked_since = {slot for slot, _, _ in self._markers(ctx)}
             unmarked = [slot for slot in unmarked if slot not in marked_since]
         for slot in unmarked:
             if abs(slot * self.slot_ms - now) < PLAUSIBLE_MS:
@@ -241,6 +237,12 @@ class SlotBook:
                 with self._lock:  # another slot length's: its messages are filed again
                     self._foreign.setdefault(self.slot_queue(slot).name, "")
         return found
+
+    def _markers(self, ctx: JMSContext) -> list[tuple[int, int, str]]:
+        """The markers on the queue now (a browse): each slot number, slot length and text."""
+        with ctx.create_browser(self.slots_queue) as browser:
+            texts = [marker_text(m) for m in browser]
+        return [(*parse_marker(text), text) for text in texts]
 
     def _slot_of(self, queue_name: str) -> int | None:
         """The slot number of one of this staging queue's slot queues, else None."""
