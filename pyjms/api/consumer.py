@@ -329,10 +329,7 @@ class JMSConsumer:
             missing = [t for t in wanted if t not in have]
             if not missing:
                 break
-            ids = ", ".join("'" + t.replace("'", "''") + "'" for t in missing)
-            selector = f"JMSMessageID IN ({ids})"
-            if self._selector:
-                selector = f"({self._selector}) AND {selector}"
+            selector = self._selecting_ids(missing)
             # it selects exactly the missing messages, so it may be sent them all at once
             r = ctx._channel.prefetching_consumer(
                 key, selector, len(missing), f"receive_by_token on {self._destination}"
@@ -352,6 +349,35 @@ class JMSConsumer:
         if started:
             observers.tell_received(self, got, started)
         return got
+
+    def _selecting_ids(self, message_ids: Sequence[str]) -> str:
+        """A selector of exactly these messages among those this consumer selects."""
+        ids = ", ".join("'" + t.replace("'", "''") + "'" for t in message_ids)
+        selector = f"JMSMessageID IN ({ids})"
+        return f"({self._selector}) AND {selector}" if self._selector else selector
+
+    def consumer_of_messages(self, message_ids: Sequence[str]) -> JMSConsumer:
+        """A consumer in this one's context of exactly these messages of its queue (provider
+        message ids, as receive_by_message_ids takes), to which the provider may send them all
+        at once and nothing else: for features that get a known set of messages through one
+        consumer (pyjms.browse's kept gets). Unlike create_consumer's queue consumers, it takes
+        its messages from its creation: parked and made again, it would hand them all back to
+        the queue, where the provider then walks its whole backlog as redeliveries."""
+        self._check()
+        if not isinstance(self._destination, Queue):
+            raise InvalidDestinationRuntimeException(
+                f"a consumer of messages needs a Queue, not {self._destination}"
+            )
+        wanted = list(dict.fromkeys(message_ids))
+        ctx = self._ctx
+        selector = self._selecting_ids(wanted)
+        receiver = ctx._channel.prefetching_consumer(
+            ctx._jkey(self._destination),
+            selector,
+            len(wanted),
+            f"create_consumer({self._destination}, selector={selector[:80]!r}...)",
+        )
+        return JMSConsumer(ctx, receiver, self._destination, selector)
 
     def messages(self, idle_timeout_ms: int | timedelta = 1000) -> Iterator[Message]:
         """Messages until none arrives for idle_timeout_ms."""

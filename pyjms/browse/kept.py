@@ -115,11 +115,7 @@ class KeptGets:
         if not isinstance(queue, Queue):
             return False  # the ordinary get says why not
         selected = list(self._expected)
-        ids = ", ".join("'" + t.replace("'", "''") + "'" for t in selected)
-        selector = f"JMSMessageID IN ({ids})"
-        if consumer.get_message_selector():
-            selector = f"({consumer.get_message_selector()}) AND {selector}"
-        self._kept = consumer.context.create_consumer(queue, selector)
+        self._kept = consumer.consumer_of_messages(selected)
         self._kept_tokens = set(selected)
         return True
 
