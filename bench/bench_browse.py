@@ -1,6 +1,7 @@
 """Browse with mark (#4): cooperative dispatch with 1, 2 and 4 dispatcher processes against a
-raw Java drain with 1, 2 and 4 consumers, and the cost per message of marking, on one
-standalone pyjms broker over tcp://127.0.0.1 (its defaults).
+raw Java drain with 1, 2 and 4 consumers, and the cost per message of marking, on a standalone
+pyjms broker over tcp://127.0.0.1 (its defaults), a new one per provider (--providers
+activemq,artemis; default ActiveMQ), each against its own raw Java client.
 
 Dispatch: each dispatcher (examples/cooperative_dispatch.py's dispatcher()) browses with
 BROWSE_CO_OP, hands the tokens to its consumer (--batch at a time), which gets exactly those
@@ -20,8 +21,9 @@ Marking cost: one process browses a queue of --mark-messages messages (a) with a
 QueueBrowser, (b) with BROWSE_HANDLE (marks kept in the handle), (c) with BROWSE_CO_OP (marks
 at the broker's mark service), interleaved over --rounds rounds; medians.
 
-    python bench/bench_browse.py [--messages 50000] [--dispatchers 1,2,4] [--batch 10]
-                                 [--rounds 3] [--warmup 1] [--mark-messages 10000]
+    python bench/bench_browse.py [--providers activemq,artemis] [--messages 50000]
+                                 [--dispatchers 1,2,4] [--batch 10] [--rounds 3] [--warmup 1]
+                                 [--mark-messages 10000]
 """
 
 from __future__ import annotations
@@ -145,9 +147,9 @@ def pyjms_case(d: int) -> str:
     return f"pyjms cooperative dispatch, {d} dispatcher{'s' if d > 1 else ''}"
 
 
-def bench_dispatch(url: str, args: argparse.Namespace, counts: list[int]) -> None:
+def bench_dispatch(provider: str, url: str, args: argparse.Namespace, counts: list[int]) -> None:
     n, batch = args.messages, args.batch
-    raw = RawJava(PROVIDERS["activemq"], url)
+    raw = RawJava(PROVIDERS[provider], url)
     workers = Dispatchers(max(counts))
     try:
         results: dict[str, list[float]] = {}
@@ -172,7 +174,7 @@ def bench_dispatch(url: str, args: argparse.Namespace, counts: list[int]) -> Non
         workers.close()
     med = {case: statistics.median(v) for case, v in results.items()}
     print(
-        f"== dispatch: {n:,} messages, BROWSE_CO_OP then get by token, {batch} per transaction; "
+        f"== dispatch on {provider}: {n:,} messages, BROWSE_CO_OP then get by token, {batch} per transaction; "
         f"{args.warmup} untimed warm-up round(s), {args.rounds} interleaved rounds, medians"
     )
     print(f"{'client':42} {'msg/s (median)':>15} {'ratio':>7}  {'vs':28} rounds")
@@ -212,16 +214,26 @@ def main() -> None:
     ap.add_argument(
         "--warmup", type=int, default=1, help="untimed dispatch rounds of every case before timing"
     )
+    ap.add_argument("--providers", default="activemq", help="of activemq, artemis (each its own broker)")
     ap.add_argument("--dispatcher-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.dispatcher_worker:
         worker()
         return
     counts = sorted({int(d) for d in args.dispatchers.split(",")})
-    broker, url = start_broker(PROVIDERS["activemq"])
+    providers = args.providers.split(",")
+    if not set(providers) <= {"activemq", "artemis"}:
+        raise SystemExit(f"--providers {args.providers}: each must be activemq or artemis")
+    for provider in providers:
+        bench_provider(provider, args, counts)
+
+
+def bench_provider(provider: str, args: argparse.Namespace, counts: list[int]) -> None:
+    """Dispatch, then the cost of marking, on a new standalone broker of the provider's."""
+    broker, url = start_broker(PROVIDERS[provider])
     try:
-        print(f"pyjms {pyjms.__version__} browse with mark, standalone broker over {url}\n")
-        bench_dispatch(url, args, counts)
+        print(f"pyjms {pyjms.__version__} browse with mark, standalone {provider} broker over {url}\n")
+        bench_dispatch(provider, url, args, counts)
 
         # a browse slower than MsgMarkBrowseInterval (5 s) would see its first marks lapse and
         # return those messages again, as IBM MQ does: marks that never lapse, for this part
@@ -237,7 +249,9 @@ def main() -> None:
                     times[how].append(seconds)
         med = {k: statistics.median(v) for k, v in times.items()}
         n = args.mark_messages
-        print(f"\nmarking cost: browse {n:,} messages, {args.rounds} interleaved rounds, medians")
+        print(
+            f"\nmarking cost on {provider}: browse {n:,} messages, {args.rounds} interleaved rounds, medians"
+        )
         print(f"{'browse':44} {'msg/s':>8} {'us/msg':>8} {'marking us/msg':>15} {'time vs plain':>14}")
         for how, label in (
             ("plain", "plain QueueBrowser (no marks)"),
@@ -252,6 +266,7 @@ def main() -> None:
     finally:
         broker.terminate()
         broker.wait()
+    print()
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ BENCHES = [
     (
         "browse",
         "bench_browse.py",
-        [],
+        ["--providers", "activemq,artemis"],
         ["--messages", "300", "--mark-messages", "100", "--rounds", "1", "--warmup", "0"],
     ),
     (
