@@ -331,3 +331,29 @@ def test_shared_subscriptions_are_the_clients_own(artemis_broker, qname):
         # the Consumer.<name>.<topic> queue of pyjms's emulation on ActiveMQ
         assert artemis_broker.queue_depth(f"Consumer.workers.{qname}") == 0
         assert artemis_broker.queues_of(qname) == ["nonDurable.workers"]
+
+
+# ------------------------------------------------------------------ the broker's log
+
+
+def test_the_artemis_lines_pyjms_leaves_out_of_its_log_and_no_others() -> None:
+    """pyjms's log configuration drops two Artemis server lines, AMQ222166 (expired messages
+    dropped) and AMQ224046 (a browser closed while the broker held a message for it), and keeps
+    every other warning and error of the server's, in a JVM started as pyjms starts it."""
+    script = (
+        "from pyjms.bridge import jvm\n"
+        "jvm.start(providers=('artemis',))\n"
+        "import jpype\n"
+        "log = jpype.JClass('org.apache.logging.log4j.LogManager')"
+        ".getLogger('org.apache.activemq.artemis.core.server.impl.ServerConsumerImpl')\n"
+        "log.error('AMQ224046: Exception while browser handled from Reference[1]')\n"
+        "log.warn('AMQ222166: No Expiry Address configured for queue Q')\n"
+        "log.error('AMQ224000: Failure in initialisation')\n"
+        "jpype.JClass('java.lang.System').err.flush()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "AMQ224000: Failure in initialisation" in out.stderr
+    assert "AMQ224046" not in out.stderr and "AMQ222166" not in out.stderr
