@@ -635,9 +635,10 @@ class JMSContext:
                 raise _in_doubt(e) from None
             raise
         except IllegalStateRuntimeException as e:
-            if e.reason != MQRC.CONNECTION_BROKEN or self._channel.lost_before_last_commit():
+            broke = e.reason == MQRC.CONNECTION_BROKEN or self.provider.commit_lost_its_session(e)
+            if not broke or self._channel.lost_before_last_commit():
                 raise  # nothing was tried: the context was closed, or its connection had failed
-            # Qpid JMS: the connection broke while the commit waited for its answer
+            # Qpid JMS, Artemis: the connection broke while the commit waited for its answer
             self._synchronize("after_rollback")
             raise _in_doubt(e) from None
         except JMSRuntimeException as e:

@@ -134,6 +134,14 @@ class ProviderPlugin:
         (ActiveMQ's failover transport says "in doubt ... Forcing rollback" after a reconnect)."""
         return False
 
+    def commit_lost_its_session(self, error: JMSRuntimeException) -> bool:
+        """Whether a commit's IllegalStateRuntimeException says the client closed the session
+        under it: a connection failure found while the commit waited for its answer, before the
+        client told its exception listener. Such a commit is in doubt. (Artemis's core client,
+        unblocked by the failure, rolls back to report "outcome unknown", and that rollback meets
+        the session its failure handling has just closed: "AMQ219019: Session is closed".)"""
+        return False
+
     def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:
         """Whether a failed commit was refused because a message in it carries a duplicate id
         the broker has already taken (a rollback whose outcome is known: those messages were

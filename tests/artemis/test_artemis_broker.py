@@ -333,6 +333,26 @@ def test_shared_subscriptions_are_the_clients_own(artemis_broker, qname):
         assert artemis_broker.queues_of(qname) == ["nonDurable.workers"]
 
 
+# ------------------------------------------------------------------ a commit the client cut short
+
+
+def test_a_commit_whose_session_the_client_closed_under_it_is_in_doubt(artemis_broker, qname):
+    """Artemis's core client, when a connection failure unblocks a commit waiting for its answer,
+    rolls back to report "outcome unknown", and that rollback meets the session its failure
+    handling has just closed: the commit ends in "AMQ219019: Session is closed", possibly before
+    the client tells its exception listener. Such a commit may have been committed: in doubt,
+    never "nothing was committed". The client's closing of its session is made here directly
+    (a real failure makes it only in a race: tests/faults/test_duplicates.py)."""
+    ctx = pyjms.ConnectionFactory(artemis_broker.vm_url).create_context(pyjms.SESSION_TRANSACTED)
+    try:
+        ctx.create_producer().send(ctx.create_queue(qname), "maybe")
+        ctx.channel.java.session().getCoreSession().close()  # what the failure handling does
+        with pytest.raises(pyjms.TransactionInDoubtRuntimeException, match="AMQ219019"):
+            ctx.commit()
+    finally:
+        ctx.close()
+
+
 # ------------------------------------------------------------------ the broker's log
 
 

@@ -80,6 +80,11 @@ class ArtemisPlugin(ActiveMQPlugin):
     def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:
         return DUPLICATE_REJECTED in str(error)
 
+    def commit_lost_its_session(self, error: JMSRuntimeException) -> bool:
+        # pyjms checked its own session open before the commit: a closed one now is the client's
+        # doing, after a failure (ClientSessionImpl.commit -> rollbackOnFailover -> rollback)
+        return "AMQ219019" in str(error)
+
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         return factory  # Artemis counts deliveries on the broker (max-delivery-attempts), not the client
 
