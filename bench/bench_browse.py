@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 
 from cooperative_dispatch import dispatcher  # noqa: E402
-from raw_java import PROVIDERS, RawJava, start_broker  # noqa: E402
+from raw_java import PROVIDERS, RawJava, listed, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
 from pyjms.browse import BROWSE_CO_OP, BROWSE_HANDLE, set_mark_browse_interval  # noqa: E402
@@ -221,10 +221,7 @@ def main() -> None:
         worker()
         return
     counts = sorted({int(d) for d in args.dispatchers.split(",")})
-    providers = args.providers.split(",")
-    if not set(providers) <= {"activemq", "artemis"}:
-        raise SystemExit(f"--providers {args.providers}: each must be activemq or artemis")
-    for provider in providers:
+    for provider in listed("--providers", args.providers, ("activemq", "artemis")):
         bench_provider(provider, args, counts)
 
 

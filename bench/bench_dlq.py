@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from raw_java import PROVIDERS, Provider, RawJava, start_broker  # noqa: E402
+from raw_java import PROVIDERS, Provider, RawJava, listed, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
 from pyjms.dlq import DeadLetterHeader, DLQHandler, RulesTable, dead_letter  # noqa: E402
@@ -214,13 +214,8 @@ def main() -> None:
     ap.add_argument("--match-iterations", type=int, default=20_000)
     args = ap.parse_args()
     counts = sorted({int(k) for k in args.handlers.split(",")})
-    stores = args.brokers.split(",")
-    unknown = [s for s in stores if s not in STORES]
-    if unknown:
-        raise SystemExit(f"--brokers {','.join(unknown)}: each must be one of {', '.join(STORES)}")
-    providers = args.providers.split(",")
-    if not set(providers) <= {"activemq", "artemis"}:
-        raise SystemExit(f"--providers {args.providers}: each must be activemq or artemis")
+    stores = listed("--brokers", args.brokers, STORES)
+    providers = listed("--providers", args.providers, ("activemq", "artemis"))
     print(f"pyjms {pyjms.__version__} DLQ handler, standalone brokers over tcp://127.0.0.1")
     handler_rate = None
     for name in providers:

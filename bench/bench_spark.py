@@ -47,7 +47,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from raw_java import PROVIDERS, Provider, RawJava, start_broker  # noqa: E402
+from raw_java import PROVIDERS, Provider, RawJava, listed, start_broker  # noqa: E402
 
 BODY_BYTES = 100
 BROWSE_LIMIT = 20_000  # a pyjms broker's maxBrowsePageSize: what one browser sees of a queue
@@ -325,10 +325,7 @@ def main() -> None:
         args.partitions = [int(p) for p in args.partitions.split(",")]
     except ValueError:
         raise SystemExit(f"--partitions {args.partitions}: a comma-separated list of ints") from None
-    providers = args.providers.split(",")
-    unknown = [name for name in providers if name not in PROVIDERS]
-    if unknown:
-        raise SystemExit(f"--providers {','.join(unknown)}: each must be one of {', '.join(PROVIDERS)}")
+    providers = listed("--providers", args.providers, PROVIDERS)
     n = args.rows
     t = time.perf_counter()
     spark = spark_session()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +63,17 @@ PROVIDERS = {
         "org.apache.qpid.jms.JmsConnectionFactory",
     ),
 }
+
+
+def listed(option: str, value: str, allowed: Iterable[str]) -> list[str]:
+    """A comma-separated option's items, each one of ``allowed``; otherwise the bench ends with
+    one line naming the items that are not, and the choices."""
+    choices = list(allowed)
+    items = value.split(",")
+    unknown = [item for item in items if item not in choices]
+    if unknown:
+        raise SystemExit(f"{option} {','.join(unknown)}: each must be one of {', '.join(choices)}")
+    return items
 
 
 def start_broker(p: Provider, data_dir: str | None = None) -> tuple[subprocess.Popen[str], str]:
