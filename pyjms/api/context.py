@@ -635,7 +635,7 @@ class JMSContext:
                 raise _in_doubt(e) from None
             raise
         except IllegalStateRuntimeException as e:
-            broke = e.reason == MQRC.CONNECTION_BROKEN or self.provider.commit_lost_its_session(e)
+            broke = e.reason == MQRC.CONNECTION_BROKEN or self.provider.commit_in_doubt(e)
             if not broke or self._channel.lost_before_last_commit():
                 raise  # nothing was tried: the context was closed, or its connection had failed
             # Qpid JMS, Artemis: the connection broke while the commit waited for its answer

@@ -130,16 +130,13 @@ class ProviderPlugin:
         return None
 
     def commit_in_doubt(self, error: JMSRuntimeException) -> bool:
-        """Whether a commit the provider reported as rolled back may in fact have been committed
-        (ActiveMQ's failover transport says "in doubt ... Forcing rollback" after a reconnect)."""
-        return False
-
-    def commit_lost_its_session(self, error: JMSRuntimeException) -> bool:
-        """Whether a commit's IllegalStateRuntimeException says the client closed the session
-        under it: a connection failure found while the commit waited for its answer, before the
-        client told its exception listener. Such a commit is in doubt. (Artemis's core client,
-        unblocked by the failure, rolls back to report "outcome unknown", and that rollback meets
-        the session its failure handling has just closed: "AMQ219019: Session is closed".)"""
+        """Whether a commit the provider reported as rolled back, or as refused on a closed
+        session, may in fact have been committed. ActiveMQ's failover transport says "in doubt
+        ... Forcing rollback" after a reconnect. Artemis's core client, when a connection failure
+        unblocks a commit waiting for its answer, rolls back to report "outcome unknown", and
+        that rollback meets the session its failure handling has just closed ("AMQ219019:
+        Session is closed"), possibly before the client tells its exception listener. A closed
+        session's commit on a connection known lost before it is never in doubt (JMSContext.commit)."""
         return False
 
     def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:

@@ -80,7 +80,7 @@ class ArtemisPlugin(ActiveMQPlugin):
     def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:
         return DUPLICATE_REJECTED in str(error)
 
-    def commit_lost_its_session(self, error: JMSRuntimeException) -> bool:
+    def commit_in_doubt(self, error: JMSRuntimeException) -> bool:
         # pyjms checked its own session open before the commit: a closed one now is the client's
         # doing, after a failure (ClientSessionImpl.commit -> rollbackOnFailover -> rollback)
         return "AMQ219019" in str(error)
