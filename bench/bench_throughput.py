@@ -15,7 +15,10 @@ Both sides first run --warmup untimed rounds of every case (same volume, same JV
 as a library user gets). Prints medians and ratios (pyjms sequential against raw Java
 sequential, pyjms pipelined against raw Java pipelined), then the cold start of a new
 process to its first message on the embedded broker. Numbers are messages per second for
-send plus receive.
+send plus receive. A second table gives the CPU each case used per message (medians), in the
+client's process (pyjms: Python and its JVM; raw Java: its JVM) and in the broker's: on a
+shared 2-core machine that the broker and the client split, it holds steadier than a rate,
+and says whose work a distance is.
 
     python bench/bench_throughput.py [--providers activemq,artemis,amqp,amqp-artemis] [--messages 50000]
                                      [--rounds 5] [--warmup 2] [--cold-starts 3]
@@ -32,12 +35,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from raw_java import PROVIDERS, Provider, RawJava, start_broker  # noqa: E402
+from raw_java import PROVIDERS, Provider, RawJava, process_cpu, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
 import pyjms.aio  # noqa: E402
@@ -172,7 +176,17 @@ TARGETS = {
 }
 
 
-def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, list[float]]:
+@dataclass
+class Results:
+    """Per case, a figure per timed round: msg/s, and CPU µs per message in the client's
+    process and in the broker's."""
+
+    rates: dict[str, list[float]] = field(default_factory=lambda: {case: [] for case in CASES})
+    client_us: dict[str, list[float]] = field(default_factory=lambda: {case: [] for case in CASES})
+    broker_us: dict[str, list[float]] = field(default_factory=lambda: {case: [] for case in CASES})
+
+
+def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
     broker, url = start_broker(p)
     raw = None
     try:
@@ -189,12 +203,16 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, l
                 "pyjms.aio per message": lambda q: asyncio.run(aio_per_message(afactory, q, n)),
                 "pyjms.aio send_batch/receive_batch": lambda q: asyncio.run(aio_batched(afactory, q, n)),
             }
-            results: dict[str, list[float]] = {case: [] for case in CASES}
+            results = Results()
             for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
                 for i, case in enumerate(CASES):
+                    client = raw.proc.pid if case.startswith("raw Java") else os.getpid()
+                    client_cpu, broker_cpu = process_cpu(client), process_cpu(broker.pid)
                     rate = run[case](f"BENCH.{p.name}.{r}.{i}")
                     if r >= 0:
-                        results[case].append(rate)
+                        results.rates[case].append(rate)
+                        results.client_us[case].append((process_cpu(client) - client_cpu) * 1e6 / n)
+                        results.broker_us[case].append((process_cpu(broker.pid) - broker_cpu) * 1e6 / n)
         return results
     finally:
         if raw is not None:
@@ -203,7 +221,8 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> dict[str, l
         broker.wait()
 
 
-def report(p: Provider, n: int, rounds: int, warmup: int, results: dict[str, list[float]]) -> None:
+def report(p: Provider, n: int, rounds: int, warmup: int, measured: Results) -> None:
+    results = measured.rates
     print(
         f"\n== {p.name}: {n:,} non-persistent {len(BODY)}-byte messages sent and received, standalone "
         f"broker over {p.scheme}127.0.0.1; {warmup} untimed warm-up rounds, {rounds} interleaved rounds, medians"
@@ -223,6 +242,21 @@ def report(p: Provider, n: int, rounds: int, warmup: int, results: dict[str, lis
             line += f" {'':7}  {'':30} "
             tail = ""
         print(line + ", ".join(f"{v:,.0f}" for v in results[case]) + tail, flush=True)
+    print(
+        "CPU per message, medians: the client's process (pyjms: Python and its JVM; raw Java: "
+        "its JVM) and the broker's"
+    )
+    print(f"  {'cpu of':42} {'client µs':>10} {'broker µs':>10}  client against its baseline's")
+    for case in results:
+        client, broker = (
+            statistics.median(measured.client_us[case]),
+            statistics.median(measured.broker_us[case]),
+        )
+        line = f"  {'cpu of ' + case:42} {client:10.1f} {broker:10.1f}"
+        if case in BASELINE:
+            base = statistics.median(measured.client_us[BASELINE[case]])
+            line += f"  {client / base:.2f}x the client CPU of {BASELINE[case]}"
+        print(line, flush=True)
 
 
 COLD_START = """
