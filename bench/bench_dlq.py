@@ -15,7 +15,9 @@ pyjms dead-letter header, put the public way: dead_letter()) on a new DLQ, untim
 run the target is drained and counted, untimed: lost or duplicated messages end the bench.
 Both sides first run --warmup untimed rounds of the same volume. Prints medians, the ratio of
 K handlers to the raw loop with K consumers (target >= 0.7x), what a second handler adds,
-and the cost of rule matching per message with the table compiled once.
+the CPU each case used per message in the client's process (pyjms: Python and its JVM; raw
+Java: its JVM) and in the broker's (medians), and the cost of rule matching per message with
+the table compiled once.
 
     python bench/bench_dlq.py [--messages 10000] [--rounds 3] [--warmup 1] [--handlers 1,2,4]
                               [--brokers persistent,in-memory]
@@ -24,6 +26,7 @@ and the cost of rule matching per message with the table compiled once.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -35,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from raw_java import PROVIDERS, Provider, RawJava, listed, start_broker  # noqa: E402
+from raw_java import PROVIDERS, Provider, RawJava, listed, process_cpu, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
 from pyjms.dlq import DeadLetterHeader, DLQHandler, RulesTable, dead_letter  # noqa: E402
@@ -125,9 +128,14 @@ def matching_cost(ctx: pyjms.JMSContext, dlq: str, iterations: int) -> tuple[flo
     return match_us, (time.perf_counter() - t0) / iterations * 1e6
 
 
+#: per case, a figure per timed round
+Figures = dict[str, list[float]]
+
+
 def bench_store(
     provider: Provider, store: str, n: int, rounds: int, warmup: int, counts: list[int], data_dir: str | None
-) -> dict[str, list[float]]:
+) -> tuple[Figures, Figures, Figures]:
+    """msg/s, and CPU µs per message in the client's process and in the broker's, per case."""
     broker, url = start_broker(provider, data_dir)
     raw = None
     try:
@@ -136,7 +144,9 @@ def bench_store(
         for k in counts:
             cases[raw_case(k)] = lambda dlq, target, k=k: raw.rate("move", dlq, target, n, k, HANDLER_TX)
             cases[pyjms_case(k)] = lambda dlq, target, k=k: run_handlers(url, dlq, target, k)
-        results: dict[str, list[float]] = {case: [] for case in cases}
+        results: Figures = {case: [] for case in cases}
+        client_us: Figures = {case: [] for case in cases}
+        broker_us: Figures = {case: [] for case in cases}
         with pyjms.ConnectionFactory(url).create_context(pyjms.SESSION_TRANSACTED) as tx_ctx:
             with pyjms.ConnectionFactory(url).create_context() as ctx:
                 for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
@@ -144,12 +154,16 @@ def bench_store(
                         round_name = f"W{-r}" if r < 0 else f"R{r}"  # a queue name has no '-'
                         dlq = f"BENCH.DLQ.{store.replace('-', '').upper()}.{round_name}.{i}"
                         fill(tx_ctx, dlq, n)
+                        client = raw.proc.pid if case.startswith("raw Java") else os.getpid()
+                        client_cpu, broker_cpu = process_cpu(client), process_cpu(broker.pid)
                         rate = run(dlq, dlq + ".OUT")
-                        count_and_clear(ctx, dlq + ".OUT", n)
-                        count_and_clear(ctx, dlq, 0)
                         if r >= 0:
                             results[case].append(rate)
-        return results
+                            client_us[case].append((process_cpu(client) - client_cpu) * 1e6 / n)
+                            broker_us[case].append((process_cpu(broker.pid) - broker_cpu) * 1e6 / n)
+                        count_and_clear(ctx, dlq + ".OUT", n)
+                        count_and_clear(ctx, dlq, 0)
+        return results, client_us, broker_us
     finally:
         if raw is not None:
             raw.close()
@@ -172,7 +186,9 @@ def report(
     rounds: int,
     warmup: int,
     counts: list[int],
-    results: dict[str, list[float]],
+    results: Figures,
+    client_us: Figures,
+    broker_us: Figures,
 ) -> None:
     med = {case: statistics.median(v) for case, v in results.items()}
     print(
@@ -201,6 +217,14 @@ def report(
             f"{provider.name}, {store}: {more} handlers / {one}: {gain:.2f}x (raw Java {more} consumers / {one}: "
             f"{raw_gain:.2f}x; target: handlers add throughput, > 1.00x: {'met' if gain > 1.0 else 'MISSED'})"
         )
+    print(
+        "CPU per message, medians: the client's process (pyjms: Python and its JVM; raw Java: its JVM) and the broker's"
+    )
+    print(f"  {'cpu of':46} {'client µs':>10} {'broker µs':>10}")
+    for k in counts:
+        for case in (raw_case(k), pyjms_case(k)):
+            client, broker = statistics.median(client_us[case]), statistics.median(broker_us[case])
+            print(f"  {'cpu of ' + case:46} {client:10.1f} {broker:10.1f}")
 
 
 def main() -> None:
@@ -222,10 +246,20 @@ def main() -> None:
         for store in stores:
             with tempfile.TemporaryDirectory(prefix="pyjms-bench-dlq-") as tmp:
                 data_dir = tmp if store == "persistent" else None
-                results = bench_store(
+                results, client_us, broker_us = bench_store(
                     PROVIDERS[name], store, args.messages, args.rounds, args.warmup, counts, data_dir
                 )
-            report(PROVIDERS[name], store, args.messages, args.rounds, args.warmup, counts, results)
+            report(
+                PROVIDERS[name],
+                store,
+                args.messages,
+                args.rounds,
+                args.warmup,
+                counts,
+                results,
+                client_us,
+                broker_us,
+            )
             handler_rate = statistics.median(results[pyjms_case(counts[0])])  # the last broker's
 
     # matching alone, in this process's warm interpreter, on a dead letter as the handler browses it
