@@ -444,6 +444,11 @@ class Channel:
     def browser(self, key: JavaStringArg, selector: str | None, what: str) -> Browser:
         return Browser(self.call(lambda: self.java.browser(key, selector), what), self)
 
+    def batch_browser(self, key: JavaStringArg, selector: str | None, batch: int, what: str) -> Browser:
+        """A browser to be read in batches of ``batch`` messages: the provider may send it that
+        many messages ahead (org.pyjms.shim.Provider.browsing)."""
+        return Browser(self.call(lambda: self.java.browser(key, selector, batch), what), self)
+
     def create_temporary_queue(self) -> str:
         return str(self.call(self.java.createTemporaryQueue, "create_temporary_queue"))
 

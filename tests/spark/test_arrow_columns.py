@@ -15,7 +15,7 @@ import pyjms  # noqa: E402
 from pyjms.api.duplicates import duplicate_id_of  # noqa: E402
 from pyjms.api.expiry import now_ms, remaining_expiry  # noqa: E402
 from pyjms.spark.arrow_columns import ArrowColumnReader  # noqa: E402
-from pyjms.spark.batch_read import owner_of  # noqa: E402
+from pyjms.spark.batch_read import _batch_browser, owner_of  # noqa: E402
 from pyjms.spark.schema import READ_SCHEMA, ArrowRows  # noqa: E402
 
 
@@ -160,3 +160,37 @@ def test_consume_over_partitions_takes_each_message_once(spark, jms_url, jms_ctx
     rows = _read(spark, jms_url, qname, mode="consume", numPartitions=partitions, batchSize=64).collect()
     assert sorted(r.text for r in rows) == sorted(f"m{i}" for i in range(500))
     assert {r.body for r in rows} == {f"m{i}".encode() for i in range(500)}
+
+
+def _sent_ahead(browser) -> int:
+    """How many messages ActiveMQ may send a browser ahead of its reads (its consumer's prefetch)."""
+    wire = browser.wire_browser().java
+    wire.next(0)  # the browse starts, and ActiveMQ's browser makes its consumer
+    field = wire.getClass().getDeclaredField("browser")
+    field.setAccessible(True)
+    amq = field.get(wire)
+    field = amq.getClass().getDeclaredField("consumer")
+    field.setAccessible(True)
+    return int(field.get(amq).getPrefetchNumber())
+
+
+def test_the_browse_reads_browser_is_sent_a_batch_ahead(jms_ctx, qname):
+    """The browse read's browser shows what create_browser shows; on ActiveMQ the broker may send
+    it a batch ahead, and never fewer than its own default (queueBrowserPrefetch, 500)."""
+    q = jms_ctx.create_queue(qname)
+    p = jms_ctx.create_producer()
+    for i in range(5):
+        p.send(q, f"m{i}")
+    with jms_ctx.create_browser(q) as b:
+        shown = [m.get_body(str) for m in b]
+    assert shown == [f"m{i}" for i in range(5)]
+    with _batch_browser(jms_ctx, q, None, 2) as b:
+        assert [m.get_body(str) for m in b] == shown
+    if jms_ctx._channel.provider_name().startswith("ActiveMQ Classic"):
+        with _batch_browser(jms_ctx, q, None, 2_000) as b:
+            assert _sent_ahead(b) == 2_000
+            assert [m.get_body(str) for m in b] == shown
+        with _batch_browser(jms_ctx, q, None, 10) as b:
+            assert _sent_ahead(b) == 500
+        with jms_ctx.create_browser(q) as b:
+            assert _sent_ahead(b) == 500

@@ -479,6 +479,14 @@ public final class Channel implements AutoCloseable {
         return new Browser(b);
     }
 
+    /** A browser to be read in batches of {@code ahead} messages (see Provider.browsing). */
+    public Browser browser(String queue, String selector, int ahead) throws JMSException {
+        checkOpen();
+        start();
+        Destination d = provider.browsing(shared.connection, destinations.resolve(queue), ahead);
+        return new Browser(session.createBrowser((Queue) d, selector));
+    }
+
     public String createTemporaryQueue() throws JMSException {
         checkOpen();
         TemporaryQueue q = session.createTemporaryQueue();

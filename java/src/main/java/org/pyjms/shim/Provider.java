@@ -133,6 +133,14 @@ public interface Provider {
      */
     default Destination prefetching(Destination d, int prefetch) { return d; }
 
+    /**
+     * The queue to give a browser that will be read in batches of {@code ahead} messages: one
+     * the broker may send at least that many messages ahead of the reads, so that it keeps
+     * sending while the caller takes a batch (the Spark reader's browse). Never fewer ahead than
+     * the connection is configured for. The default is the queue itself.
+     */
+    default Destination browsing(Connection c, Destination d, int ahead) { return d; }
+
     /** Deletes a queue if nobody consumes from it; false when not possible. */
     default boolean deleteIfUnused(Connection c, Queue q) throws JMSException { return false; }
 

@@ -89,6 +89,19 @@ public final class ActiveMQProvider implements Provider {
         return d;
     }
 
+    /**
+     * A browser is sent queueBrowserPrefetch messages ahead (500 by default); read in larger
+     * batches, it waits for the broker at each batch: 20,000 messages browsed in batches of
+     * 2,000 took ~18% less time with a prefetch of a batch (docs/performance.md).
+     */
+    @Override
+    public Destination browsing(Connection c, Destination d, int ahead) {
+        if (c instanceof ActiveMQConnection a && ahead > a.getPrefetchPolicy().getQueueBrowserPrefetch()) {
+            return prefetching(d, ahead);
+        }
+        return d;
+    }
+
     @Override
     public Destination temporary(String key) {
         if (key.startsWith("temp-queue://")) return new ActiveMQTempQueue(key.substring(13));
