@@ -260,9 +260,14 @@ class JMSContext:
         sync = self.sync
         await self._call(lambda: sync.unsubscribe(name))
 
-    async def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
+    async def create_browser(
+        self, queue: Queue, message_selector: str | None = None, *, read_ahead: int | None = None
+    ) -> QueueBrowser:
         sync = self.sync
-        return QueueBrowser(self, await self._call(lambda: sync.create_browser(queue, message_selector)))
+        return QueueBrowser(
+            self,
+            await self._call(lambda: sync.create_browser(queue, message_selector, read_ahead=read_ahead)),
+        )
 
     async def create_marking_browser(
         self,

@@ -574,12 +574,26 @@ class JMSContext:
         self._check_open()
         self._channel.unsubscribe(name, f"unsubscribe({name!r})")
 
-    def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
+    def create_browser(
+        self, queue: Queue, message_selector: str | None = None, *, read_ahead: int | None = None
+    ) -> QueueBrowser:
+        """A browser of queue. ``read_ahead`` (pyjms's): a reader that takes messages in
+        batches of that many may have the provider send it that many ahead, where the provider
+        would send fewer (ActiveMQ: its queueBrowserPrefetch, 500 by default), so that the
+        broker keeps sending while a batch is taken; other providers ignore it."""
         self._check_open()
         if not isinstance(queue, Queue):
             raise InvalidDestinationRuntimeException(f"create_browser needs a Queue, got {queue!r}")
+        if read_ahead is not None and (
+            isinstance(read_ahead, bool) or not isinstance(read_ahead, int) or read_ahead < 1
+        ):
+            raise InvalidArgumentRuntimeException(f"read_ahead must be a positive int, got {read_ahead!r}")
         key = self._jkey(queue)
-        b = self._channel.browser(key, message_selector, f"create_browser({queue})")
+        what = f"create_browser({queue})"
+        if read_ahead is None:
+            b = self._channel.browser(key, message_selector, what)
+        else:
+            b = self._channel.batch_browser(key, message_selector, read_ahead, what)
         return QueueBrowser(self, b, queue, message_selector)
 
     def create_marking_browser(

@@ -32,8 +32,6 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, SESSION_TRANSACTED
-from pyjms.api.consumer import QueueBrowser
-from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue, from_key
 from pyjms.api.duplicates import DuplicateWindow, duplicate_id_of
 from pyjms.api.message import Message
@@ -97,8 +95,9 @@ class JMSBrowseBatch(_JMSBatchRead):
 
         with (
             connection_factory(self.options).create_context(AUTO_ACKNOWLEDGE) as ctx,
-            _batch_browser(
-                ctx, self._queue(), self.options.message_selector, self.options.batch_size
+            # sent a batch ahead: the broker keeps sending while Python and Spark take one
+            ctx.create_browser(
+                self._queue(), self.options.message_selector, read_ahead=self.options.batch_size
             ) as browser,
         ):
             while True:
@@ -133,14 +132,6 @@ class JMSBrowseBatch(_JMSBatchRead):
                 continue
             kept.append(m)
         return kept
-
-
-def _batch_browser(ctx: JMSContext, queue: Queue, selector: str | None, batch: int) -> QueueBrowser:
-    """ctx.create_browser(queue, selector) for reading in batches of ``batch``: the provider may
-    send it a batch ahead (ActiveMQ's default, 500, kept each batch of 2,000 waiting on the broker),
-    so that the broker keeps sending while Python and Spark take a batch."""
-    wire = ctx._channel.batch_browser(ctx._jkey(queue), selector, batch, f"create_browser({queue})")
-    return QueueBrowser(ctx, wire, queue, selector)
 
 
 def owner_of(m: Message, duplicate_id: str | None, partitions: int) -> int:

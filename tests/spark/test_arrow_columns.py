@@ -4,6 +4,8 @@ renders exactly (float properties) still read once each."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from pyspark.sql.types import StructType
 
@@ -15,7 +17,7 @@ import pyjms  # noqa: E402
 from pyjms.api.duplicates import duplicate_id_of  # noqa: E402
 from pyjms.api.expiry import now_ms, remaining_expiry  # noqa: E402
 from pyjms.spark.arrow_columns import ArrowColumnReader  # noqa: E402
-from pyjms.spark.batch_read import _batch_browser, owner_of  # noqa: E402
+from pyjms.spark.batch_read import owner_of  # noqa: E402
 from pyjms.spark.schema import READ_SCHEMA, ArrowRows  # noqa: E402
 
 
@@ -174,9 +176,10 @@ def _sent_ahead(browser) -> int:
     return int(field.get(amq).getPrefetchNumber())
 
 
-def test_the_browse_reads_browser_is_sent_a_batch_ahead(jms_ctx, qname):
-    """The browse read's browser shows what create_browser shows; on ActiveMQ the broker may send
-    it a batch ahead, and never fewer than its own default (queueBrowserPrefetch, 500)."""
+def test_a_browser_read_ahead_shows_the_same_and_is_sent_a_batch_ahead(jms_ctx, qname):
+    """The browse read's browser (create_browser with read_ahead) shows what a plain one shows;
+    on ActiveMQ the broker may send it a batch ahead, never fewer than its own default
+    (queueBrowserPrefetch, 500). Read from ActiveMQ's browser: nothing else shows it."""
     q = jms_ctx.create_queue(qname)
     p = jms_ctx.create_producer()
     for i in range(5):
@@ -184,13 +187,22 @@ def test_the_browse_reads_browser_is_sent_a_batch_ahead(jms_ctx, qname):
     with jms_ctx.create_browser(q) as b:
         shown = [m.get_body(str) for m in b]
     assert shown == [f"m{i}" for i in range(5)]
-    with _batch_browser(jms_ctx, q, None, 2) as b:
+    with jms_ctx.create_browser(q, read_ahead=2) as b:
         assert [m.get_body(str) for m in b] == shown
-    if jms_ctx._channel.provider_name().startswith("ActiveMQ Classic"):
-        with _batch_browser(jms_ctx, q, None, 2_000) as b:
+    if jms_ctx.channel.provider_name().startswith("ActiveMQ Classic"):
+        with jms_ctx.create_browser(q, read_ahead=2_000) as b:
             assert _sent_ahead(b) == 2_000
             assert [m.get_body(str) for m in b] == shown
-        with _batch_browser(jms_ctx, q, None, 10) as b:
+        with jms_ctx.create_browser(q, read_ahead=10) as b:
             assert _sent_ahead(b) == 500
         with jms_ctx.create_browser(q) as b:
             assert _sent_ahead(b) == 500
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5, "100"])
+def test_a_read_ahead_that_is_not_a_positive_int_is_refused_by_name(jms_ctx, qname, bad):
+    with pytest.raises(
+        pyjms.InvalidArgumentRuntimeException,
+        match=rf"read_ahead must be a positive int, got {re.escape(repr(bad))}",
+    ):
+        jms_ctx.create_browser(jms_ctx.create_queue(qname), read_ahead=bad)
