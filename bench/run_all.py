@@ -48,10 +48,10 @@ BENCHES = [
 ]
 
 #: what the summary keeps: the baselines' rows (raw Java), ratios against them, targets, lateness
-#: rows (delay), section headings (which broker, which provider), rule matching (DLQ) and the
-#: cold start
+#: rows (delay), section headings (which broker, which provider), CPU per message (each side's),
+#: rule matching (DLQ) and the cold start
 KEEP = re.compile(
-    r"^raw Java|\d+\.\d\dx|target|^(native|scheduler|staging)\S*\s+\d|^== |rule matching|cold start"
+    r"^raw Java|\d+\.\d\dx|target|^(native|scheduler|staging)\S*\s+\d|^== |^\s+cpu of |rule matching|cold start"
 )
 
 
