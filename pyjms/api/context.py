@@ -589,11 +589,7 @@ class JMSContext:
         ):
             raise InvalidArgumentRuntimeException(f"read_ahead must be a positive int, got {read_ahead!r}")
         key = self._jkey(queue)
-        what = f"create_browser({queue})"
-        if read_ahead is None:
-            b = self._channel.browser(key, message_selector, what)
-        else:
-            b = self._channel.batch_browser(key, message_selector, read_ahead, what)
+        b = self._channel.browser(key, message_selector, f"create_browser({queue})", read_ahead or 0)
         return QueueBrowser(self, b, queue, message_selector)
 
     def create_marking_browser(

@@ -441,13 +441,10 @@ class Channel:
     def unsubscribe(self, name: str, what: str) -> None:
         self.call(lambda: self.java.unsubscribe(name), what)
 
-    def browser(self, key: JavaStringArg, selector: str | None, what: str) -> Browser:
-        return Browser(self.call(lambda: self.java.browser(key, selector), what), self)
-
-    def batch_browser(self, key: JavaStringArg, selector: str | None, batch: int, what: str) -> Browser:
-        """A browser to be read in batches of ``batch`` messages: the provider may send it that
-        many messages ahead (org.pyjms.shim.Provider.browsing)."""
-        return Browser(self.call(lambda: self.java.browser(key, selector, batch), what), self)
+    def browser(self, key: JavaStringArg, selector: str | None, what: str, read_ahead: int = 0) -> Browser:
+        """A browser; read_ahead > 0: one read in batches of that many, which the provider may
+        send that many messages ahead (org.pyjms.shim.Provider.browsing)."""
+        return Browser(self.call(lambda: self.java.browser(key, selector, read_ahead), what), self)
 
     def create_temporary_queue(self) -> str:
         return str(self.call(self.java.createTemporaryQueue, "create_temporary_queue"))

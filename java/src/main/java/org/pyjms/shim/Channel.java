@@ -472,19 +472,14 @@ public final class Channel implements AutoCloseable {
         session.unsubscribe(name);
     }
 
-    public Browser browser(String queue, String selector) throws JMSException {
-        checkOpen();
-        start();
-        QueueBrowser b = session.createBrowser((Queue) destinations.resolve(queue), selector);
-        return new Browser(b);
-    }
-
-    /** A browser to be read in batches of {@code ahead} messages (see Provider.browsing). */
+    /** A browser; {@code ahead} > 0: one read in batches of that many (see Provider.browsing). */
     public Browser browser(String queue, String selector, int ahead) throws JMSException {
         checkOpen();
         start();
-        Destination d = provider.browsing(shared.connection, destinations.resolve(queue), ahead);
-        return new Browser(session.createBrowser((Queue) d, selector));
+        Destination d = destinations.resolve(queue);
+        if (ahead > 0) d = provider.browsing(shared.connection, d, ahead);
+        QueueBrowser b = session.createBrowser((Queue) d, selector);
+        return new Browser(b);
     }
 
     public String createTemporaryQueue() throws JMSException {
