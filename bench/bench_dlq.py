@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from raw_java import PROVIDERS, Provider, RawJava, listed, process_cpu, start_broker  # noqa: E402
+from raw_java import CPU_HEADING, PROVIDERS, Provider, RawJava, cpu_meter, listed, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
 from pyjms.dlq import DeadLetterHeader, DLQHandler, RulesTable, dead_letter  # noqa: E402
@@ -154,13 +154,15 @@ def bench_store(
                         round_name = f"W{-r}" if r < 0 else f"R{r}"  # a queue name has no '-'
                         dlq = f"BENCH.DLQ.{store.replace('-', '').upper()}.{round_name}.{i}"
                         fill(tx_ctx, dlq, n)
-                        client = raw.proc.pid if case.startswith("raw Java") else os.getpid()
-                        client_cpu, broker_cpu = process_cpu(client), process_cpu(broker.pid)
+                        cpu = cpu_meter(
+                            raw.proc.pid if case.startswith("raw Java") else os.getpid(), broker.pid
+                        )
                         rate = run(dlq, dlq + ".OUT")
                         if r >= 0:
+                            client, broker_side = cpu(n)
                             results[case].append(rate)
-                            client_us[case].append((process_cpu(client) - client_cpu) * 1e6 / n)
-                            broker_us[case].append((process_cpu(broker.pid) - broker_cpu) * 1e6 / n)
+                            client_us[case].append(client)
+                            broker_us[case].append(broker_side)
                         count_and_clear(ctx, dlq + ".OUT", n)
                         count_and_clear(ctx, dlq, 0)
         return results, client_us, broker_us
@@ -217,9 +219,7 @@ def report(
             f"{provider.name}, {store}: {more} handlers / {one}: {gain:.2f}x (raw Java {more} consumers / {one}: "
             f"{raw_gain:.2f}x; target: handlers add throughput, > 1.00x: {'met' if gain > 1.0 else 'MISSED'})"
         )
-    print(
-        "CPU per message, medians: the client's process (pyjms: Python and its JVM; raw Java: its JVM) and the broker's"
-    )
+    print(CPU_HEADING)
     print(f"  {'cpu of':46} {'client µs':>10} {'broker µs':>10}")
     for k in counts:
         for case in (raw_case(k), pyjms_case(k)):

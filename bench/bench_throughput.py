@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from raw_java import PROVIDERS, Provider, RawJava, process_cpu, start_broker  # noqa: E402
+from raw_java import CPU_HEADING, PROVIDERS, Provider, RawJava, cpu_meter, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
 import pyjms.aio  # noqa: E402
@@ -206,13 +206,13 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
             results = Results()
             for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
                 for i, case in enumerate(CASES):
-                    client = raw.proc.pid if case.startswith("raw Java") else os.getpid()
-                    client_cpu, broker_cpu = process_cpu(client), process_cpu(broker.pid)
+                    cpu = cpu_meter(raw.proc.pid if case.startswith("raw Java") else os.getpid(), broker.pid)
                     rate = run[case](f"BENCH.{p.name}.{r}.{i}")
                     if r >= 0:
+                        client_us, broker_us = cpu(n)
                         results.rates[case].append(rate)
-                        results.client_us[case].append((process_cpu(client) - client_cpu) * 1e6 / n)
-                        results.broker_us[case].append((process_cpu(broker.pid) - broker_cpu) * 1e6 / n)
+                        results.client_us[case].append(client_us)
+                        results.broker_us[case].append(broker_us)
         return results
     finally:
         if raw is not None:
@@ -242,10 +242,7 @@ def report(p: Provider, n: int, rounds: int, warmup: int, measured: Results) -> 
             line += f" {'':7}  {'':30} "
             tail = ""
         print(line + ", ".join(f"{v:,.0f}" for v in results[case]) + tail, flush=True)
-    print(
-        "CPU per message, medians: the client's process (pyjms: Python and its JVM; raw Java: "
-        "its JVM) and the broker's"
-    )
+    print(CPU_HEADING)
     print(f"  {'cpu of':42} {'client µs':>10} {'broker µs':>10}  client against its baseline's")
     for case in results:
         client, broker = (

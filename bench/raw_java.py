@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,6 +105,24 @@ def process_cpu(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+#: the heading of a bench's CPU-per-message table (cpu_meter's figures)
+CPU_HEADING = "CPU per message, medians: the client's process (pyjms: Python and its JVM; raw Java: its JVM) and the broker's"
+
+
+def cpu_meter(client_pid: int, broker_pid: int) -> Callable[[int], tuple[float, float]]:
+    """Starts counting the CPU of a client's process and of the broker's; the function it
+    returns gives each one's µs per message over n messages since."""
+    client_start, broker_start = process_cpu(client_pid), process_cpu(broker_pid)
+
+    def per_message(n: int) -> tuple[float, float]:
+        return (
+            (process_cpu(client_pid) - client_start) * 1e6 / n,
+            (process_cpu(broker_pid) - broker_start) * 1e6 / n,
+        )
+
+    return per_message
 
 
 def jvm_options() -> list[str]:
