@@ -24,7 +24,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.aio.worker import AGAIN, IN_LISTENER
-from pyjms.api.checks import to_ms
+from pyjms.api.checks import check_positive_int, to_ms
 from pyjms.api.consumer import JMSConsumer as SyncConsumer
 from pyjms.api.consumer import QueueBrowser as SyncBrowser
 from pyjms.api.destination import Destination
@@ -248,10 +248,7 @@ class JMSConsumer:
         """Up to max_messages with one JVM crossing: waits up to timeout_ms for the first, then
         takes what is already there."""
         self._check()
-        if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
-            raise InvalidArgumentRuntimeException(
-                f"max_messages must be a positive int, got {max_messages!r}"
-            )
+        check_positive_int(max_messages, "max_messages")
         kept = self._from_kept(self._kept, max_messages)
         if kept:
             return self._handed(kept)  # type: ignore[no-any-return]

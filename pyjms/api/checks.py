@@ -70,6 +70,15 @@ def check_bool(value: Any, what: str) -> bool:
     return value
 
 
+def check_positive_int(value: Any, what: str) -> int:
+    """A count or a size: an int of 1 or more (True, 2.0 and 0 are not)."""
+    if not is_int(value) or value < 1:
+        raise InvalidArgumentRuntimeException(
+            f"{what} must be a positive int, got {value!r}", values={what: value}
+        )
+    return int(value)
+
+
 def check_epoch_ms(value: Any, what: str) -> int:
     """A JMS time header (JMSTimestamp, JMSExpiration, JMSDeliveryTime): an int in a Java long."""
     if not is_int(value) or not -JAVA_LONG_MAX - 1 <= value <= JAVA_LONG_MAX:

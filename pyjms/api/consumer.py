@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.api import extension, observers
-from pyjms.api.checks import to_ms
+from pyjms.api.checks import check_positive_int, to_ms
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from pyjms.api.destination import Destination, Queue
 from pyjms.api.duplicates import DUPLICATE_ID_BYTES, RECEIVED, duplicate_id_of
@@ -254,10 +254,7 @@ class JMSConsumer:
         """Up to max_messages with one JVM crossing: waits up to timeout_ms for the first,
         then takes what is already there."""
         self._check()
-        if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
-            raise InvalidArgumentRuntimeException(
-                f"max_messages must be a positive int, got {max_messages!r}"
-            )
+        check_positive_int(max_messages, "max_messages")
         wait = _timeout(timeout_ms) or 0
         started = _started()
         ack = self._ack

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pyjms.api import extension, observers
+from pyjms.api.checks import check_positive_int
 from pyjms.api.completions import NativeAsyncSends
 from pyjms.api.constants import (
     AUTO_ACKNOWLEDGE,
@@ -584,10 +585,8 @@ class JMSContext:
         self._check_open()
         if not isinstance(queue, Queue):
             raise InvalidDestinationRuntimeException(f"create_browser needs a Queue, got {queue!r}")
-        if read_ahead is not None and (
-            isinstance(read_ahead, bool) or not isinstance(read_ahead, int) or read_ahead < 1
-        ):
-            raise InvalidArgumentRuntimeException(f"read_ahead must be a positive int, got {read_ahead!r}")
+        if read_ahead is not None:
+            check_positive_int(read_ahead, "read_ahead")
         key = self._jkey(queue)
         b = self._channel.browser(key, message_selector, f"create_browser({queue})", read_ahead or 0)
         return QueueBrowser(self, b, queue, message_selector)

@@ -97,6 +97,12 @@ def test_setters_check_at_once_and_a_queued_send_keeps_its_options(
             assert (got["bare"].get_jms_priority(), got["bare"].property_exists("n")) == (8, False)
             with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="timeout_ms -1 is negative"):
                 await consumer.receive(-1)
+            for bad in (0, True, 2.0):
+                with pytest.raises(
+                    pyjms.InvalidArgumentRuntimeException,
+                    match=f"max_messages must be a positive int, got {bad!r}",
+                ):
+                    await consumer.receive_batch(bad)
 
     run(main)
 

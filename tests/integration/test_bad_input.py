@@ -155,9 +155,14 @@ def test_bad_timeouts_and_batch_sizes(ctx, qname):
     c = ctx.create_consumer(ctx.create_queue(qname))
     with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="negative"):
         c.receive(-5)
-    with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="max_messages"):
-        c.receive_batch(0)
-    assert c.receive(timedelta(milliseconds=50)) is None
+    ctx.create_producer().send(ctx.create_queue(qname), "kept")
+    for bad in (0, -1, True, 2.0, "10"):
+        with pytest.raises(
+            pyjms.InvalidArgumentRuntimeException, match=f"max_messages must be a positive int, got {bad!r}"
+        ):
+            c.receive_batch(bad)
+    # nothing was taken by a refused call
+    assert [m.get_text() for m in c.receive_batch(5, 2000)] == ["kept"]
 
 
 def test_unreachable_broker_is_a_clear_error():
