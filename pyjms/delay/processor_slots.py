@@ -62,6 +62,9 @@ class SlotBook:
         self._moved: dict[int, int] = {}
         self._drained: set[int] = set()  # slots drained whose markers are not compacted yet
         self._dead_markers = 0  # markers of drained slots, removed in bulk (amortized O(1))
+        # while recover() runs: the slots whose markers a compaction dropped, which the book
+        # forgets (a slot filed, drained and compacted during a recover is no lost marker)
+        self._forgotten: set[int] | None = None
         # slot queues of another slot length (found by recover): the sorter files their messages
         # again under this processor's slots, then their markers go
         self._foreign: dict[str, str] = {}  # slot queue -> its marker text, still to file again
@@ -191,6 +194,20 @@ class SlotBook:
         whose number means a time within PLAUSIBLE_MS of now under this slot length is taken as
         one of ours, any other is filed again as foreign. A marker whose queue is gone is dropped
         at the next compaction instead of being drained."""
+        with self._lock:
+            self._forgotten = set()
+        try:
+            return self._recover(ctx, queue_names, non_empty)
+        finally:
+            with self._lock:
+                self._forgotten = None
+
+    def _recover(
+        self,
+        ctx: JMSContext,
+        queue_names: list[str] | None,
+        non_empty: Callable[[list[str]], list[str]] | None,
+    ) -> list[int]:
         found = []
         existing = (
             None
@@ -230,7 +247,8 @@ class SlotBook:
         for slot in unmarked:
             if abs(slot * self.slot_ms - now) < PLAUSIBLE_MS:
                 with self._lock:
-                    drained = slot in self._drained or slot in self._filed
+                    forgotten = self._forgotten or set()
+                    drained = slot in self._drained or slot in self._filed or slot in forgotten
                 if not drained and self.add(slot):
                     found.append(slot)
             else:
@@ -309,6 +327,8 @@ class SlotBook:
             return
         with self._lock:
             self._dead_markers = 0
+            if self._forgotten is not None:
+                self._forgotten |= self._drained
             self._drained.clear()  # their markers are gone now
             for slot in [
                 n
@@ -317,3 +337,5 @@ class SlotBook:
             ]:
                 self._moved.pop(slot, None)
                 self._filed.pop(slot, None)
+                if self._forgotten is not None:
+                    self._forgotten.add(slot)

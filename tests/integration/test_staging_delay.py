@@ -602,3 +602,43 @@ def test_a_slot_filed_while_the_processor_looks_for_lost_markers_is_no_lost_mark
 
         names = [book.slot_queue(slot).name for slot in (lost, filed_meanwhile)]
         assert book.recover(ctx, names, sorter_commits_meanwhile) == [lost]
+
+
+def test_a_slot_drained_while_the_processor_looks_for_lost_markers_is_no_lost_marker(url, qname):
+    """A processor started while staged messages arrive asks, slot queue by slot queue, which of
+    those without a marker hold messages (hundreds of browsers: seconds). A slot the sorter
+    filed meanwhile can be due, drained and its marker compacted before the processor reads the
+    markers again: the book forgets it then, its queue is left empty, and it is no lost marker.
+    It is not reported as one (nor drained again); a slot queue holding messages with no marker
+    still is."""
+    from pyjms.api.expiry import now_ms
+    from pyjms.delay.processor_slots import SlotBook
+
+    book = SlotBook(f"STAGE.{uuid.uuid4().hex[:8]}", 20)
+    lost, drained_meanwhile = now_ms() // 20 + 1000, now_ms() // 20 - 10  # the second is due
+    with pyjms.ConnectionFactory(url).create_context(pyjms.SESSION_TRANSACTED) as ctx:
+        producer = ctx.create_producer()
+        producer.send(book.slot_queue(lost), "its marker was lost")
+        ctx.commit()
+
+        def sorter_and_deliverer_meanwhile(queues: list[str]) -> list[str]:
+            # the sorter files the slot, with its marker, and books it
+            producer.send(book.slots_queue, book.marker(drained_meanwhile))
+            producer.send(book.slot_queue(drained_meanwhile), "filed with its marker")
+            ctx.commit()
+            book.record_filed({drained_meanwhile: 1}, [drained_meanwhile])
+            book.add(drained_meanwhile)
+            held = list(queues)  # both held a message as they were browsed
+            # the deliverer drains it, and a compaction drops its marker
+            consumer = ctx.create_consumer(book.slot_queue(drained_meanwhile))
+            assert consumer.receive(5000) is not None
+            consumer.close()
+            ctx.commit()
+            book.record_moved(drained_meanwhile, 1)
+            assert book.finish(drained_meanwhile, True) is not None
+            book.compact_markers(ctx, set())
+            return held
+
+        names = [book.slot_queue(slot).name for slot in (lost, drained_meanwhile)]
+        assert book.recover(ctx, names, sorter_and_deliverer_meanwhile) == [lost]
+        assert book.first(5) == [lost]
