@@ -87,13 +87,24 @@ def forward(
     reply_to: Any = KEEP,
     producer: JMSProducer | None = None,
     sent_headers: bool = True,
-) -> Message:
+) -> Message | None:
     """Sends ``message`` on to ``destination`` unchanged, in ctx (its transaction, if any), with
     its priority, delivery mode and remaining lifetime. ``add_properties`` are typed, as
-    Message.typed_properties gives them. Returns the copy as sent (with its new message id;
-    with ``sent_headers`` False, without the headers the provider assigned, which then are not
-    brought back from the JVM: for forwarders that never read them). ``message`` itself is not
-    modified, so a received message can be forwarded more than once."""
+    Message.typed_properties gives them. Returns the copy as sent, with its new message id.
+    With ``sent_headers`` False it returns None: the forwarder reads nothing of the copy, so
+    the provider's headers are not brought back, and a message ctx consumed last is copied in
+    the JVM, where its properties need not cross again (the DLQ handler's moves). ``message``
+    itself is not modified, so a received message can be forwarded more than once."""
+    out = (producer or ctx.create_producer()).set_delivery_mode(message.get_jms_delivery_mode())
+    out.set_priority(message.get_jms_priority()).set_time_to_live(remaining_time_to_live(message))
+    if not sent_headers:
+        block = message.forward_block(
+            correlation_id=correlation_id,
+            reply_to=reply_to,
+            add_properties=_added(message, drop_properties, add_properties),
+        )
+        if block is not None and out._forward_consumed(destination, drop_properties, *block):
+            return None
     copy = forwarded(
         message,
         drop_properties=drop_properties,
@@ -101,12 +112,8 @@ def forward(
         correlation_id=correlation_id,
         reply_to=reply_to,
     )
-    (producer or ctx.create_producer()).set_delivery_mode(message.get_jms_delivery_mode()).set_priority(
-        message.get_jms_priority()
-    ).set_time_to_live(remaining_time_to_live(message))._send_message(
-        destination, copy, describe=sent_headers
-    )
-    return copy
+    out._send_message(destination, copy, describe=sent_headers)
+    return copy if sent_headers else None
 
 
 def forward_entry(

@@ -656,6 +656,33 @@ class Message:
             self._kind, self._body_for_send(), headers, C.pack_properties(props) if props else b""
         )
 
+    def forward_block(
+        self,
+        *,
+        correlation_id: Any = KEEP,
+        reply_to: Any = KEEP,
+        add_properties: Mapping[str, tuple[int, Any]] | None = None,
+    ) -> tuple[str, bytes] | None:
+        """For a copy of this received message made in the JVM from the message the provider
+        delivered (pyjms.api.forward): its provider message id, and the application headers
+        and added properties the copy gets, packed (codec.pack_headers, pack_properties). None
+        if the message was not received, or its body or properties changed since (cleared and
+        set again): only Python has it as it is then."""
+        rec = self._rec
+        if rec is None or not (self._props_ro and self._body_ro):
+            return None
+        message_id = rec.message_id()
+        if message_id is None:
+            return None
+        h = self._headers()
+        corr = h.get("correlation_id") if correlation_id is KEEP else correlation_id
+        reply = h.get("reply_to") if reply_to is KEEP else reply_to
+        if isinstance(reply, Destination):
+            reply = reply.key
+        return message_id, C.pack_headers(corr, h.get("type"), reply) + C.pack_properties(
+            dict(add_properties or {})
+        )
+
     def copy(
         self,
         *,

@@ -8,7 +8,7 @@ pyjms.delay) take part. A send no policy applies to goes straight to the wire.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -350,6 +350,32 @@ class JMSProducer:
         ctx._check_open()
         ctx._jkey(destination)
         self._send_checked(destination, message, self._policies(), describe=describe)
+
+    def _forward_consumed(
+        self, destination: Destination, drop: Collection[str], message_id: str, block: bytes
+    ) -> bool:
+        """forward's send of the message the context consumed last, copied in the JVM
+        (Channel.forwardConsumed; ``block``: Message.forward_block), where nothing of this
+        producer's would change it or see it: no policy, completion listener, delay, property or
+        header of its own. False if it sent nothing: the caller then sends its own copy."""
+        ctx = self._ctx
+        ctx._check_open()
+        key = ctx._jkey(destination)
+        if self._delay or self._props or self._listener is not None or self._overrides() or self._policies():
+            return False
+        if ctx._async is not None:
+            ctx._drain_async()
+        return ctx._channel.forward_consumed(
+            message_id,
+            key,
+            drop,
+            block,
+            self._mode,
+            self._priority,
+            self._ttl,
+            self._flags(),
+            f"send to {destination}",
+        )
 
     def _send_checked(
         self, destination: Destination, message: Message, policies: tuple[SendPolicy, ...], *, describe: bool

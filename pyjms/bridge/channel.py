@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from pyjms.bridge import jvm
@@ -368,6 +368,30 @@ class Channel:
             with self._area_lock:
                 self._area[:n] = record
                 self._send_from_area(self._java_area, n, key, mode, priority, ttl, delay, flags)
+        except self._jexc as e:
+            raise self.translated(e, what) from None
+
+    def forward_consumed(
+        self,
+        message_id: str,
+        key: JavaStringArg,
+        drop: Collection[str],
+        block: bytes,
+        mode: int,
+        priority: int,
+        ttl: int,
+        flags: int,
+        what: str,
+    ) -> bool:
+        """Forwards the message this session consumed last, if it is ``message_id``, with a copy
+        made in the JVM (Channel.forwardConsumed; ``block``: Message.forward_block): its
+        properties do not cross again. False if it sent nothing (another message was consumed
+        last): the caller sends its own copy."""
+        jvm.detach_when_thread_ends()
+        try:
+            return bool(
+                self.java.forwardConsumed(message_id, key, list(drop), block, mode, priority, ttl, flags)
+            )
         except self._jexc as e:
             raise self.translated(e, what) from None
 

@@ -284,6 +284,19 @@ class JavaChannel(Protocol):
         /,
     ) -> None: ...
 
+    def forwardConsumed(
+        self,
+        message_id: JavaStringArg,
+        destination: JavaStringArg,
+        drop: list[str],
+        block: bytes,
+        delivery_mode: int,
+        priority: int,
+        ttl: int,
+        flags: int,
+        /,
+    ) -> bool: ...
+
     def sendDescribed(
         self,
         destination: JavaStringArg,

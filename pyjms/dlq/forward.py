@@ -37,12 +37,12 @@ def put_unchanged(
     add: Mapping[str, bool | int | float | str] | None = None,
     producer: JMSProducer | None = None,
     sent_headers: bool = True,
-) -> Message:
+) -> Message | None:
     """Sends a copy of ``message`` to ``destination`` in ctx (pyjms.api.forward.forward).
 
     ``strip`` names properties to leave out and ``add`` adds properties (JMS type from the
-    Python type); nothing else changes. Returns the copy as sent (with its new message id,
-    unless ``sent_headers`` is False: see forward).
+    Python type); nothing else changes. Returns the copy as sent, with its new message id
+    (None if ``sent_headers`` is False: see forward).
     """
     return forward(
         ctx,

@@ -403,7 +403,9 @@ def dead_letter(
     )
     queue = dlq if isinstance(dlq, Queue) else ctx.create_queue(dlq)
     # a header already there (a message dead-lettered twice) is replaced, not merged
-    put_unchanged(ctx, queue, message, strip=HEADER_PROPERTIES, add=header.to_properties())
+    put_unchanged(
+        ctx, queue, message, strip=HEADER_PROPERTIES, add=header.to_properties(), sent_headers=False
+    )
     return header
 
 

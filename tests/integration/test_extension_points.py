@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -260,3 +261,129 @@ def test_a_copy_is_a_new_message_and_object_bodies_are_not_copied():
     )
     with pytest.raises(pyjms.NotSupportedRuntimeException, match="ObjectMessage"):
         pyjms.ObjectMessage().copy()
+
+
+@pytest.mark.providers("activemq", "artemis", "amqp")
+def test_a_forward_that_reads_nothing_back_copies_the_consumed_message_in_the_jvm(factory, qname):
+    """forward(..., sent_headers=False), as the DLQ handler moves a dead letter: the message the
+    context consumed last is copied in the JVM (Channel.forwardConsumed), so that its properties
+    do not cross twice; any other (an earlier one of a batch) is copied in Python. Either way
+    the copy is the message unchanged (Q08): every body kind, typed properties (JMSXGroupID,
+    strings with NUL and characters outside the BMP), correlation id, type, reply-to, priority,
+    delivery mode and remaining lifetime, less the dropped properties, plus the added ones."""
+    from pyjms.bridge.channel import Channel
+
+    odd = "\x00😀\U0010ffff𝄞"  # NUL, and characters outside the BMP
+    data, entries = pyjms.BytesMessage(), pyjms.MapMessage()
+    data.write_bytes(bytes(range(256)))
+    entries.set_short("s", 3)
+    entries.set_string("t", odd)
+    bodies = [
+        pyjms.TextMessage(odd),
+        data,
+        entries,
+        pyjms.Message(),
+        pyjms.TextMessage("a"),
+        pyjms.TextMessage("b"),
+    ]
+    in_jvm: list[bool] = []
+    real = Channel.forward_consumed
+
+    def counted(self: Channel, *args: Any) -> bool:
+        in_jvm.append(real(self, *args))
+        return in_jvm[-1]
+
+    with factory.create_context(pyjms.SESSION_TRANSACTED) as ctx:
+        q, copies, replies = (ctx.create_queue(qname + s) for s in ("", ".COPIES", ".REPLIES"))
+        producer = ctx.create_producer().set_priority(6).set_time_to_live(60_000)
+        for i, m in enumerate(bodies):
+            m.set_short_property("s", -2)
+            m.set_string_property("odd", odd)
+            m.set_string_property("JMSXGroupID", "group")
+            m.set_string_property("dropped", "x")
+            m.set_jms_correlation_id(f"corr-{i}")
+            m.set_jms_type("kind")
+            m.set_jms_reply_to(replies)
+            producer.send(q, m)
+        ctx.commit()
+        consumer = ctx.create_consumer(q)
+
+        def forward_on(original: pyjms.Message) -> None:
+            forward(
+                ctx,
+                copies,
+                original,
+                drop_properties=("dropped",),
+                add_properties={"hop": (C.T_INT, 1)},
+                sent_headers=False,
+            )
+
+        Channel.forward_consumed = counted  # type: ignore[method-assign]
+        try:
+            originals = []
+            for _ in range(4):  # each forwarded as soon as it is received
+                originals.append(consumer.receive(5000))
+                forward_on(originals[-1])
+            originals += consumer.receive_batch(2, 5000)
+            if len(originals) == 5:  # the second had not arrived yet
+                originals.append(consumer.receive(5000))
+            for original in originals[4:]:
+                forward_on(original)
+        finally:
+            Channel.forward_consumed = real  # type: ignore[method-assign]
+        ctx.commit()
+        got = drain(ctx.create_consumer(copies), 2000)
+        ctx.commit()
+    assert in_jvm == [True, True, True, True, False, True]
+    assert [c.get_jms_correlation_id() for c in got] == [f"corr-{i}" for i in range(6)]
+    for original, copy in zip(originals, got, strict=True):
+        assert type(copy) is type(original)
+        assert copy.get_jms_message_id() != original.get_jms_message_id()
+        expected = {k: v for k, v in original.typed_properties().items() if k != "dropped"}
+        expected.update({"hop": (C.T_INT, 1), SEND_TIME: (C.T_LONG, original.get_jms_timestamp())})
+        assert copy.typed_properties() == expected
+        assert copy.get_jms_timestamp() == original.get_jms_timestamp()
+        assert copy.get_jms_type() == "kind" and copy.get_jms_reply_to() == original.get_jms_reply_to()
+        assert (copy.get_jms_priority(), copy.get_jms_delivery_mode()) == (6, pyjms.PERSISTENT)
+        assert abs(copy.get_jms_expiration() - original.get_jms_expiration()) < 1000  # E14
+    text, data, entries, plain = got[:4]
+    assert text.get_text() == odd
+    assert data.read_bytes() == bytes(range(256))
+    assert entries.typed_map() == {"s": (C.T_SHORT, 3), "t": (C.T_STRING, odd)}
+    assert type(plain) is pyjms.Message
+
+
+def test_a_received_message_changed_since_is_forwarded_as_python_has_it(ctx, qname):
+    """A received message whose properties or body were cleared and set again, or whose
+    headers were set, is forwarded as it is now, not as the provider delivered it."""
+    q, copies = ctx.create_queue(qname), ctx.create_queue(qname + ".COPIES")
+    producer = ctx.create_producer()
+    for text in ("one", "two", "three"):
+        m = pyjms.TextMessage(text)
+        m.set_int_property("p", 1)
+        producer.send(q, m)
+    consumer = ctx.create_consumer(q)
+    first = consumer.receive(5000)
+    first.clear_properties()
+    first.set_int_property("p", 2)
+    first.set_jms_correlation_id("set since")
+    forward(ctx, copies, first, sent_headers=False)
+    second = consumer.receive(5000)
+    second.clear_body()
+    second.set_text("changed")
+    forward(ctx, copies, second, sent_headers=False)
+    third = consumer.receive(5000)
+    third.set_jms_correlation_id("header only")  # the copy is made in the JVM, with this header
+    forward(ctx, copies, third, sent_headers=False)
+    one, two, three = drain(ctx.create_consumer(copies))
+    assert (one.get_text(), one.get_int_property("p"), one.get_jms_correlation_id()) == (
+        "one",
+        2,
+        "set since",
+    )
+    assert (two.get_text(), two.get_int_property("p")) == ("changed", 1)
+    assert (three.get_text(), three.get_int_property("p"), three.get_jms_correlation_id()) == (
+        "three",
+        1,
+        "header only",
+    )

@@ -324,6 +324,28 @@ public final class Channel implements AutoCloseable {
         producer.send(destinations.resolve("queue://" + queue), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
     }
 
+    /**
+     * Forwards the message this session consumed last as pyjms.api.forward does, with a copy
+     * made here from the message itself ({@link Codec#forwarded}: {@code block} holds the
+     * application headers Python gives the copy and the properties it adds), so that its
+     * properties do not cross back from Python. Returns false, having sent nothing, when the
+     * message consumed last is not {@code messageId} (a batch's earlier message, or none) or
+     * has a body pyjms does not copy: Python then sends its own copy.
+     */
+    public synchronized boolean forwardConsumed(String messageId, String destination, String[] drop, byte[] block,
+                                                int deliveryMode, int priority, long ttl, int flags) throws JMSException {
+        checkOpen();
+        Message m = lastConsumed;
+        if (m == null || messageId == null || !messageId.equals(m.getJMSMessageID())) return false;
+        byte kind = Codec.kindOf(m);
+        if (kind == Codec.KIND_OBJECT || kind == Codec.KIND_STREAM) return false;
+        configure(flags);
+        Message copy = Codec.forwarded(m, session, destinations, new java.util.HashSet<>(java.util.Arrays.asList(drop)),
+                ByteBuffer.wrap(block));
+        sendOne(destinations.resolve(destination), copy, deliveryMode, priority, ttl, 0, flags);
+        return true;
+    }
+
     /** The dead-letter queue (a destination key) this session quarantines poison to, and the
      *  PutApplName of their dead-letter headers (Python sets them from the provider plug-in). */
     public void setDeadLetterQueue(String key, String applName) {

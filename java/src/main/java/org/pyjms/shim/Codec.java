@@ -140,6 +140,55 @@ public final class Codec {
 
     /** A new message of the same kind with the same body, properties and application headers. */
     public static Message copy(Message m, Session session) throws JMSException {
+        Message c = withoutProperties(m, session);
+        for (java.util.Map.Entry<String, Object> e : properties(m).entrySet()) c.setObjectProperty(e.getKey(), e.getValue());
+        return c;
+    }
+
+    /**
+     * What Python's copy of a received message would send (pyjms.api.forward), made in the JVM
+     * from the message itself: its body, every property its record carries (JMSX properties a
+     * sender set included, as {@link #encode} writes them) but those in {@code drop}; then, from
+     * {@code block}, the application headers Python gives the copy (correlation id, type and
+     * reply-to, as pack_headers writes them) and the properties it adds (pack_properties).
+     */
+    static Message forwarded(Message m, Session session, Destinations dests, java.util.Set<String> drop,
+                             ByteBuffer block) throws JMSException {
+        Message c = withoutProperties(m, session);
+        c.setJMSCorrelationID(readString(block));
+        c.setJMSType(readString(block));
+        String replyTo = readString(block);
+        c.setJMSReplyTo(replyTo == null ? null : dests.resolve(replyTo));
+        for (java.util.Map.Entry<String, Object> e : recordProperties(m).entrySet()) {
+            if (!drop.contains(e.getKey())) c.setObjectProperty(e.getKey(), e.getValue());
+        }
+        int n = block.getInt();
+        for (int i = 0; i < n; i++) c.setObjectProperty(readString(block), readValue(block));
+        return c;
+    }
+
+    /** The properties a record of m carries, in its order (see encodeProperties). */
+    private static java.util.Map<String, Object> recordProperties(Message m) throws JMSException {
+        ExactValues exact = exactFor(m);
+        java.util.Map<String, Object> all = exact != null ? exact.properties(m) : null;
+        java.util.Map<String, Object> kept = new java.util.LinkedHashMap<>();
+        if (all != null) {
+            for (java.util.Map.Entry<String, Object> e : all.entrySet()) {
+                if (!"JMSXDeliveryCount".equals(e.getKey()) && e.getValue() != null) kept.put(e.getKey(), e.getValue());
+            }
+            return kept;
+        }
+        for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
+            String name = (String) e.nextElement();
+            if ("JMSXDeliveryCount".equals(name) || !isPropertyName(name)) continue;
+            Object v = m.getObjectProperty(name);
+            if (v != null) kept.put(name, v);
+        }
+        return kept;
+    }
+
+    /** A new message of m's kind with its body and application headers, and no properties. */
+    private static Message withoutProperties(Message m, Session session) throws JMSException {
         ExactValues exact = exactFor(m);
         Message c;
         if (m instanceof TextMessage t) c = session.createTextMessage(t.getText());
@@ -167,7 +216,6 @@ public final class Codec {
         c.setJMSCorrelationID(m.getJMSCorrelationID());
         c.setJMSType(m.getJMSType());
         c.setJMSReplyTo(m.getJMSReplyTo());
-        for (java.util.Map.Entry<String, Object> e : properties(m).entrySet()) c.setObjectProperty(e.getKey(), e.getValue());
         return c;
     }
 
