@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.bridge.java_types import JavaConnection, JavaProvider
 from pyjms.errors import JMSRuntimeException, SetupError
 
@@ -157,6 +158,14 @@ class ProviderPlugin:
         by token through a dispatcher's kept consumer (pyjms.browse.kept) needs a transaction
         with nothing in it, which it can roll back if the broker sends it a message not asked for."""
         return True
+
+    def bulk_read_context(self, factory: ConnectionFactory) -> JMSContext:
+        """A context for a read that consumes many messages and removes them all at once, at
+        its end (the Spark consume read), in the session mode the provider does that faster:
+        SESSION_TRANSACTED (the read ends with commit) or CLIENT_ACKNOWLEDGE (with acknowledge).
+        Either way nothing read is removed before that end, and everything read goes back to
+        the queue if the context closes first. The default is a transaction."""
+        return factory.create_context(SESSION_TRANSACTED)
 
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         """A factory like ``factory`` whose rolled-back gets never make the provider treat a

@@ -181,6 +181,8 @@ class JavaProvider(Protocol):
 
     def peerDetectsDuplicates(self, connection: JavaConnection, /) -> bool: ...
 
+    def peerProduct(self, connection: JavaConnection, /) -> JavaString | None: ...
+
 
 class JavaProvidersClass(Protocol):
     """org.pyjms.shim.Providers: finds a provider (its static methods)."""

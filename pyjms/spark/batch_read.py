@@ -10,13 +10,15 @@ browse
     messages (400 unless the broker's destination policy raises it).
 
 consume
-    A destructive read: the partitions are competing consumers, each in one SESSION_TRANSACTED
-    session. PySpark's batch reader API has no commit callback (neither per job nor per task),
-    so a partition commits when Spark has taken its last row, i.e. when the iterator is
-    exhausted. Until then nothing is removed: if the task fails while the partition is still
-    being read (in the read itself or anywhere downstream in the same task, since Spark streams
-    the partition through it), the transaction rolls back and every message stays on the queue
-    (redelivered, delivery count + 1). What fails after a partition finished (a later stage,
+    A destructive read: the partitions are competing consumers, each in one session that
+    removes what it read all at once (a transaction, or a CLIENT_ACKNOWLEDGE session
+    acknowledged once, whichever the provider does faster: ProviderPlugin.bulk_read_context).
+    PySpark's batch reader API has no commit callback (neither per job nor per task), so a
+    partition commits (or acknowledges) when Spark has taken its last row, i.e. when the
+    iterator is exhausted. Until then nothing is removed: if the task fails while the partition
+    is still being read (in the read itself or anywhere downstream in the same task, since Spark
+    streams the partition through it), the session closes without committing and every message
+    stays on the queue (redelivered, delivery count + 1). What fails after a partition finished (a later stage,
     another task, the job's output commit) cannot un-consume it. For delivery that is
     acknowledged only after the sink committed, read with ``readStream`` and
     ``trigger(availableNow=True)``: see pyjms.spark.stream_read.
@@ -31,7 +33,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from pyjms.api.constants import AUTO_ACKNOWLEDGE, SESSION_TRANSACTED
+from pyjms.api.constants import AUTO_ACKNOWLEDGE
 from pyjms.api.destination import Queue, from_key
 from pyjms.api.duplicates import DuplicateWindow, duplicate_id_of
 from pyjms.api.message import Message
@@ -150,14 +152,16 @@ def _head(batch: pa.RecordBatch, limit: int | None, taken: int) -> pa.RecordBatc
 
 
 class JMSConsumeBatch(_JMSBatchRead):
-    """``mode=consume``: competing transacted consumers, committed when a partition is done."""
+    """``mode=consume``: competing consumers, each removing what it read when its partition is
+    done (a commit or an acknowledgement: the provider's bulk_read_context)."""
 
     def read(self, partition: JMSPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         rows = ArrowRows(self.schema)
         if partition.limit == 0:
             return
         o = self.options
-        ctx = connection_factory(o).create_context(SESSION_TRANSACTED)
+        factory = connection_factory(o)
+        ctx = factory.provider.bulk_read_context(factory)
         committed = False
         try:
             consumer = ctx.create_consumer(self._queue(), o.message_selector)
@@ -184,8 +188,12 @@ class JMSConsumeBatch(_JMSBatchRead):
                 if batch is not None:
                     yield batch
             # Spark has taken every row of this partition: the earliest moment we may commit
-            consumer.close()
-            ctx.commit()
+            if ctx.get_transacted():
+                consumer.close()  # what it holds unread goes back first
+                ctx.commit()
+            else:
+                ctx.acknowledge()  # what this session consumed, not what it holds unread
+                consumer.close()
             committed = True
         finally:
             close_context(ctx, rollback=not committed)

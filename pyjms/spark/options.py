@@ -275,13 +275,14 @@ def connection_factory(options: JMSOptions) -> ConnectionFactory:
 
 
 def close_context(ctx: JMSContext, rollback: bool) -> None:
-    """Closes a task's transacted context, rolling back first unless it committed.
+    """Closes a task's context, rolling back first unless it committed (a CLIENT_ACKNOWLEDGE
+    context that did not acknowledge gives back what it consumed as it closes).
 
     After a failure the rollback may fail too (the connection may be what broke); closing,
     or the broker noticing the dead connection, discards the transaction all the same.
     """
     try:
-        if rollback:
+        if rollback and ctx.get_transacted():
             ctx.rollback()
     except JMSRuntimeException:
         pass

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.provider import ContextAnswer
 from pyjms.errors import JMSRuntimeException, SetupError
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
 from pyjms.providers.artemis.plugin import DUPLICATE_REJECTED
@@ -44,6 +46,23 @@ class AmqpPlugin(ActiveMQPlugin):
 
     def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:
         return DUPLICATE_REJECTED in str(error)
+
+    _peer_is_activemq_classic = ContextAnswer(
+        lambda provider, connection: str(provider.peerProduct(connection) or "") == "ActiveMQ",
+        "ask which broker the AMQP peer is",
+    )
+
+    def bulk_read_context(self, factory: ConnectionFactory) -> JMSContext:
+        # through Qpid JMS it depends on the peer: ActiveMQ Classic drained 100,000 messages in
+        # one CLIENT_ACKNOWLEDGE session at 32,000 msg/s, in one transaction at 5,500; Artemis
+        # 27,000 against 33,000 (raw Java, 3 interleaved rounds, medians; docs/performance.md)
+        ctx = super().bulk_read_context(factory)  # CLIENT_ACKNOWLEDGE
+        if self._peer_is_activemq_classic(ctx):
+            return ctx
+        try:
+            return ctx.create_context(SESSION_TRANSACTED)  # a session on the same connection
+        finally:
+            ctx.close()
 
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         return factory  # Qpid JMS counts no redeliveries of its own

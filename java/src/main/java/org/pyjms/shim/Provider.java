@@ -42,6 +42,10 @@ public interface Provider {
      */
     default boolean peerDetectsDuplicates(Connection c) { return false; }
 
+    /** The broker product the connection's peer names itself, where the protocol says (AMQP's
+     *  "product" connection property); null where it does not. */
+    default String peerProduct(Connection c) { return null; }
+
     /** Whether shared subscriptions can be emulated on this connection (see SharedSubscriptions). */
     default boolean virtualizesTopic(Connection c, String topic) { return false; }
 

@@ -66,6 +66,11 @@ public final class AmqpProvider implements Provider {
         return AmqpPeer.of(c).isArtemis();
     }
 
+    @Override
+    public String peerProduct(Connection c) {
+        return AmqpPeer.of(c).product();
+    }
+
     /** The peer honours the client's delivery delay only if it offers DELAYED_DELIVERY. */
     @Override
     public boolean peerDelaysDelivery(Connection c) {
