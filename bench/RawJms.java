@@ -32,7 +32,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   browse Q N                    one QueueBrowser counts the queue's messages; N expected
  *   drain Q N CONSUMERS TX        CONSUMERS threads, each with a connection and a transacted
  *                                 session of its own, receive N messages in all, each committing
- *                                 every TX of its messages
+ *                                 every TX of its messages (a negative TX: a CLIENT_ACKNOWLEDGE
+ *                                 session instead, acknowledging every -TX)
  *   move SRC DST N CONSUMERS TX   the same, each message also sent on to DST in the transaction
  *                                 that gets it (delivery mode and priority kept)
  *   bytoken Q N TX                the design of a get by token, without marks: a QueueBrowser
@@ -223,14 +224,20 @@ public class RawJms {
         }
     }
 
-    /** One consumer's share: receives until N are received in all, committing every TX of its own. */
+    /**
+     * One consumer's share: receives until N are received in all, committing every TX of its
+     * own; a negative TX: in a CLIENT_ACKNOWLEDGE session, acknowledging every -TX instead.
+     */
     static void consumeShare(
             Connection c, String from, String to, AtomicInteger left, AtomicLong lastProgress, int tx)
             throws Exception {
-        try (Session s = c.createSession(true, Session.SESSION_TRANSACTED)) {
+        boolean acks = tx < 0;
+        int every = Math.abs(tx);
+        try (Session s = acks ? c.createSession(false, Session.CLIENT_ACKNOWLEDGE) : c.createSession(true, Session.SESSION_TRANSACTED)) {
             MessageConsumer consumer = s.createConsumer(s.createQueue(from));
             MessageProducer p = to == null ? null : s.createProducer(s.createQueue(to));
             int pending = 0;
+            Message last = null;
             while (left.get() > 0) {
                 Message m = consumer.receive(100); // short: another thread may take the last ones
                 if (m == null) {
@@ -242,12 +249,15 @@ public class RawJms {
                 lastProgress.set(System.nanoTime());
                 if (p != null) p.send(m, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
                 left.decrementAndGet();
-                if (++pending == tx) {
-                    s.commit();
+                last = m;
+                if (++pending == every) {
+                    if (acks) last.acknowledge(); else s.commit();
                     pending = 0;
                 }
             }
-            if (pending > 0) s.commit();
+            if (pending > 0) {
+                if (acks) last.acknowledge(); else s.commit();
+            }
         }
     }
 

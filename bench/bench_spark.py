@@ -16,11 +16,11 @@ Two kinds of reference rows, without targets, say where a distance comes from:
   * Spark's own ceiling: the same write and consume read through a Python data source that
     touches no broker (bench/spark_null_source.py: the jms read schema, Arrow batches of 2,000
     rows). Any Python data source is at most that fast on the machine;
-  * raw Java doing what a consume read does: as many transacted consumers as its partitions,
-    each in ONE transaction, committed at its end (pyjms.spark.batch_read: nothing is removed
-    until Spark has taken a partition's last row). On ActiveMQ a transaction of many messages is
-    slower than small ones (the broker walks the consumer's dispatched messages at each
-    delivered ack), so this is the read's design at raw Java speed.
+  * raw Java doing what a consume read does: as many consumers as its partitions, each in the
+    session the read uses on that provider (ProviderPlugin.bulk_read_context: one transaction,
+    committed at its end, or a CLIENT_ACKNOWLEDGE session acknowledged once at its end;
+    pyjms.spark.batch_read: nothing is removed until Spark has taken a partition's last row).
+    This is the read's design at raw Java speed.
 Both sides first run --warmup untimed rounds of every case at the same volume (JIT; Spark's
 Python workers and their JVMs), then --rounds interleaved rounds; medians. Prints rows per
 second and the ratios: Spark write to the raw Java send (target >= 0.8x), Spark reads
@@ -189,7 +189,17 @@ def null_read_case(partitions: int) -> str:
 
 
 def raw_design_case(partitions: int) -> str:
-    return f"{RAW_DESIGN} {partitions} consumers, 1 tx each"
+    return f"{RAW_DESIGN} {partitions} consumers, removing at their end"
+
+
+def acknowledges_in_bulk(url: str) -> bool:
+    """Whether a consume read on this broker removes what it read with an acknowledgement
+    rather than a commit (the provider's choice: ProviderPlugin.bulk_read_context)."""
+    import pyjms
+
+    factory = pyjms.ConnectionFactory(url)
+    with factory.provider.bulk_read_context(factory) as ctx:
+        return not ctx.get_transacted()
 
 
 def consume_case(partitions: int) -> str:
@@ -237,6 +247,8 @@ def bench_provider(
         browse_q = "BENCH.SPARK.BROWSE"
         raw.run("send", browse_q, browse_n, BODY_BYTES, "non-persistent")  # browsed, never consumed
         design = args.partitions[0]  # the consume read the reference rows stand beside
+        # in raw Java, a negative size is a CLIENT_ACKNOWLEDGE session acknowledged that often
+        removal = -(-n // design) * (-1 if acknowledges_in_bulk(url) else 1)
         for r in range(-args.warmup, args.rounds):  # negative rounds warm both sides, untimed
             # each queue drained before the next is filled: one holds N at a time, well within the
             # broker's memory limit
@@ -247,7 +259,7 @@ def bench_provider(
                 null_read_case(design): null_read(spark, n, design),
             }
             raw.run("send", f"BENCH.RAWTX.{r}", n, BODY_BYTES, "non-persistent")  # untimed
-            rates[raw_design_case(design)] = raw.rate("drain", f"BENCH.RAWTX.{r}", n, design, -(-n // design))
+            rates[raw_design_case(design)] = raw.rate("drain", f"BENCH.RAWTX.{r}", n, design, removal)
             for i, partitions in enumerate(args.partitions):
                 queue = f"BENCH.SPARK.{r}.{i}"
                 write = spark_write(df, url, queue)

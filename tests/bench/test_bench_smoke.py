@@ -40,7 +40,7 @@ PRINTS = {
         "target >= 0.8x",
         "target >= 0.7x",
         "no broker (Spark's own)",
-        "1 tx each (raw Java doing what the read does)",
+        "removing at their end (raw Java doing what the read does)",
         "(Spark's own cost of a read that size)",
     ),
 }
