@@ -98,7 +98,7 @@ def forward(
     out = (producer or ctx.create_producer()).set_delivery_mode(message.get_jms_delivery_mode())
     out.set_priority(message.get_jms_priority()).set_time_to_live(remaining_time_to_live(message))
     if not sent_headers:
-        block = message.forward_block(
+        block = message._forward_block(
             correlation_id=correlation_id,
             reply_to=reply_to,
             add_properties=_added(message, drop_properties, add_properties),

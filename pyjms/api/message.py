@@ -656,7 +656,7 @@ class Message:
             self._kind, self._body_for_send(), headers, C.pack_properties(props) if props else b""
         )
 
-    def forward_block(
+    def _forward_block(
         self,
         *,
         correlation_id: Any = KEEP,

@@ -355,7 +355,7 @@ class JMSProducer:
         self, destination: Destination, drop: Collection[str], message_id: str, block: bytes
     ) -> bool:
         """forward's send of the message the context consumed last, copied in the JVM
-        (Channel.forwardConsumed; ``block``: Message.forward_block), where nothing of this
+        (Channel.forwardConsumed; ``block``: Message._forward_block), where nothing of this
         producer's would change it or see it: no policy, completion listener, delay, property or
         header of its own. False if it sent nothing: the caller then sends its own copy."""
         ctx = self._ctx

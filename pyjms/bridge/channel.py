@@ -384,7 +384,7 @@ class Channel:
         what: str,
     ) -> bool:
         """Forwards the message this session consumed last, if it is ``message_id``, with a copy
-        made in the JVM (Channel.forwardConsumed; ``block``: Message.forward_block): its
+        made in the JVM (Channel.forwardConsumed; ``block``: Message._forward_block): its
         properties do not cross again. False if it sent nothing (another message was consumed
         last): the caller sends its own copy."""
         jvm.detach_when_thread_ends()
