@@ -159,32 +159,12 @@ public final class Codec {
         c.setJMSType(readString(block));
         String replyTo = readString(block);
         c.setJMSReplyTo(replyTo == null ? null : dests.resolve(replyTo));
-        for (java.util.Map.Entry<String, Object> e : recordProperties(m).entrySet()) {
+        for (java.util.Map.Entry<String, Object> e : properties(m, true).entrySet()) {
             if (!drop.contains(e.getKey())) c.setObjectProperty(e.getKey(), e.getValue());
         }
         int n = block.getInt();
         for (int i = 0; i < n; i++) c.setObjectProperty(readString(block), readValue(block));
         return c;
-    }
-
-    /** The properties a record of m carries, in its order (see encodeProperties). */
-    private static java.util.Map<String, Object> recordProperties(Message m) throws JMSException {
-        ExactValues exact = exactFor(m);
-        java.util.Map<String, Object> all = exact != null ? exact.properties(m) : null;
-        java.util.Map<String, Object> kept = new java.util.LinkedHashMap<>();
-        if (all != null) {
-            for (java.util.Map.Entry<String, Object> e : all.entrySet()) {
-                if (!"JMSXDeliveryCount".equals(e.getKey()) && e.getValue() != null) kept.put(e.getKey(), e.getValue());
-            }
-            return kept;
-        }
-        for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
-            String name = (String) e.nextElement();
-            if ("JMSXDeliveryCount".equals(name) || !isPropertyName(name)) continue;
-            Object v = m.getObjectProperty(name);
-            if (v != null) kept.put(name, v);
-        }
-        return kept;
     }
 
     /** A new message of m's kind with its body and application headers, and no properties. */
@@ -225,24 +205,36 @@ public final class Codec {
      * carries on.
      */
     public static java.util.Map<String, Object> properties(Message m) throws JMSException {
+        return properties(m, false);
+    }
+
+    /**
+     * {@link #properties(Message)}; with {@code asRecord}, with the JMSX properties a sender set
+     * (JMSXGroupID...) too: what a record of the message carries (encodeProperties).
+     */
+    private static java.util.Map<String, Object> properties(Message m, boolean asRecord) throws JMSException {
         ExactValues exact = exactFor(m);
         java.util.Map<String, Object> all = exact != null ? exact.properties(m) : null;
         java.util.Map<String, Object> kept = new java.util.LinkedHashMap<>();
         if (all != null) {
             for (java.util.Map.Entry<String, Object> e : all.entrySet()) {
-                String name = e.getKey();
-                if (name.startsWith("JMSX") || !isPropertyName(name) || e.getValue() == null) continue;
-                kept.put(name, e.getValue());
+                if (copied(e.getKey(), asRecord) && e.getValue() != null) kept.put(e.getKey(), e.getValue());
             }
             return kept;
         }
         for (Enumeration<?> e = m.getPropertyNames(); e.hasMoreElements(); ) {
             String name = (String) e.nextElement();
-            if (name.startsWith("JMSX") || !isPropertyName(name)) continue; // the provider's own
+            if (!copied(name, asRecord)) continue;
             Object v = m.getObjectProperty(name);
             if (v != null) kept.put(name, v);
         }
         return kept;
+    }
+
+    /** Whether a copy carries a property of this name (never the provider's own: isPropertyName). */
+    private static boolean copied(String name, boolean asRecord) {
+        boolean jmsx = asRecord ? "JMSXDeliveryCount".equals(name) : name.startsWith("JMSX");
+        return !jmsx && isPropertyName(name);
     }
 
     // ---------------------------------------------------------------- encode (JMS -> Python)
