@@ -33,8 +33,11 @@ class AmqpPeer:
     product: str
     #: whether it offers SHARED-SUBS (else shared consumers are refused, naming the peer)
     shared_subscriptions: bool
-    #: whether it offers DELAYED_DELIVERY, and honours it (``auto`` then chooses native, else staging)
+    #: whether it offers DELAYED_DELIVERY, and honours it
     delayed_delivery: bool = True
+    #: the delay mechanism ``auto`` chooses on it (ActiveMQ Classic: staging, its processor
+    #: answering, before the scheduler its DELAYED_DELIVERY hands to; else the client's own)
+    auto_delay: str = "native"
     #: whether it resends a delayed message with a new JMSTimestamp and the TTL counted again
     #: (ActiveMQ Classic's scheduler); pyjms compensates for its own sends, plain clients do not
     restamps_delayed: bool = False
@@ -72,7 +75,12 @@ def activemq_in_process() -> Iterator[AmqpPeer]:
     broker = EmbeddedBroker(amqp_port=0)
     assert broker.amqp_url is not None
     yield AmqpPeer(
-        broker.amqp_url, broker.vm_url, _activemq_version(), shared_subscriptions=False, restamps_delayed=True
+        broker.amqp_url,
+        broker.vm_url,
+        _activemq_version(),
+        shared_subscriptions=False,
+        restamps_delayed=True,
+        auto_delay="staging",
     )
     broker.stop()
 
@@ -82,7 +90,12 @@ def activemq_process(tcp_broker: BrokerProcess) -> AmqpPeer:
     """The ``pyjms broker`` process of tests/conftest.py, through the AMQP URL on its ready line."""
     amqp = next(u for u in tcp_broker.uris if u.startswith("amqp://"))
     return AmqpPeer(
-        amqp, tcp_broker.tcp_url, _activemq_version(), shared_subscriptions=False, restamps_delayed=True
+        amqp,
+        tcp_broker.tcp_url,
+        _activemq_version(),
+        shared_subscriptions=False,
+        restamps_delayed=True,
+        auto_delay="staging",
     )
 
 
@@ -121,8 +134,9 @@ def amqp_peer(request: pytest.FixtureRequest) -> AmqpPeer:
 
 @pytest.fixture
 def amqp(amqp_peer: AmqpPeer) -> Iterator[pyjms.JMSContext]:
-    """An auto-acknowledge context on the peer, through Qpid JMS."""
-    with pyjms.ConnectionFactory(amqp_peer.url).create_context() as ctx:
+    """An auto-acknowledge context on the peer, through Qpid JMS, whose delays are the client's
+    own (``auto`` may choose staging: test_conformance)."""
+    with pyjms.ConnectionFactory(amqp_peer.url, delivery_delay="native").create_context() as ctx:
         yield ctx
 
 

@@ -1,5 +1,6 @@
-"""Delivery delay over AMQP 1.0 with the mechanism ``auto`` picks: the client's own (Qpid JMS)
-where the peer offers DELAYED_DELIVERY, and every message really held until its delivery time.
+"""Delivery delay over AMQP 1.0 with the client's own mechanism (Qpid JMS), where the peer
+offers DELAYED_DELIVERY, and every message really held until its delivery time (what ``auto``
+chooses on each peer: test_conformance).
 
 ActiveMQ Classic offers DELAYED_DELIVERY by handing the message to its scheduler, which
 restamps the message when it fires; pyjms keeps the send time, the delivery time and the
@@ -58,7 +59,7 @@ def test_d01_batch_with_a_delay_is_held_and_undelayed_sends_are_not(
 def test_d10_delayed_message_sent_in_a_transaction_waits_for_the_commit(
     amqp_peer: AmqpPeer, qname: str
 ) -> None:
-    factory = pyjms.ConnectionFactory(amqp_peer.url)
+    factory = pyjms.ConnectionFactory(amqp_peer.url, delivery_delay="native")
     with factory.create_context(pyjms.SESSION_TRANSACTED) as tx, factory.create_context() as reader:
         q = tx.create_queue(qname)
         with reader.create_consumer(q) as consumer:

@@ -52,7 +52,7 @@ def test_plain_and_durable_amqp_subscribers_with_an_openwire_one(
         ctx.unsubscribe("dur")
 
 
-@pytest.mark.parametrize("mechanism", ["auto", "staging"])
+@pytest.mark.parametrize("mechanism", ["native", "staging"])
 def test_delayed_publication_reaches_each_subscriber_of_the_send_once(
     amqp_peer: AmqpPeer, native: pyjms.JMSContext, mechanism: str, request: pytest.FixtureRequest
 ) -> None:
