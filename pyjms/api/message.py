@@ -640,12 +640,7 @@ class Message:
         (correlation id, type, reply-to). Header arguments replace the message's own (KEEP
         keeps them); ``drop_properties`` are left out and ``add_properties`` (typed, as
         typed_properties gives them) override same-named ones, as a JMSProducer's do."""
-        h = self._headers()
-        corr = h.get("correlation_id") if correlation_id is KEEP else correlation_id
-        jtype = h.get("type") if jms_type is KEEP else jms_type
-        reply = h.get("reply_to") if reply_to is KEEP else reply_to
-        if isinstance(reply, Destination):
-            reply = reply.key
+        corr, jtype, reply = self._outgoing_headers(correlation_id, jms_type, reply_to)
         has_headers = corr is not None or jtype is not None or reply is not None
         headers = C.pack_headers(corr, jtype, reply) if has_headers else b""
         props = self._properties()
@@ -655,6 +650,17 @@ class Message:
         return C.pack_record(
             self._kind, self._body_for_send(), headers, C.pack_properties(props) if props else b""
         )
+
+    def _outgoing_headers(self, correlation_id: Any, jms_type: Any, reply_to: Any) -> tuple[Any, Any, Any]:
+        """The application headers a copy or send of this message carries: correlation id,
+        type and reply-to (as a destination key), each the message's own where KEEP."""
+        h = self._headers()
+        corr = h.get("correlation_id") if correlation_id is KEEP else correlation_id
+        jtype = h.get("type") if jms_type is KEEP else jms_type
+        reply = h.get("reply_to") if reply_to is KEEP else reply_to
+        if isinstance(reply, Destination):
+            reply = reply.key
+        return corr, jtype, reply
 
     def _forward_block(
         self,
@@ -674,14 +680,8 @@ class Message:
         message_id = rec.message_id()
         if message_id is None:
             return None
-        h = self._headers()
-        corr = h.get("correlation_id") if correlation_id is KEEP else correlation_id
-        reply = h.get("reply_to") if reply_to is KEEP else reply_to
-        if isinstance(reply, Destination):
-            reply = reply.key
-        return message_id, C.pack_headers(corr, h.get("type"), reply) + C.pack_properties(
-            dict(add_properties or {})
-        )
+        headers = self._outgoing_headers(correlation_id, KEEP, reply_to)
+        return message_id, C.pack_headers(*headers) + C.pack_properties(dict(add_properties or {}))
 
     def copy(
         self,

@@ -358,11 +358,11 @@ class JMSProducer:
         (Channel.forwardConsumed; ``block``: Message._forward_block), where nothing of this
         producer's would change it or see it: no policy, completion listener, delay, property or
         header of its own. False if it sent nothing: the caller then sends its own copy."""
+        if self._delay or self._props or self._listener is not None or self._overrides() or self._policies():
+            return False
         ctx = self._ctx
         ctx._check_open()
         key = ctx._jkey(destination)
-        if self._delay or self._props or self._listener is not None or self._overrides() or self._policies():
-            return False
         if ctx._async is not None:
             ctx._drain_async()
         return ctx._channel.forward_consumed(
