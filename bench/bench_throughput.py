@@ -5,7 +5,9 @@ in interleaved rounds, N non-persistent 100-byte messages sent and received back
   * raw Java: bench/RawJms.java, the provider's JMS client used directly, in ONE JVM that
     stays up for the whole run (a new JVM per round has a cold JIT: that flattered pyjms
     by about 1.75x), sequential (send all, then receive all) and pipelined (a consumer
-    thread receives while the producer sends);
+    thread receives while the producer sends), with the client options pyjms's own client is
+    made with (raw_java.client_url); where those differ from the client's defaults (Qpid JMS
+    on fewer than 4 CPUs), also sequential with the client's defaults, to show what they give;
   * pyjms with a send()/receive() per message, sequential;
   * pyjms with send_batch()/receive_batch(), sequential;
   * pyjms pipelined: a consumer thread receives while the main thread sends;
@@ -41,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from raw_java import CPU_HEADING, PROVIDERS, Provider, RawJava, cpu_meter, start_broker  # noqa: E402
+from raw_java import CPU_HEADING, PROVIDERS, Provider, RawJava, cpu_meter, plain_url, start_broker  # noqa: E402
 
 import pyjms  # noqa: E402
 import pyjms.aio  # noqa: E402
@@ -161,6 +163,9 @@ CASES = (
     "pyjms.aio send_batch/receive_batch",
     "pyjms per message, pipelined",
 )
+# raw Java with the client's own defaults, where pyjms makes its client with other options
+# (raw_java.client_url): what those options give a user, beside the like-for-like baseline
+CLIENT_DEFAULTS = "raw Java, client's defaults"
 BASELINE = {
     "pyjms per message": "raw Java, sequential",
     "pyjms send_batch/receive_batch": "raw Java, sequential",
@@ -168,6 +173,7 @@ BASELINE = {
     # the asyncio rows beside the synchronous ones they wrap
     "pyjms.aio per message": "pyjms per message",
     "pyjms.aio send_batch/receive_batch": "pyjms send_batch/receive_batch",
+    CLIENT_DEFAULTS: "raw Java, sequential",
 }
 TARGETS = {
     "pyjms per message": 0.5,
@@ -181,32 +187,45 @@ class Results:
     """Per case, a figure per timed round: msg/s, and CPU µs per message in the client's
     process and in the broker's."""
 
-    rates: dict[str, list[float]] = field(default_factory=lambda: {case: [] for case in CASES})
-    client_us: dict[str, list[float]] = field(default_factory=lambda: {case: [] for case in CASES})
-    broker_us: dict[str, list[float]] = field(default_factory=lambda: {case: [] for case in CASES})
+    cases: tuple[str, ...]
+    raw_url: str = ""
+    rates: dict[str, list[float]] = field(init=False)
+    client_us: dict[str, list[float]] = field(init=False)
+    broker_us: dict[str, list[float]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rates = {case: [] for case in self.cases}
+        self.client_us = {case: [] for case in self.cases}
+        self.broker_us = {case: [] for case in self.cases}
 
 
 def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
     broker, url = start_broker(p)
-    raw = None
+    raw = defaults = None
     try:
         raw = RawJava(p, url)
+        cases = CASES
+        if raw.url != plain_url(url):
+            defaults = RawJava(p, url, as_pyjms=False)
+            cases = (CASES[0], CLIENT_DEFAULTS, *CASES[1:])
         factory = pyjms.ConnectionFactory(url, **dict(p.pyjms_options))
         afactory = pyjms.aio.ConnectionFactory.of(factory)
         with factory.create_context() as ctx:
             run: dict[str, Callable[[str], float]] = {
                 "raw Java, sequential": lambda q: raw.rate("sequential", q, n, len(BODY)),
                 "raw Java, pipelined": lambda q: raw.rate("pipelined", q, n, len(BODY)),
+                CLIENT_DEFAULTS: lambda q: defaults.rate("sequential", q, n, len(BODY)),  # type: ignore[union-attr]
                 "pyjms per message": lambda q: pyjms_per_message(ctx, q, n),
                 "pyjms send_batch/receive_batch": lambda q: pyjms_batched(ctx, q, n),
                 "pyjms per message, pipelined": lambda q: pyjms_pipelined(factory, q, n),
                 "pyjms.aio per message": lambda q: asyncio.run(aio_per_message(afactory, q, n)),
                 "pyjms.aio send_batch/receive_batch": lambda q: asyncio.run(aio_batched(afactory, q, n)),
             }
-            results = Results()
+            results = Results(cases, raw.url)
             for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
-                for i, case in enumerate(CASES):
-                    cpu = cpu_meter(raw.proc.pid if case.startswith("raw Java") else os.getpid(), broker.pid)
+                for i, case in enumerate(cases):
+                    java = defaults if case == CLIENT_DEFAULTS else raw
+                    cpu = cpu_meter(java.proc.pid if case.startswith("raw Java") else os.getpid(), broker.pid)  # type: ignore[union-attr]
                     rate = run[case](f"BENCH.{p.name}.{r}.{i}")
                     if r >= 0:
                         client_us, broker_us = cpu(n)
@@ -215,8 +234,9 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
                         results.broker_us[case].append(broker_us)
         return results
     finally:
-        if raw is not None:
-            raw.close()
+        for java in (raw, defaults):
+            if java is not None:
+                java.close()
         broker.terminate()
         broker.wait()
 
@@ -227,6 +247,8 @@ def report(p: Provider, n: int, rounds: int, warmup: int, measured: Results) -> 
         f"\n== {p.name}: {n:,} non-persistent {len(BODY)}-byte messages sent and received, standalone "
         f"broker over {p.scheme}127.0.0.1; {warmup} untimed warm-up rounds, {rounds} interleaved rounds, medians"
     )
+    if CLIENT_DEFAULTS in results:
+        print(f"raw Java runs the client as pyjms makes it: {measured.raw_url}")
     print(f"{'client':34} {'msg/s (median)':>15} {'ratio':>7}  {'vs':30} rounds")
     for case in results:
         med = statistics.median(results[case])

@@ -5,7 +5,8 @@ ONE JVM per provider that stays up for the whole bench and takes a round per com
 so its JIT warms up as pyjms's own JVM does: a new JVM per round (`java File.java` each time)
 has a cold JIT, which flattered pyjms by about 1.75x. It starts with the JVM options pyjms's
 JVM gets (pyjms.bridge.jvm.start), PYJMS_JVM_OPTIONS included, and every bench gives it the
-same untimed warm-up rounds as the pyjms side.
+same untimed warm-up rounds as the pyjms side, and the client options pyjms's own client is
+made with (client_url).
 
     raw = RawJava(PROVIDERS["activemq"], url)
     seconds = raw.run("send", "Q", 50_000, 100, "non-persistent")   # see RawJms.java's commands
@@ -24,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import pyjms  # noqa: E402
 from pyjms.bridge import classpath  # noqa: E402
 
 LOG_CONFIG = ROOT / "pyjms" / "bridge" / "log4j2.properties"
@@ -136,14 +138,32 @@ def jvm_options() -> list[str]:
     ]
 
 
+def plain_url(url: str) -> str:
+    """The URL as the provider's own client takes it: artemis+tcp:// is pyjms's, tcp:// Artemis's."""
+    return url.split("+", 1)[-1]
+
+
+def client_url(p: Provider, url: str) -> str:
+    """The URL pyjms's own client is made with, so that the baseline runs the client as pyjms
+    does. The shim adds options where it departs from a client's defaults: Qpid JMS on fewer
+    than 4 CPUs waits on its I/O thread by spinning briefly before it parks
+    (org.pyjms.shim.amqp.AmqpProvider.waitingOnFewCpus)."""
+    if not p.factory_class.startswith("org.apache.qpid.jms."):
+        return plain_url(url)
+    made = pyjms.ConnectionFactory(url)._java()[1]  # the shim's Qpid JmsConnectionFactory
+    return str(made.getRemoteURI())
+
+
 class RawJava:
     """bench/RawJms.java in one JVM for the whole run, given one round per command."""
 
-    def __init__(self, p: Provider, url: str) -> None:
+    def __init__(self, p: Provider, url: str, *, as_pyjms: bool = True) -> None:
+        """as_pyjms: with the client options pyjms's own client is made with (client_url);
+        False: with the provider client's own defaults, for comparison."""
         jars = os.pathsep.join(classpath.provider_jars(p.jars))
+        self.url = client_url(p, url) if as_pyjms else plain_url(url)
         self.proc = subprocess.Popen(
-            # artemis+tcp:// is pyjms's; Artemis's own client takes tcp://
-            ["java", *jvm_options(), "-cp", jars, str(RAW_JMS), p.factory_class, url.split("+", 1)[-1]],
+            ["java", *jvm_options(), "-cp", jars, str(RAW_JMS), p.factory_class, self.url],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
