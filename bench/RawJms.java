@@ -27,6 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * inside this JVM) or "error WHAT":
  *   sequential Q N SIZE           send N non-persistent SIZE-character texts, then receive them
  *   pipelined Q N SIZE            the same, a consumer thread receiving while the producer sends
+ *   acked Q N SIZE EVERY          sequential with a CLIENT_ACKNOWLEDGE session, acknowledging
+ *                                 every EVERY messages received (and the rest at the end)
  *   send Q N SIZE DELIVERY        one producer sends N texts (DELIVERY persistent|non-persistent)
  *   receive Q N SIZE              one auto-acknowledge consumer receives N texts of SIZE characters
  *   browse Q N                    one QueueBrowser counts the queue's messages; N expected
@@ -70,6 +72,7 @@ public class RawJms {
         switch (cmd[0]) {
             case "sequential": return sequential(c, cmd[1], n, Integer.parseInt(cmd[3]));
             case "pipelined": return pipelined(c, cmd[1], n, Integer.parseInt(cmd[3]));
+            case "acked": return sequential(c, cmd[1], n, Integer.parseInt(cmd[3]), Integer.parseInt(cmd[4]));
             case "send": return send(c, cmd[1], n, Integer.parseInt(cmd[3]), deliveryMode(cmd[4]));
             case "receive": return receive(c, cmd[1], n, Integer.parseInt(cmd[3]));
             case "browse": return browse(c, cmd[1], n);
@@ -89,14 +92,20 @@ public class RawJms {
     }
 
     static double sequential(Connection c, String queue, int n, int size) throws Exception {
-        try (Session s = c.createSession(false, Session.AUTO_ACKNOWLEDGE)) {
+        return sequential(c, queue, n, size, 0);
+    }
+
+    /** every > 0: a CLIENT_ACKNOWLEDGE session acknowledging every that many messages received. */
+    static double sequential(Connection c, String queue, int n, int size, int every) throws Exception {
+        try (Session s = every > 0 ? c.createSession(false, Session.CLIENT_ACKNOWLEDGE)
+                : c.createSession(false, Session.AUTO_ACKNOWLEDGE)) {
             Queue q = s.createQueue(queue);
             MessageProducer p = producer(s, q, DeliveryMode.NON_PERSISTENT);
             MessageConsumer consumer = s.createConsumer(q);
             String body = "x".repeat(size);
             long t0 = System.nanoTime();
             for (int i = 0; i < n; i++) p.send(s.createTextMessage(body));
-            drain(consumer, n, size);
+            drain(consumer, n, size, every);
             return (System.nanoTime() - t0) / 1e9;
         }
     }
@@ -268,12 +277,20 @@ public class RawJms {
     }
 
     static void drain(MessageConsumer consumer, int n, int size) throws Exception {
+        drain(consumer, n, size, 0);
+    }
+
+    /** every > 0: acknowledges every that many messages, and the rest at the end. */
+    static void drain(MessageConsumer consumer, int n, int size, int every) throws Exception {
         long chars = 0;
+        Message m = null;
         for (int got = 0; got < n; got++) {
-            Message m = consumer.receive(WAIT_MS);
+            m = consumer.receive(WAIT_MS);
             if (m == null) throw new IllegalStateException("lost messages: got " + got + " of " + n);
             chars += ((TextMessage) m).getText().length();
+            if (every > 0 && (got + 1) % every == 0) m.acknowledge();
         }
+        if (every > 0 && m != null && n % every != 0) m.acknowledge();
         if (chars != (long) n * size) throw new IllegalStateException("bad bodies");
     }
 }

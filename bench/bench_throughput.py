@@ -10,6 +10,10 @@ in interleaved rounds, N non-persistent 100-byte messages sent and received back
     on fewer than 4 CPUs), also sequential with the client's defaults, to show what they give;
   * pyjms with a send()/receive() per message, sequential;
   * pyjms with send_batch()/receive_batch(), sequential;
+  * the bulk-consumer recipe: send_batch, then receive_batch in a CLIENT_ACKNOWLEDGE context
+    acknowledging each batch, beside raw Java doing the same (a CLIENT_ACKNOWLEDGE session
+    acknowledging every 1,000 messages); each acknowledgement pattern against the other side's
+    same pattern, and raw Java's against its per-message loop;
   * pyjms pipelined: a consumer thread receives while the main thread sends;
   * pyjms.aio (asyncio) per message and batched, sequential, each an `await` on one context
     whose calls run on its worker thread, printed beside the synchronous rows they match.
@@ -69,9 +73,13 @@ def pyjms_per_message(ctx: pyjms.JMSContext, queue: str, n: int) -> float:
 
 
 def pyjms_batched(ctx: pyjms.JMSContext, queue: str, n: int) -> float:
+    """send_batch, then receive_batch; a CLIENT_ACKNOWLEDGE context acknowledges each batch once
+    it is handled (the bulk-consumer recipe, docs/api.md: a consumer that dies mid-batch loses
+    nothing)."""
     q = ctx.create_queue(queue)
     p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
     c = ctx.create_consumer(q)
+    acknowledging = ctx.get_session_mode() == pyjms.CLIENT_ACKNOWLEDGE
     bodies = [BODY] * BATCH
     t0 = time.perf_counter()
     for _ in range(n // BATCH):
@@ -82,6 +90,8 @@ def pyjms_batched(ctx: pyjms.JMSContext, queue: str, n: int) -> float:
         assert batch, "lost messages"
         got += len(batch)
         chars += sum(len(m.get_text()) for m in batch)
+        if acknowledging:
+            ctx.acknowledge()
     elapsed = time.perf_counter() - t0
     c.close()
     assert chars == n * len(BODY)
@@ -161,6 +171,8 @@ CASES = (
     "pyjms.aio per message",
     "pyjms send_batch/receive_batch",
     "pyjms.aio send_batch/receive_batch",
+    "raw Java, CLIENT_ACK per 1,000",
+    "pyjms batches, CLIENT_ACK each",
     "pyjms per message, pipelined",
 )
 # raw Java with the client's own defaults, where pyjms makes its client with other options
@@ -174,6 +186,8 @@ BASELINE = {
     "pyjms.aio per message": "pyjms per message",
     "pyjms.aio send_batch/receive_batch": "pyjms send_batch/receive_batch",
     CLIENT_DEFAULTS: "raw Java, sequential",
+    "raw Java, CLIENT_ACK per 1,000": "raw Java, sequential",
+    "pyjms batches, CLIENT_ACK each": "raw Java, CLIENT_ACK per 1,000",
 }
 TARGETS = {
     "pyjms per message": 0.5,
@@ -210,13 +224,18 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
             cases = (CASES[0], CLIENT_DEFAULTS, *CASES[1:])
         factory = pyjms.ConnectionFactory(url, **dict(p.pyjms_options))
         afactory = pyjms.aio.ConnectionFactory.of(factory)
-        with factory.create_context() as ctx:
+        with (
+            factory.create_context() as ctx,
+            factory.create_context(pyjms.CLIENT_ACKNOWLEDGE) as acknowledging,
+        ):
             run: dict[str, Callable[[str], float]] = {
                 "raw Java, sequential": lambda q: raw.rate("sequential", q, n, len(BODY)),
                 "raw Java, pipelined": lambda q: raw.rate("pipelined", q, n, len(BODY)),
                 CLIENT_DEFAULTS: lambda q: defaults.rate("sequential", q, n, len(BODY)),  # type: ignore[union-attr]
                 "pyjms per message": lambda q: pyjms_per_message(ctx, q, n),
                 "pyjms send_batch/receive_batch": lambda q: pyjms_batched(ctx, q, n),
+                "raw Java, CLIENT_ACK per 1,000": lambda q: raw.rate("acked", q, n, len(BODY), BATCH),
+                "pyjms batches, CLIENT_ACK each": lambda q: pyjms_batched(acknowledging, q, n),
                 "pyjms per message, pipelined": lambda q: pyjms_pipelined(factory, q, n),
                 "pyjms.aio per message": lambda q: asyncio.run(aio_per_message(afactory, q, n)),
                 "pyjms.aio send_batch/receive_batch": lambda q: asyncio.run(aio_batched(afactory, q, n)),

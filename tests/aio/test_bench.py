@@ -1,5 +1,6 @@
 """bench/bench_throughput.py runs at a tiny N and prints the asyncio rows beside the
-synchronous ones (numbers are not checked: the machine is shared)."""
+synchronous ones, and the bulk-consumer recipe beside raw Java acknowledging the same way
+(numbers are not checked: the machine is shared)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,12 @@ def test_the_throughput_bench_prints_the_asyncio_rows() -> None:
         "pyjms send_batch/receive_batch",
         "pyjms.aio per message",
         "pyjms.aio send_batch/receive_batch",
+        "raw Java, CLIENT_ACK per 1,000",
+        "pyjms batches, CLIENT_ACK each",
     ):
         assert case in rows, done.stdout
     assert "pyjms per message" in rows["pyjms.aio per message"][34:]  # compared with the sync row
+    # the bulk-consumer recipe against raw Java acknowledging the same way, and that against
+    # raw Java's per-message loop
+    assert "raw Java, CLIENT_ACK per 1,000" in rows["pyjms batches, CLIENT_ACK each"][34:]
+    assert "raw Java, sequential" in rows["raw Java, CLIENT_ACK per 1,000"][34:]

@@ -90,6 +90,34 @@ def test_a_client_acknowledge_listener_acknowledges_the_message_it_is_given(fact
         assert check.create_consumer(check.create_queue(qname)).receive(500) is None
 
 
+def _take(consumer, count: int) -> list:
+    """Exactly ``count`` messages through receive_batch (a call takes what has arrived)."""
+    got: list = []
+    while len(got) < count and (batch := consumer.receive_batch(count - len(got), 5000)):
+        got += batch
+    return got
+
+
+@pytest.mark.providers("activemq", "artemis", "amqp")
+def test_a_client_acknowledge_batch_is_removed_only_once_acknowledged(factory, qname):
+    """The bulk-consumer recipe (docs/api.md): receive_batch in a CLIENT_ACKNOWLEDGE context,
+    then acknowledge() once the batch is handled. A batch its consumer never acknowledged (it
+    died mid-batch) comes back whole and marked redelivered; an acknowledged one is gone."""
+    texts = [f"m{i}" for i in range(10)]
+    with factory.create_context(pyjms.CLIENT_ACKNOWLEDGE) as ctx:
+        q = ctx.create_queue(qname)
+        ctx.create_producer().send_batch(q, texts)
+        c = ctx.create_consumer(q)
+        assert [m.get_text() for m in _take(c, 4)] == texts[:4]
+        ctx.acknowledge()
+        assert [m.get_text() for m in _take(c, 6)] == texts[4:]
+        # closed without acknowledging the second batch
+    with factory.create_context() as check:
+        back = drain(check.create_consumer(check.create_queue(qname)), 1000)
+        assert [m.get_text() for m in back] == texts[4:]
+        assert all(m.get_jms_redelivered() for m in back)
+
+
 def test_message_listener_receives_and_failures_redeliver(ctx, qname):
     q = ctx.create_queue(qname)
     seen: list[tuple[str, bool]] = []
