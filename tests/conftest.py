@@ -206,6 +206,15 @@ def drain(consumer, timeout_ms: int = 300) -> list:
     return out
 
 
+def take_batches(consumer, count: int, timeout_ms: int = 5000) -> list:
+    """Exactly ``count`` messages through receive_batch, fewer only if none came within
+    ``timeout_ms``: a call takes what has arrived, which on a loaded broker may be part."""
+    got: list = []
+    while len(got) < count and (batch := consumer.receive_batch(count - len(got), timeout_ms)):
+        got += batch
+    return got
+
+
 def drain_expecting(consumer, count: int, within_s: float = 60, idle_ms: int = 1000) -> list:
     """The messages on the consumer's queue, taken: waits up to ``within_s`` for ``count`` of
     them (a failed reader's rollback may reach the broker only later on a loaded machine), then

@@ -16,7 +16,7 @@ import uuid
 import pytest
 
 import pyjms
-from tests.conftest import drain
+from tests.conftest import drain, take_batches
 from tests.faults.proxy import AnswerLosingProxy
 
 #: provider -> (the broker fixture, the URL scheme it is reached by, whether the broker drops)
@@ -114,9 +114,7 @@ def test_receive_batch_passes_over_a_batch_of_resends(tcp_broker):
         producer.send_batch(queue, ["x", "y"], duplicate_ids=[f"{q}:x", f"{q}:y"])  # the resend
         producer.send(queue, "z")
         consumer = ctx.create_consumer(queue)
-        first: list[pyjms.Message] = []
-        while len(first) < 2 and (got := consumer.receive_batch(2 - len(first), 2000)):
-            first += got  # a loaded broker may hand over x before y is dispatched
+        first = take_batches(consumer, 2, 2000)  # a loaded broker may hand over x before y is dispatched
         rest = consumer.receive_batch(2, 2000)  # the two resends are dropped: z is next
         assert [m.get_text() for m in first] == ["x", "y"] and [m.get_text() for m in rest] == ["z"]
         assert consumer.receive_batch(10, 300) == []

@@ -8,7 +8,7 @@ import time
 import pytest
 
 import pyjms
-from tests.conftest import drain
+from tests.conftest import drain, take_batches
 
 # provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
 # Artemis in-vm too: the embedded Artemis broker is a supported way in (vm://N)
@@ -90,14 +90,6 @@ def test_a_client_acknowledge_listener_acknowledges_the_message_it_is_given(fact
         assert check.create_consumer(check.create_queue(qname)).receive(500) is None
 
 
-def _take(consumer, count: int) -> list:
-    """Exactly ``count`` messages through receive_batch (a call takes what has arrived)."""
-    got: list = []
-    while len(got) < count and (batch := consumer.receive_batch(count - len(got), 5000)):
-        got += batch
-    return got
-
-
 @pytest.mark.providers("activemq", "artemis", "amqp")
 def test_a_client_acknowledge_batch_is_removed_only_once_acknowledged(factory, qname):
     """The bulk-consumer recipe (docs/api.md): receive_batch in a CLIENT_ACKNOWLEDGE context,
@@ -108,9 +100,9 @@ def test_a_client_acknowledge_batch_is_removed_only_once_acknowledged(factory, q
         q = ctx.create_queue(qname)
         ctx.create_producer().send_batch(q, texts)
         c = ctx.create_consumer(q)
-        assert [m.get_text() for m in _take(c, 4)] == texts[:4]
+        assert [m.get_text() for m in take_batches(c, 4)] == texts[:4]
         ctx.acknowledge()
-        assert [m.get_text() for m in _take(c, 6)] == texts[4:]
+        assert [m.get_text() for m in take_batches(c, 6)] == texts[4:]
         # closed without acknowledging the second batch
     with factory.create_context() as check:
         back = drain(check.create_consumer(check.create_queue(qname)), 1000)
