@@ -108,6 +108,13 @@ class ProviderPlugin:
         them in this order: native, scheduler, staging)."""
         return ("native", "scheduler", "staging")
 
+    def exclusive_queue(self, name: str) -> str:
+        """The name to consume ``name`` by so that the broker dispatches all of its messages to
+        one consumer at a time, failing over to another when that one goes (pyjms.api.leadership).
+        By default the name itself: the broker must make that queue's consumers exclusive, as
+        pyjms brokers do for PYJMS.LEADER.* queues."""
+        return name
+
     def target_attributes(self, ctx: JMSContext, destination: Destination) -> Any:
         """The IBM MQ attributes the broker defines for a destination (pyjms.rules.attributes),
         or None where it defines none or cannot say. May ask the broker (at most once per

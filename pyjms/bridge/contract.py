@@ -88,6 +88,9 @@ CONTROL_PREFIX = "PYJMS.CONTROL."
 #: the delay processor's slot queues (SLOT_PREFIX + "<n>." + staging) and slot markers
 SLOT_PREFIX = "PYJMS.SLOT."
 SLOTS_PREFIX = "PYJMS.SLOTS."
+#: leader election of pyjms's own services (pyjms.api.leadership): LEADER_PREFIX + the role.
+#: pyjms brokers make every consumer of these queues exclusive, so the broker picks the leader
+LEADER_PREFIX = "PYJMS.LEADER."
 
 
 def control_queue_name(staging_queue: str) -> str:

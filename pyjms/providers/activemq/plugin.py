@@ -58,6 +58,10 @@ class ActiveMQPlugin(ProviderPlugin):
     def default_url(self) -> str:
         return default_broker().vm_url
 
+    def exclusive_queue(self, name: str) -> str:
+        # ActiveMQ's exclusive consumer, asked for by a destination option
+        return f"{name}?consumer.exclusive=true"
+
     def on_pyjms_broker(self, ctx: JMSContext) -> bool:
         """Whether ctx's broker is one pyjms started (it addresses delayed publications, D16)."""
         return self._pyjms_broker(ctx)

@@ -39,6 +39,11 @@ class AmqpPlugin(ActiveMQPlugin):
     def default_url(self) -> str:
         raise SetupError("an AMQP factory needs a URL (amqp://host:port): pyjms has no default AMQP peer")
 
+    def exclusive_queue(self, name: str) -> str:
+        # AMQP names no exclusive consumer: the broker must make the queue's consumers
+        # exclusive (pyjms brokers do for PYJMS.LEADER.* queues)
+        return name
+
     def admin_service_known(self, ctx: JMSContext) -> bool | None:
         # a pyjms ActiveMQ broker is known by its container id; a pyjms Artemis broker is not,
         # so any other peer is asked (and its silence means no admin service)

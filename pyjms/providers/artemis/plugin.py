@@ -53,6 +53,11 @@ class ArtemisPlugin(ActiveMQPlugin):
             "EmbeddedArtemisBroker): pyjms starts no Artemis broker of its own"
         )
 
+    def exclusive_queue(self, name: str) -> str:
+        # Artemis's exclusive queue, asked for when the queue is made (pyjms brokers make
+        # PYJMS.LEADER.* queues exclusive by an address setting, whoever makes them)
+        return f"{name}?exclusive=true"
+
     def admin_service_known(self, ctx: JMSContext) -> bool | None:
         # a pyjms Artemis broker is known by its admin queue (ArtemisProvider.isPyjmsBroker); any
         # other broker is asked, and its silence means no admin service

@@ -43,6 +43,8 @@ public final class Contract {
     public static final String SLOT_PREFIX = "PYJMS.SLOT.";
     /** Where a pyjms broker's admin service listens; a consumer on it marks a pyjms broker. */
     public static final String ADMIN_QUEUE = "PYJMS.ADMIN";
+    /** Leader election of pyjms's services: a pyjms broker makes every consumer of these exclusive. */
+    public static final String LEADER_PREFIX = "PYJMS.LEADER.";
 
     // a broker's refusal with IBM MQ's reason. OpenWire and Artemis's core protocol carry only an
     // exception's text to the client, so the reason rides in the text in one format, written and

@@ -92,8 +92,13 @@ public final class EmbeddedBroker {
         delaySlots.setReduceMemoryFootprint(true);
         delaySlots.setGcInactiveDestinations(true);
         delaySlots.setInactiveTimeoutBeforeGC(30_000);
+        // leader election of pyjms's services (pyjms.api.leadership): the broker picks one
+        // consumer of each PYJMS.LEADER.* queue, whatever protocol it came by, and fails over
+        PolicyEntry leaders = new PolicyEntry();
+        leaders.setQueue(org.pyjms.shim.Contract.LEADER_PREFIX + ">");
+        leaders.setAllConsumersExclusiveByDefault(true);
         PolicyMap policies = new PolicyMap();
-        policies.setPolicyEntries(List.of(everyQueue, delaySlots));
+        policies.setPolicyEntries(List.of(everyQueue, delaySlots, leaders));
         b.setDestinationPolicy(policies);
         b.setSchedulePeriodForDestinationPurge(10_000);
         for (String c : connectors) {

@@ -105,6 +105,10 @@ public final class EmbeddedArtemis {
         for (String processors : new String[] {"SYSTEM.DDELAY.#", "PYJMS.#"}) {
             cfg.addAddressSetting(processors, new AddressSettings().setMaxDeliveryAttempts(-1));
         }
+        // leader election of pyjms's services (pyjms.api.leadership): one consumer of each
+        // PYJMS.LEADER.* queue gets its messages, whoever made the queue and by what protocol
+        cfg.addAddressSetting(Contract.LEADER_PREFIX + "#",
+                new AddressSettings().setMaxDeliveryAttempts(-1).setDefaultExclusiveQueue(true));
         cfg.addQueueConfiguration(QueueConfiguration.of(deadLetterQueue).setRoutingType(RoutingType.ANYCAST));
         // configured, not auto-created: how a client knows a pyjms broker (ArtemisProvider.isPyjmsBroker)
         cfg.addQueueConfiguration(QueueConfiguration.of(Contract.ADMIN_QUEUE).setRoutingType(RoutingType.ANYCAST));
