@@ -13,7 +13,6 @@ import uuid
 
 import pytest
 
-import pyjms
 from pyjms.api.leadership import Leadership
 from tests.conftest import ROOT
 
