@@ -118,7 +118,7 @@ def test_a_standby_process_leads_within_5_s_of_the_leader_being_killed(request, 
     role = f"test-{uuid.uuid4().hex[:8]}"
     procs = [_candidate_process(b.tcp_url, role, provider) for _ in range(2)]
     said: list[list[tuple[float, str]]] = [[], []]
-    readers = [_lines(p, s) for p, s in zip(procs, said)]
+    readers = [_lines(p, s) for p, s in zip(procs, said, strict=True)]
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not any(("elected" in [t for _, t in s]) for s in said):
