@@ -238,8 +238,11 @@ class JMSConsumer:
             raise MessageFormatRuntimeException(
                 f"receive_body returns str, bytes, dict or object, not {body_type!r}"
             )
-        while True:  # "forever" in slices, so that Ctrl-C and close() are noticed
-            wait = _SLICE_MS if timeout_ms is None else timeout_ms
+        deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
+        while True:  # in slices, so that Ctrl-C and close() are noticed (see _wait)
+            wait = _SLICE_MS
+            if deadline is not None:
+                wait = max(0, min(_SLICE_MS, int((deadline - time.monotonic()) * 1000)))
             raw = self._wire().receive_body(
                 kind, wait, f"receive_body({body_type.__name__}) from {self._destination}"
             )
@@ -249,7 +252,7 @@ class JMSConsumer:
                     observers.tell_received(self, (m,), started)
                 body = m.get_body()
                 return bytearray(body) if body_type is bytearray else body
-            if timeout_ms is not None:
+            if deadline is not None and time.monotonic() >= deadline:
                 return None
             self._check()
 

@@ -40,6 +40,16 @@ def test_a_huge_receive_timeout_waits_until_a_message_comes(factory, ctx, qname,
     sender.join()
 
 
+def test_receive_body_honours_a_huge_timeout(factory, ctx, qname):
+    consumer = ctx.create_consumer(ctx.create_queue(qname))
+    sender = _send_later(factory, qname, "late")
+    assert consumer.receive_body(str, 2**63) == "late"
+    sender.join()
+    started = time.monotonic()
+    assert consumer.receive_body(str, 700) is None  # a wait longer than a slice still ends
+    assert 0.6 <= time.monotonic() - started < 5
+
+
 def test_a_huge_batch_is_what_is_there_and_a_huge_wait_waits(factory, ctx, qname):
     q = ctx.create_queue(qname)
     consumer = ctx.create_consumer(q)
