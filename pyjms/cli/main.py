@@ -9,6 +9,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import asdict
 
+from pyjms.api.access import admins
 from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Queue, Topic
 from pyjms.bridge import classpath, jvm
@@ -126,18 +127,29 @@ def _cmd_mark_service(args: argparse.Namespace) -> int:
     jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
     reach(factory)  # an unreachable broker: one line now, not a thread's traceback and a 30 s wait
     service = interruptible(
-        lambda: MarkService(factory, args.mark_browse_interval, args.mark_lease).start(),
+        lambda: MarkService(
+            factory, args.mark_browse_interval, args.mark_lease, is_admin=admins(args.admin)
+        ).start(),
         "starting the mark service",
     )
     stopped_by = stop_on_signals(stop)
     print(
-        f"pyjms mark service on {factory.url}: MsgMarkBrowseInterval {service.table.interval_ms} ms, "
-        f"handle lease {service.table.lease_ms} ms; Ctrl-C stops it",
+        f"pyjms mark service {service.instance} on {factory.url}: "
+        f"{'active' if service.active else 'standing by (another mark service is active)'}; "
+        f"MsgMarkBrowseInterval {service.table.interval_ms} ms, handle lease {service.table.lease_ms} ms; "
+        "Ctrl-C stops it",
         flush=True,
     )
+    active = service.active
     try:
-        while not stop.wait(1.0):
-            pass
+        while not stop.wait(0.25):
+            if service.active != active:  # a takeover (or this one lost its broker): say so
+                active = service.active
+                print(
+                    f"pyjms mark service {service.instance}: "
+                    + (f"active (epoch {service.epoch})" if active else "standing by"),
+                    flush=True,
+                )
     finally:
         service.stop()
     return exit_status(stopped_by)
@@ -295,13 +307,22 @@ def build_parser() -> argparse.ArgumentParser:
     messaging.add_parsers(sub)
 
     m = _subcommand(
-        sub, "mark-service", "serve cooperative browse marks for a broker that is not a pyjms broker"
+        sub,
+        "mark-service",
+        "serve cooperative browse marks for a broker (any number may run: one is active, the others stand by)",
     )
     add_url_options(m)
     m.add_argument(
         "--mark-browse-interval", type=int, default=5000, help="MsgMarkBrowseInterval in ms (-1: never)"
     )
     m.add_argument("--mark-lease", type=int, default=10_000, help="ms after which a silent handle's marks go")
+    m.add_argument(
+        "--admin",
+        action="append",
+        default=[],
+        metavar="USER",
+        help="a user who may change the interval (repeatable; by default only where the broker names no users)",
+    )
     m.set_defaults(run=_cmd_mark_service)
 
     mi = _subcommand(sub, "mark-interval", "show (or --set) a broker's MsgMarkBrowseInterval")
