@@ -6,6 +6,7 @@ import argparse
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
 
@@ -17,9 +18,10 @@ from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_inte
 from pyjms.cli import conformance, messaging
 from pyjms.cli.common import INTERRUPTS, CommandError, add_url_options, broker_url, note, parse_destination
 from pyjms.cli.interrupts import EXIT_INTERRUPTED
-from pyjms.cli.startup import check_data_dir, interruptible, reach, refuse_a_second_processor
+from pyjms.cli.startup import check_data_dir, interruptible, reach
 from pyjms.delay import delay_mechanism
 from pyjms.delay.processor import DelayProcessor
+from pyjms.delay.processor_ping import processor_status
 from pyjms.dlq.cli import add_parser as add_dlq_handler
 from pyjms.dlq.cli import run_command as run_dlq_handler
 from pyjms.errors import JMSRuntimeException
@@ -91,25 +93,37 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
     factory = ConnectionFactory(broker_url(args), args.user, args.password, staging_queue=args.staging_queue)
     jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
     reach(factory)
-    refuse_a_second_processor(factory, args.staging_queue)
+    if args.status:
+        return _print_processor_status(factory)
+    # any number may run: the broker elects the active one, the others stand by
     processor = interruptible(
         lambda: DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start(),
         "starting the delay processor",
     )
     stopped_by = stop_on_signals(stop)
     print(
-        f"pyjms delay processor on {factory.url} queue {processor.staging}: running; a progress line every "
-        f"{args.report_every:g} s, Ctrl-C stops it",
+        f"pyjms delay processor on {factory.url} queue {processor.staging}: standing by until the broker "
+        f"elects it; a progress line every {args.report_every:g} s, Ctrl-C stops it",
         flush=True,
     )
+    shown: tuple[bool, str | None] = (False, None)
+    next_report = time.monotonic() + args.report_every
     try:
-        while not stop.wait(args.report_every):
-            st = processor.stats
-            print(
-                f"staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed} "
-                f"pending slots {processor.pending_slots}",
-                flush=True,
-            )
+        while not stop.wait(0.1):
+            now = (processor.active, processor.problem)
+            if now != shown:  # each change of state, at once: where an operator looks
+                active, problem = now
+                state = "active" if active else "standing by"
+                print(f"{state}" + (f"; problem: {problem}" if problem else ""), flush=True)
+                shown = now
+            if time.monotonic() >= next_report:
+                next_report += args.report_every
+                st = processor.stats
+                print(
+                    f"staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed} "
+                    f"pending slots {processor.pending_slots}",
+                    flush=True,
+                )
     finally:
         processor.stop()
     st = processor.stats
@@ -118,6 +132,19 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
         flush=True,
     )
     return exit_status(stopped_by)
+
+
+def _print_processor_status(factory: ConnectionFactory) -> int:
+    """``pyjms delay-processor --status``: what a processor of the staging queue answers a ping."""
+    with factory.create_context() as ctx:
+        status = processor_status(ctx, 3000)
+    if status is None:
+        print(f"no delay processor answers on queue {factory.staging_queue} at {factory.url}", flush=True)
+        return 1
+    state = "active" if status.get("active") else "standing by"
+    health = "healthy" if status.get("healthy") else f"unhealthy: {status.get('problem')}"
+    print(f"a delay processor of queue {factory.staging_queue} answered: {state}, {health}", flush=True)
+    return 0 if status.get("healthy") else 1
 
 
 def _cmd_mark_service(args: argparse.Namespace) -> int:
@@ -325,6 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=10.0,
         metavar="SECONDS",
         help="seconds between progress lines (default 10)",
+    )
+    d.add_argument(
+        "--status",
+        action="store_true",
+        help="ask a running processor of the staging queue whether it is active and healthy, and exit",
     )
     d.set_defaults(run=_cmd_delay_processor)
 
