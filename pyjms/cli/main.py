@@ -102,20 +102,21 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
     )
     stopped_by = stop_on_signals(stop)
     print(
-        f"pyjms delay processor on {factory.url} queue {processor.staging}: standing by until the broker "
-        f"elects it; a progress line every {args.report_every:g} s, Ctrl-C stops it",
+        f"pyjms delay processor on {factory.url} queue {processor.staging}: running, active once the broker "
+        f"elects it (any number may run: the others stand by); a progress line every "
+        f"{args.report_every:g} s, Ctrl-C stops it",
         flush=True,
     )
-    shown: tuple[bool, str | None] = (False, None)
+    shown: tuple[bool, str | None] | None = None  # the first state is printed too
     next_report = time.monotonic() + args.report_every
     try:
         while not stop.wait(0.1):
             now = (processor.active, processor.problem)
             if now != shown:  # each change of state, at once: where an operator looks
+                shown = now
                 active, problem = now
                 state = "active" if active else "standing by"
                 print(f"{state}" + (f"; problem: {problem}" if problem else ""), flush=True)
-                shown = now
             if time.monotonic() >= next_report:
                 next_report += args.report_every
                 st = processor.stats
