@@ -179,13 +179,6 @@ class ProviderPlugin:
         message as poison (components that keep their own retry counts use it)."""
         return factory
 
-    def noticed_when_dead(self, factory: ConnectionFactory) -> ConnectionFactory:
-        """A factory like ``factory`` whose connections the broker drops within seconds of their
-        process's death, handing what they held (a leader's lock, uncommitted gets) to others:
-        for a service other instances take over from (pyjms.api.leadership). By default the
-        factory itself (the broker notices a closed socket at once)."""
-        return factory
-
     def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
         """By JMSMessageID, what the provider recorded outside the properties about the
         entries it dead-lettered itself on ``queue`` (pyjms.dlq.DeadLetterDetails)."""

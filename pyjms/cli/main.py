@@ -135,17 +135,29 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
     return exit_status(stopped_by)
 
 
+#: pings ``pyjms delay-processor --status`` sends: each goes to one of the processors (they
+#: share the control queue), so a few find the active one among those standing by
+STATUS_PINGS = 6
+
+
 def _print_processor_status(factory: ConnectionFactory) -> int:
-    """``pyjms delay-processor --status``: what a processor of the staging queue answers a ping."""
+    """``pyjms delay-processor --status``: each processor of the staging queue that answers a
+    ping, active or standing by, healthy or with its problem. 0 if an active one is healthy."""
+    answers: dict[str, dict[str, object]] = {}
     with factory.create_context() as ctx:
-        status = processor_status(ctx, 3000)
-    if status is None:
+        for _ in range(STATUS_PINGS):
+            status = processor_status(ctx, 2000 if not answers else 500)
+            if status is not None:
+                answers[str(status.get("candidate", ""))] = status
+    if not answers:
         print(f"no delay processor answers on queue {factory.staging_queue} at {factory.url}", flush=True)
         return 1
-    state = "active" if status.get("active") else "standing by"
-    health = "healthy" if status.get("healthy") else f"unhealthy: {status.get('problem')}"
-    print(f"a delay processor of queue {factory.staging_queue} answered: {state}, {health}", flush=True)
-    return 0 if status.get("healthy") else 1
+    for candidate, status in sorted(answers.items()):
+        state = "active" if status.get("active") else "standing by"
+        health = "healthy" if status.get("healthy") else f"unhealthy: {status.get('problem')}"
+        print(f"delay processor {candidate} of queue {factory.staging_queue}: {state}, {health}", flush=True)
+    healthy_leader = any(s.get("active") and s.get("healthy") for s in answers.values())
+    return 0 if healthy_leader else 1
 
 
 def _cmd_mark_service(args: argparse.Namespace) -> int:

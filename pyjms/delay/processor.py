@@ -199,7 +199,7 @@ class DelayProcessor:
         # its own rollbacks must never turn a staged message into provider "poison"; and when it
         # dies, the broker must hand its lock and its transactions' messages on within seconds
         base = handler_factory(factory)
-        self.factory = base.provider.noticed_when_dead(base)
+        self.factory = base.provider.service_factory(base)
         self.staging = staging_queue or factory.staging_queue
         if slot_ms is None:  # the provider's, else SLOT_MS
             slot_ms = self.factory.provider.delay_slot_ms or SLOT_MS

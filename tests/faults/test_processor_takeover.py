@@ -144,6 +144,15 @@ def test_a_standby_processor_takes_over_within_5_s_of_a_sigkill_losing_duplicati
             extra = time.monotonic() + 1.5  # anything duplicated shows up here
             while time.monotonic() < extra:
                 take(100)
+        # where an operator looks: the one left answers that it is active and healthy
+        status = subprocess.run(
+            [sys.executable, "-m", "pyjms", "delay-processor", "--url", url, "--status"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+        assert status.returncode == 0 and ": active, healthy" in status.stdout, (status.stdout, status.stderr)
     finally:
         first.stop()
         second.stop()

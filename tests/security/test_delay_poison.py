@@ -246,12 +246,16 @@ def secured() -> Iterator[EmbeddedBroker]:
         "alice": ("alice-pw", ["senders"]),
         "ops": ("ops-pw", ["ops"]),
         PROCESSOR[0]: (PROCESSOR[1], ["pyjms-admins"]),
+        "weak": ("weak-pw", ["weak"]),
     }
     access = [
         AccessRule("MAL.>", read=["mal"], write=["mal"], admin=["mal"]),
         AccessRule("ORDERS.>", read=["senders", "mal"], write=["senders", "mal"], admin=["senders", "mal"]),
         AccessRule("ALICE.>", read=["senders"], write=["senders"], admin=["senders"]),
         AccessRule(DEAD_LETTER_QUEUE, read=["ops"], write=["ops"], admin=["ops"]),
+        # a processor's user that may stand for election and read staged messages, no more
+        AccessRule("PYJMS.LEADER.>", read=["weak"], write=["weak"], admin=["weak"]),
+        AccessRule("SYSTEM.DDELAY.WEAK.>", read=["weak"], write=["weak"], admin=["weak"]),
     ]
     broker = EmbeddedBroker(name=f"pyjms-ddl-sec-{uuid.uuid4().hex[:6]}", users=users, access=access)
     yield broker
@@ -308,3 +312,27 @@ def test_a_target_the_stager_may_not_write_is_dead_lettered_with_2035_and_report
         header = dlh.DeadLetterHeader.from_message(m)
         assert header is not None and header.reason == MQRC.NOT_AUTHORIZED
         assert "'mal'" in m.get_string_property(DLQ_DETAIL)
+
+
+def test_a_processor_that_cannot_start_says_so_and_keeps_trying(secured, caplog):
+    """Elected, but not allowed to read its slot markers: the processor logs an error, its
+    status names the problem (its ping answers with it where it can), and it tries again with
+    a growing pause instead of staying dead and silent."""
+    caplog.set_level(logging.WARNING)
+    staging = f"SYSTEM.DDELAY.WEAK.{uuid.uuid4().hex[:8]}"
+    processor = DelayProcessor(
+        pyjms.ConnectionFactory(secured.vm_url, "weak", "weak-pw", staging_queue=staging)
+    ).start()
+    try:
+        assert processor.wait_until_active(10)
+        deadline = time.monotonic() + 10
+        while "start:" not in (processor.problem or "") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        status = processor.status()
+        assert not status["healthy"] and "start:" in status["problem"], status
+        time.sleep(1.5)  # the first retry comes after 1 s
+        starts = [r for r in caplog.records if "cannot start" in r.getMessage()]
+        assert len(starts) >= 2 and starts[0].levelno == logging.ERROR
+        assert staging in starts[0].getMessage()
+    finally:
+        processor.stop()

@@ -93,34 +93,8 @@ class ArtemisPlugin(ActiveMQPlugin):
     def without_redelivery_limit(self, factory: ConnectionFactory) -> ConnectionFactory:
         return factory  # Artemis counts deliveries on the broker (max-delivery-attempts), not the client
 
-    def noticed_when_dead(self, factory: ConnectionFactory) -> ConnectionFactory:
-        # an Artemis broker keeps a core client's session for it to reconnect to until the
-        # connection's TTL (60 s by default) passes without a ping, even after its socket closed:
-        # a SIGKILLed leader held its lock that long. 2 s, with a ping every 500 ms
-        url = factory.url
-        if not url or "connectionTTL" in url or url.startswith("vm:") or factory.factory_class is not None:
-            return factory
-        separator = "&" if "?" in url.rpartition(")")[2] else "?"
-        return ConnectionFactory(
-            url + separator + _NOTICED_WHEN_DEAD,
-            factory.user,
-            factory.password,
-            client_id=factory.client_id,
-            properties=factory.properties,
-            classpath=factory.classpath,
-            delivery_delay=factory.delivery_delay,
-            staging_queue=factory.staging_queue,
-            provider=factory.provider_name_hint,
-            create_destinations=factory.create_destinations,
-        )
-
     def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
         return {}
-
-
-#: what noticed_when_dead adds to an Artemis URL: the broker drops a connection silent for 2 s
-#: (it looks every connection-ttl-check-interval, 2 s by default: a takeover within about 4 s)
-_NOTICED_WHEN_DEAD = "connectionTTL=2000&clientFailureCheckPeriod=500"
 
 
 def _stored_filter(selector: str) -> str:
