@@ -24,7 +24,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.aio.worker import AGAIN, IN_LISTENER
-from pyjms.api.checks import check_positive_int, to_ms
+from pyjms.api.checks import check_positive_int, check_wait_ms
 from pyjms.api.consumer import JMSConsumer as SyncConsumer
 from pyjms.api.consumer import QueueBrowser as SyncBrowser
 from pyjms.api.destination import Destination
@@ -61,10 +61,7 @@ def wait_ms(timeout_ms: int | timedelta | None, what: str = "timeout_ms") -> int
     """None or 0 wait forever (as JMS receive(0) does); else milliseconds > 0."""
     if timeout_ms is None:
         return None
-    ms = to_ms(timeout_ms, what)
-    if ms < 0:
-        raise InvalidArgumentRuntimeException(f"{what} {ms} is negative", values={what: ms})
-    return ms or None
+    return check_wait_ms(timeout_ms, what) or None
 
 
 class JMSConsumer:

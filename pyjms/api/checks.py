@@ -41,6 +41,22 @@ def to_ms(value: Any, what: str) -> int:
     return int(value)
 
 
+#: Java's int: the most messages one crossing asks for
+JAVA_INT_MAX = 2**31 - 1
+#: a wait longer than this (about 285,000 years) is a wait without end. Waits cross to the JVM
+#: in slices of a second or less, so no provider adds a huge timeout to its clock
+LONGEST_WAIT_MS = 2**53
+
+
+def check_wait_ms(value: Any, what: str) -> int:
+    """A wait in ms (an int or a timedelta, 0 or more); a huge one is clamped to
+    LONGEST_WAIT_MS, which is honoured as a wait without end."""
+    ms = to_ms(value, what)
+    if ms < 0:
+        raise InvalidArgumentRuntimeException(f"{what} {ms} is negative", values={what: ms})
+    return min(ms, LONGEST_WAIT_MS)
+
+
 def check_priority(priority: Any) -> int:
     if not is_int(priority) or priority not in PRIORITY_RANGE:
         raise InvalidArgumentRuntimeException(

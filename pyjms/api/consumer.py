@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.api import extension, observers
-from pyjms.api.checks import check_positive_int, to_ms
+from pyjms.api.checks import JAVA_INT_MAX, check_positive_int, check_wait_ms
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from pyjms.api.destination import Destination, Queue
 from pyjms.api.duplicates import DUPLICATE_ID_BYTES, RECEIVED, duplicate_id_of
@@ -39,12 +39,9 @@ def _timeout(timeout_ms: int | timedelta | None) -> int | None:
     """None or 0 wait forever (as JMS receive(0) does); otherwise milliseconds, > 0."""
     if timeout_ms is None:
         return None
-    if type(timeout_ms) is int and timeout_ms > 0:  # the common case, checked first
+    if type(timeout_ms) is int and 0 < timeout_ms <= _SLICE_MS:  # the common case, checked first
         return timeout_ms
-    ms = to_ms(timeout_ms, "timeout_ms")
-    if ms < 0:
-        raise InvalidArgumentRuntimeException(f"timeout_ms {ms} is negative", values={"timeout_ms": ms})
-    return ms or None
+    return check_wait_ms(timeout_ms, "timeout_ms") or None
 
 
 def _started() -> int:
@@ -165,10 +162,16 @@ class JMSConsumer:
             wait_ms = max(int((deadline - time.monotonic()) * 1000), 0) if wait_ms else 0
 
     def _wait(self, timeout_ms: int | None, ack: bool = True) -> Message | None:
-        if timeout_ms is not None:
+        if timeout_ms is not None and timeout_ms <= _SLICE_MS:
             return self._one(timeout_ms, ack)
-        while True:  # forever, in slices
-            m = self._one(_SLICE_MS, ack)
+        # a long wait (None: forever) crosses in slices, so that Ctrl-C and close() are noticed
+        # and no provider adds a huge timeout to its clock
+        deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
+        while True:
+            left = _SLICE_MS if deadline is None else int((deadline - time.monotonic()) * 1000)
+            if left <= 0:
+                return None
+            m = self._one(min(left, _SLICE_MS), ack)
             if m is not None:
                 return m
             self._check()
@@ -235,8 +238,11 @@ class JMSConsumer:
             raise MessageFormatRuntimeException(
                 f"receive_body returns str, bytes, dict or object, not {body_type!r}"
             )
-        while True:  # "forever" in slices, so that Ctrl-C and close() are noticed
-            wait = _SLICE_MS if timeout_ms is None else timeout_ms
+        deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
+        while True:  # in slices, so that Ctrl-C and close() are noticed (see _wait)
+            wait = _SLICE_MS
+            if deadline is not None:
+                wait = max(0, min(_SLICE_MS, int((deadline - time.monotonic()) * 1000)))
             raw = self._wire().receive_body(
                 kind, wait, f"receive_body({body_type.__name__}) from {self._destination}"
             )
@@ -246,7 +252,7 @@ class JMSConsumer:
                     observers.tell_received(self, (m,), started)
                 body = m.get_body()
                 return bytearray(body) if body_type is bytearray else body
-            if timeout_ms is not None:
+            if deadline is not None and time.monotonic() >= deadline:
                 return None
             self._check()
 
@@ -254,20 +260,25 @@ class JMSConsumer:
         """Up to max_messages with one JVM crossing: waits up to timeout_ms for the first,
         then takes what is already there."""
         self._check()
-        check_positive_int(max_messages, "max_messages")
+        # "up to" a count no crossing can ask for is as many as there are
+        most = min(check_positive_int(max_messages, "max_messages"), JAVA_INT_MAX)
         wait = _timeout(timeout_ms) or 0
         started = _started()
         ack = self._ack
         received = Message.from_record
         deadline = time.monotonic() + wait / 1000.0
         while True:
-            raw = self._wire().receive_batch(max_messages, wait, f"receive_batch from {self._destination}")
+            # a long wait crosses in slices (see _wait)
+            raw = self._wire().receive_batch(
+                most, min(wait, _SLICE_MS), f"receive_batch from {self._destination}"
+            )
             got = [received(rec, ack) for rec in C.iter_batch(raw)]
             if got and DUPLICATE_ID_BYTES in raw:
                 got = [m for m in got if not self.is_resend(m)]
-                if not got:  # only resends came: wait for others what is left of timeout_ms
-                    wait = max(int((deadline - time.monotonic()) * 1000), 0)
-                    continue
+            wait = max(int((deadline - time.monotonic()) * 1000), 0)
+            if not got and wait > 0:  # nothing yet, or only resends: wait what is left of timeout_ms
+                self._check()
+                continue
             if got and started:
                 observers.tell_received(self, got, started)
             return got

@@ -137,6 +137,23 @@ class ConnectionFactory:
         self._jfactory: JavaConnectionFactory | None = None
         self._lock = threading.Lock()
 
+    def with_url(self, url: str) -> ConnectionFactory:
+        """A new factory like this one (credentials, client id, provider, delay settings) for
+        another URL of the same broker, e.g. with client options added."""
+        return ConnectionFactory(
+            url,
+            self.user,
+            self.password,
+            client_id=self.client_id,
+            factory_class=self.factory_class,
+            properties=self.properties,
+            classpath=self.classpath,
+            delivery_delay=self.delivery_delay,
+            staging_queue=self.staging_queue,
+            provider=self.provider_name_hint,
+            create_destinations=self.create_destinations,
+        )
+
     @property
     def url(self) -> str:
         """The provider URL: as given, else PYJMS_URL, else the default provider's broker's

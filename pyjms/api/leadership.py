@@ -60,7 +60,8 @@ class Leadership:
         on_elected: Callable[[], None],
         on_deposed: Callable[[], None],
     ) -> None:
-        self.factory = factory
+        # a killed candidate's connection must end within seconds for its lock to pass on
+        self.factory = factory.provider.service_factory(factory)
         self.role = role
         self.queue = leader_queue(role)
         self.candidate = f"{role}-{uuid.uuid4().hex[:12]}"

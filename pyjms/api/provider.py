@@ -108,6 +108,13 @@ class ProviderPlugin:
         them in this order: native, scheduler, staging)."""
         return ("native", "scheduler", "staging")
 
+    def service_factory(self, factory: ConnectionFactory) -> ConnectionFactory:
+        """The factory a long-running pyjms service (a leader candidate, the delay processor,
+        the mark service) connects with: one whose connections the broker drops within seconds
+        of the process dying, so that what it held (its leadership, its open transactions)
+        passes on at once. By default the factory itself."""
+        return factory
+
     def exclusive_queue(self, name: str) -> str:
         """The name to consume ``name`` by so that the broker dispatches all of its messages to
         one consumer at a time, failing over to another when that one goes (pyjms.api.leadership).

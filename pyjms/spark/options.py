@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from pyjms.api.checks import JAVA_INT_MAX
 from pyjms.api.constants import DEFAULT_PRIORITY, NON_PERSISTENT, PERSISTENT
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import from_key
@@ -71,12 +72,21 @@ def delivery_mode_value(value: Any) -> int:
     return rules.check_delivery_mode(value)
 
 
-def _int(options: Mapping[str, str], name: str, default: int, minimum: int | None = None) -> int:
-    value = _optional_int(options, name, minimum)
+def _int(
+    options: Mapping[str, str],
+    name: str,
+    default: int,
+    minimum: int | None = None,
+    maximum: int | None = JAVA_INT_MAX,
+) -> int:
+    value = _optional_int(options, name, minimum, maximum)
     return default if value is None else value
 
 
-def _optional_int(options: Mapping[str, str], name: str, minimum: int | None = None) -> int | None:
+def _optional_int(
+    options: Mapping[str, str], name: str, minimum: int | None = None, maximum: int | None = JAVA_INT_MAX
+) -> int | None:
+    """An integer option; counts and timeouts are Java ints (at most 2147483647) on the wire."""
     raw = options.get(name.lower())
     if raw is None or str(raw).strip() == "":
         return None
@@ -89,6 +99,10 @@ def _optional_int(options: Mapping[str, str], name: str, minimum: int | None = N
     if minimum is not None and value < minimum:
         raise InvalidArgumentRuntimeException(
             f"option {name} must be at least {minimum}, got {value}", values={name: value}
+        )
+    if maximum is not None and value > maximum:
+        raise InvalidArgumentRuntimeException(
+            f"option {name} must be at most {maximum}, got {value}", values={name: value}
         )
     return value
 
@@ -191,8 +205,8 @@ class JMSOptions:
             )
         dest = o.get("destination") or o.get("path")
         dlq = o.get("deadletterqueue")
-        ttl = rules.check_time_to_live(_int(o, "timeToLive", 0))
-        delay = rules.check_delivery_delay(_int(o, "deliveryDelay", 0))
+        ttl = rules.check_time_to_live(_int(o, "timeToLive", 0, maximum=None))
+        delay = rules.check_delivery_delay(_int(o, "deliveryDelay", 0, maximum=None))
         rules.check_delay_within_ttl(delay, ttl)
         priority = rules.check_priority(_int(o, "priority", DEFAULT_PRIORITY))
         mode_raw = o.get("deliverymode")

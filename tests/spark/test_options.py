@@ -81,6 +81,9 @@ def test_bad_send_options_fail_with_the_rule_that_broke(options, reason, values)
         ({"url": URL, "mode": "peek"}, "mode must be one of browse, consume"),
         ({"url": URL, "numPartitions": "0"}, "at least 1"),
         ({"url": URL, "batchSize": "many"}, "must be an integer"),
+        # issue 32 item 6: counts and timeouts are Java ints on the wire, never an OverflowError
+        ({"url": URL, "receiveTimeout": str(2**63)}, "receiveTimeout must be at most 2147483647"),
+        ({"url": URL, "batchSize": str(2**31)}, "batchSize must be at most 2147483647"),
     ],
 )
 def test_unusable_options_are_refused(monkeypatch, options, text):

@@ -46,17 +46,7 @@ def without_redelivery_limit(base: ConnectionFactory) -> ConnectionFactory:
     if not is_activemq_url(url) or not options:
         return base
     separator = "&" if "?" in url.rpartition(")")[2] else "?"  # failover:(...)?options
-    return ConnectionFactory(
-        url + separator + "&".join(options),
-        base.user,
-        base.password,
-        client_id=base.client_id,
-        factory_class=base.factory_class,
-        properties=base.properties,
-        classpath=base.classpath,
-        delivery_delay=base.delivery_delay,
-        staging_queue=base.staging_queue,
-    )
+    return base.with_url(url + separator + "&".join(options))
 
 
 def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetails]:

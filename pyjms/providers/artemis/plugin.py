@@ -31,6 +31,11 @@ from pyjms.providers.artemis.java_types import JavaArtemisProviderClass
 DUPLICATE_REJECTED = "Duplicate message detected"
 
 
+#: how a service's core connections notice a dead peer: the broker drops a connection silent for
+#: 2.5 s, and the client pings every half second (pyjms brokers look every half second)
+SERVICE_TTL_OPTIONS = "connectionTTL=2500&clientFailureCheckPeriod=500"
+
+
 class ArtemisPlugin(ActiveMQPlugin):
     """Apache Artemis, through its own client (artemis-jakarta-client)."""
 
@@ -52,6 +57,17 @@ class ArtemisPlugin(ActiveMQPlugin):
             "an Artemis factory needs a URL (artemis+tcp://host:port, or vm://N of an "
             "EmbeddedArtemisBroker): pyjms starts no Artemis broker of its own"
         )
+
+    def service_factory(self, factory: ConnectionFactory) -> ConnectionFactory:
+        # Artemis keeps a core connection whose socket closed for its TTL (60 s by default),
+        # for the client to reattach to: a killed service would hold its leadership and its
+        # transactions that long. The client's TTL is what the broker applies, and the client
+        # pings within it while it lives
+        url = factory.url
+        if not url.lower().startswith(f"{ARTEMIS}+tcp") or "connectionttl=" in url.lower():
+            return factory
+        separator = "&" if "?" in url else "?"
+        return factory.with_url(url + separator + SERVICE_TTL_OPTIONS)
 
     def exclusive_queue(self, name: str) -> str:
         # Artemis's exclusive queue, asked for when the queue is made (pyjms brokers make

@@ -80,6 +80,9 @@ public final class EmbeddedArtemis {
         // its depth, until a get or browse finds it and discards it
         cfg.setMessageExpiryScanPeriod(-1);
         cfg.setPersistenceEnabled(dataDir != null);
+        // a connection past its TTL is dropped within half a second (2 s by default): a killed
+        // pyjms service's leadership and transactions pass on soon after its TTL (ArtemisPlugin.service_factory)
+        cfg.setConnectionTtlCheckInterval(500);
         if (dataDir != null) {
             cfg.setJournalType(JournalType.NIO);
             cfg.setJournalDirectory(new File(dataDir, "journal").getPath());

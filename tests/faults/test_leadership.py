@@ -1,0 +1,142 @@
+"""Leader election through the broker (pyjms.api.leadership; issue 32 item 5): any number of
+candidates, one leader at a time, picked by the broker's exclusive consumer; when the leader
+stops or its process is SIGKILLed, a standby leads within 5 s."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import pytest
+
+from pyjms.api.leadership import Leadership
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.providers("activemq", "artemis")
+
+TAKEOVER_S = 5.0
+
+
+class Candidates:
+    """In-process candidates that record who leads, checking that never two lead at once."""
+
+    def __init__(self, factory, role: str, n: int) -> None:
+        self.lock = threading.Lock()
+        self.leading: set[int] = set()
+        self.overlaps = 0
+        self.elections: list[int] = []
+        self.all = [self._candidate(factory, role, i) for i in range(n)]
+
+    def _candidate(self, factory, role, i):
+        def elected():
+            with self.lock:
+                self.overlaps += bool(self.leading)
+                self.leading.add(i)
+                self.elections.append(i)
+
+        def deposed():
+            with self.lock:
+                self.leading.discard(i)
+
+        return Leadership(factory, role, elected, deposed).start()
+
+    def leader(self, within_s: float = 10) -> int:
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            with self.lock:
+                if len(self.leading) == 1:
+                    return next(iter(self.leading))
+            time.sleep(0.01)
+        raise AssertionError(f"no single leader within {within_s} s: {self.leading}")
+
+    def stop(self):
+        for c in self.all:
+            c.stop()
+
+
+def test_one_candidate_leads_and_a_standby_takes_over_when_it_steps_down(factory):
+    candidates = Candidates(factory, f"test-{uuid.uuid4().hex[:8]}", 3)
+    try:
+        first = candidates.leader()
+        time.sleep(1.0)  # the others stand by: still one leader
+        assert candidates.leading == {first}
+        stopped = time.monotonic()
+        candidates.all[first].stop()
+        second = candidates.leader()
+        assert second != first and time.monotonic() - stopped < TAKEOVER_S
+        candidates.all[second].stop()
+        third = candidates.leader()
+        assert third not in (first, second)
+        assert candidates.overlaps == 0 and candidates.elections == [first, second, third]
+    finally:
+        candidates.stop()
+
+
+def test_the_lock_queue_holds_one_token_however_often_candidates_start(factory):
+    role = f"test-{uuid.uuid4().hex[:8]}"
+    candidates = Candidates(factory, role, 1)
+    try:
+        candidates.leader()
+        for _ in range(5):  # candidates come and go while one leads
+            extra = Leadership(factory, role, lambda: None, lambda: None).start()
+            time.sleep(0.2)
+            extra.stop()
+        candidates.all[0].stop()
+        # the leader's tokens are back on the queue: one, plus one per candidate that stood since
+        with factory.create_context() as ctx:
+            browsed = list(ctx.create_browser(ctx.create_queue(f"PYJMS.LEADER.{role}")))
+        assert 1 <= len(browsed) <= 6
+    finally:
+        candidates.stop()
+
+
+def _candidate_process(url: str, role: str, provider: str | None) -> subprocess.Popen[str]:
+    args = [sys.executable, "-m", "tests.faults.leader_candidate", url, role]
+    if provider:
+        args.append(provider)
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+
+
+def _lines(proc: subprocess.Popen[str], into: list[tuple[float, str]]) -> threading.Thread:
+    def read():
+        for line in proc.stdout:
+            into.append((time.monotonic(), line.strip()))
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("broker", ["tcp_broker", "artemis_tcp_broker"])
+def test_a_standby_process_leads_within_5_s_of_the_leader_being_killed(request, broker):
+    b = request.getfixturevalue(broker)
+    provider = "artemis" if broker.startswith("artemis") else None
+    role = f"test-{uuid.uuid4().hex[:8]}"
+    procs = [_candidate_process(b.tcp_url, role, provider) for _ in range(2)]
+    said: list[list[tuple[float, str]]] = [[], []]
+    readers = [_lines(p, s) for p, s in zip(procs, said, strict=True)]
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(("elected" in [t for _, t in s]) for s in said):
+            time.sleep(0.05)
+        leaders = [i for i, s in enumerate(said) if "elected" in [t for _, t in s]]
+        assert len(leaders) == 1, said
+        time.sleep(1.0)
+        assert [i for i, s in enumerate(said) if "elected" in [t for _, t in s]] == leaders
+        killed = time.monotonic()
+        procs[leaders[0]].send_signal(signal.SIGKILL)
+        standby = 1 - leaders[0]
+        while time.monotonic() < killed + 30 and "elected" not in [t for _, t in said[standby]]:
+            time.sleep(0.02)
+        elected_at = next(at for at, t in said[standby] if t == "elected")
+        assert elected_at - killed < TAKEOVER_S
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        for r in readers:
+            r.join(5)
