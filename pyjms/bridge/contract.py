@@ -50,6 +50,9 @@ MESSAGE_ID = "JMS_PYJMS_MessageID"
 STAGED_TARGET = "JMS_PYJMS_DDL_Target"
 STAGED_CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID"
 STAGED_EXPIRATION = "JMS_PYJMS_DDL_Expiration"
+#: on a slot queue's message: the user the broker stamped (JMSXUserID) when it was staged, ""
+#: for none (the broker stamps the processor on what it files; org.pyjms.shim.delay.SlotFiler)
+STAGED_USER = "JMS_PYJMS_DDL_User"
 #: the subscriber a staged copy of a delayed publication is addressed to (activemq.DelayedPublications)
 SUBSCRIBER = "JMS_PYJMS_Subscriber"
 #: the prefix of the dead-letter header's properties (pyjms.dlq.header)

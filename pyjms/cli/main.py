@@ -6,6 +6,7 @@ import argparse
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
 
@@ -18,9 +19,10 @@ from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_inte
 from pyjms.cli import conformance, messaging
 from pyjms.cli.common import INTERRUPTS, CommandError, add_url_options, broker_url, note, parse_destination
 from pyjms.cli.interrupts import EXIT_INTERRUPTED
-from pyjms.cli.startup import check_data_dir, interruptible, reach, refuse_a_second_processor
+from pyjms.cli.startup import check_data_dir, interruptible, reach
 from pyjms.delay import delay_mechanism
 from pyjms.delay.processor import DelayProcessor
+from pyjms.delay.processor_ping import processor_status
 from pyjms.dlq.cli import add_parser as add_dlq_handler
 from pyjms.dlq.cli import run_command as run_dlq_handler
 from pyjms.errors import JMSRuntimeException
@@ -92,25 +94,38 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
     factory = ConnectionFactory(broker_url(args), args.user, args.password, staging_queue=args.staging_queue)
     jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
     reach(factory)
-    refuse_a_second_processor(factory, args.staging_queue)
+    if args.status:
+        return _print_processor_status(factory)
+    # any number may run: the broker elects the active one, the others stand by
     processor = interruptible(
         lambda: DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start(),
         "starting the delay processor",
     )
     stopped_by = stop_on_signals(stop)
     print(
-        f"pyjms delay processor on {factory.url} queue {processor.staging}: running; a progress line every "
+        f"pyjms delay processor on {factory.url} queue {processor.staging}: running, active once the broker "
+        f"elects it (any number may run: the others stand by); a progress line every "
         f"{args.report_every:g} s, Ctrl-C stops it",
         flush=True,
     )
+    shown: tuple[bool, str | None] | None = None  # the first state is printed too
+    next_report = time.monotonic() + args.report_every
     try:
-        while not stop.wait(args.report_every):
-            st = processor.stats
-            print(
-                f"staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed} "
-                f"pending slots {processor.pending_slots}",
-                flush=True,
-            )
+        while not stop.wait(0.1):
+            now = (processor.active, processor.problem)
+            if now != shown:  # each change of state, at once: where an operator looks
+                shown = now
+                active, problem = now
+                state = "active" if active else "standing by"
+                print(f"{state}" + (f"; problem: {problem}" if problem else ""), flush=True)
+            if time.monotonic() >= next_report:
+                next_report += args.report_every
+                st = processor.stats
+                print(
+                    f"staged {st.staged} delivered {st.delivered} expired {st.expired} failed {st.failed} "
+                    f"pending slots {processor.pending_slots}",
+                    flush=True,
+                )
     finally:
         processor.stop()
     st = processor.stats
@@ -119,6 +134,31 @@ def _cmd_delay_processor(args: argparse.Namespace) -> int:
         flush=True,
     )
     return exit_status(stopped_by)
+
+
+#: pings ``pyjms delay-processor --status`` sends: each goes to one of the processors (they
+#: share the control queue), so a few find the active one among those standing by
+STATUS_PINGS = 6
+
+
+def _print_processor_status(factory: ConnectionFactory) -> int:
+    """``pyjms delay-processor --status``: each processor of the staging queue that answers a
+    ping, active or standing by, healthy or with its problem. 0 if an active one is healthy."""
+    answers: dict[str, dict[str, object]] = {}
+    with factory.create_context() as ctx:
+        for _ in range(STATUS_PINGS):
+            status = processor_status(ctx, 2000 if not answers else 500)
+            if status is not None:
+                answers[str(status.get("candidate", ""))] = status
+    if not answers:
+        print(f"no delay processor answers on queue {factory.staging_queue} at {factory.url}", flush=True)
+        return 1
+    for candidate, status in sorted(answers.items()):
+        state = "active" if status.get("active") else "standing by"
+        health = "healthy" if status.get("healthy") else f"unhealthy: {status.get('problem')}"
+        print(f"delay processor {candidate} of queue {factory.staging_queue}: {state}, {health}", flush=True)
+    healthy_leader = any(s.get("active") and s.get("healthy") for s in answers.values())
+    return 0 if healthy_leader else 1
 
 
 def _cmd_mark_service(args: argparse.Namespace) -> int:
@@ -346,6 +386,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=10.0,
         metavar="SECONDS",
         help="seconds between progress lines (default 10)",
+    )
+    d.add_argument(
+        "--status",
+        action="store_true",
+        help="ask a running processor of the staging queue whether it is active and healthy, and exit",
     )
     d.set_defaults(run=_cmd_delay_processor)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from pyjms.api.context import ConnectionFactory
-from pyjms.bridge import jvm, urls
+from pyjms.bridge import jvm
 from pyjms.cli.common import CommandError, note
 from pyjms.cli.interrupts import EXIT_INTERRUPTED
 
@@ -104,36 +104,3 @@ def reach(factory: ConnectionFactory) -> None:
     starts threads that would retry it."""
     jvm.start(factory.classpath)
     interruptible(lambda: factory.create_context().close(), f"connecting to {factory.url}")
-
-
-#: ActiveMQ's advisory topic for a queue's consumers: subscribing to it replays one message per
-#: consumer there now, whose consumerCount property counts them
-_CONSUMER_ADVISORY = "ActiveMQ.Advisory.Consumer.Queue."
-
-
-def queue_consumers(factory: ConnectionFactory, queue: str, wait_ms: int = 3000) -> int | None:
-    """How many consumers a queue has now, on brokers that tell (ActiveMQ's advisories); None
-    where the broker cannot tell."""
-    if (
-        factory.factory_class is not None
-        or urls.choose(factory.url, factory.provider_name_hint)[0] != "activemq"
-    ):
-        return None
-    with factory.create_context() as ctx:
-        advisory = ctx.create_consumer(ctx.create_topic(_CONSUMER_ADVISORY + queue))
-        counts = [0]
-        while (m := advisory.receive(wait_ms if counts == [0] else 200)) is not None:
-            counts.append(m.get_int_property("consumerCount") if m.property_exists("consumerCount") else 1)
-        return max(counts)
-
-
-def refuse_a_second_processor(factory: ConnectionFactory, staging_queue: str) -> None:
-    """Two delay processors on one staging queue would take each other's staged messages and
-    count only their own; so a second one does not start."""
-    consumers = queue_consumers(factory, staging_queue)
-    if consumers:
-        raise CommandError(
-            f"queue://{staging_queue} on {factory.url} already has {consumers} consumer(s): the broker's own delay "
-            f"processor (a pyjms broker runs one unless started with --no-delay-processor) or another "
-            f"delay-processor serves it, and a second would compete with it; stop that one first"
-        )

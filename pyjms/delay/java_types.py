@@ -22,6 +22,7 @@ class JavaSlotFilerClass(Protocol):
         suffix: JavaStringArg,
         slot_ms: int,
         horizon_ms: int,
+        most_attempts: int,
         /,
     ) -> JavaSlotFiler: ...
 
@@ -30,12 +31,18 @@ class JavaDueMover(Protocol):
     """org.pyjms.shim.delay.DueMover: moves a slot's due messages to plain targets."""
 
     def deliverDue(
-        self, source: JavaReceiver, max_messages: int, timeout_ms: int, plain_targets: JavaStringSet, /
+        self,
+        source: JavaReceiver,
+        max_messages: int,
+        timeout_ms: int,
+        plain_targets: JavaStringSet,
+        allowed: JavaStringSet | None,
+        /,
     ) -> JavaBytes: ...
 
 
 class JavaDueMoverClass(Protocol):
-    def __call__(self, channel: JavaChannel, /) -> JavaDueMover: ...
+    def __call__(self, channel: JavaChannel, most_attempts: int, /) -> JavaDueMover: ...
 
 
 class JavaConcurrentHashMapClass(Protocol):

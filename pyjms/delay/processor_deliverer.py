@@ -26,10 +26,10 @@ from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
-from pyjms.bridge.channel import log_poison_notes
 from pyjms.delay import staging
 from pyjms.delay.java_types import JavaDueMover, JavaDueMoverClass
-from pyjms.delay.processor_moves import Mover, ProcessorStats
+from pyjms.delay.processor_log import LogLimit
+from pyjms.delay.processor_moves import MOST_ATTEMPTS, Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
 from pyjms.errors import JMSRuntimeException
@@ -83,9 +83,11 @@ class Deliverer:
         stop: threading.Event,
         suspended: threading.Event,
         record_lateness: bool,
+        log: LogLimit,
         fresh_broker: bool = False,
     ) -> None:
         self._factory = factory
+        self._log = log
         self._book = book
         self._stats = stats
         self._plain = plain
@@ -162,7 +164,7 @@ class Deliverer:
             self._mover = self._new_mover(ctx)
             self._plain.reset()  # a Java object of the previous JVM session is not reused
             mover_class = cast(JavaDueMoverClass, jvm.shim().jclass("org.pyjms.shim.delay.DueMover"))
-            self._due_mover = mover_class(ctx.channel.java)
+            self._due_mover = mover_class(ctx.channel.java, MOST_ATTEMPTS)
             self._opened = {}
             self._uncommitted = []
             try:
@@ -400,20 +402,26 @@ class Deliverer:
         ctx, due_mover = self._ctx, self._due_mover
         assert ctx is not None and due_mover is not None
         plain = self._plain.java_set()
+        allowed = self._plain.allowed_java_set()
         raw = bytes(
             ctx.channel.call(
-                lambda: due_mover.deliverDue(consumer.wire_receiver().java, DRAIN_CHUNK, timeout, plain),
+                lambda: due_mover.deliverDue(
+                    consumer.wire_receiver().java, DRAIN_CHUNK, timeout, plain, allowed
+                ),
                 f"delay processor slot {slot}",
             )
         )
         n: int
         (n,) = struct.unpack_from(">i", raw, 0)
         if n < 0:
-            log_poison_notes()  # the chunk may have had poison too
+            self._log.poison_notes()  # the chunk may have had poison too
             messages = [Message.from_record(rec) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
-                target = staging.staged_target(m)
+                try:
+                    target = staging.staged_target(m)
+                except JMSRuntimeException:
+                    continue  # dead-lettered by the Mover
                 if target.key not in self._plain and not has_rules(
                     ctx.provider.target_attributes(ctx, target)
                 ):
@@ -424,7 +432,7 @@ class Deliverer:
             # delivery time minus put time; QUARANTINED for poison the shim dead-lettered
             early_by = [d for d in struct.unpack_from(f">{n}i", raw, 4) if d != QUARANTINED]
             if len(early_by) < n:
-                log_poison_notes()
+                self._log.poison_notes()
             self._stats.delivered += len(early_by)
             self._stats.early += sum(1 for d in early_by if d > 0)
             if self._record_lateness:

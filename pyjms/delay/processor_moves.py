@@ -9,17 +9,26 @@ have their own Mover, bound to their own transacted context.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from pyjms.api.access import WriteCheck
 from pyjms.api.context import JMSContext
-from pyjms.api.destination import Destination, Queue
+from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
 from pyjms.delay import staging
+from pyjms.delay.processor_log import LogLimit
 from pyjms.dlq import header as dlh
-from pyjms.errors import JMSRuntimeException
+from pyjms.errors import (
+    InvalidDestinationRuntimeException,
+    JMSRuntimeException,
+    JMSSecurityRuntimeException,
+    mq_error,
+)
+from pyjms.reasons import MQRC
 from pyjms.rules.delivery import check_target_accepts
 
 _log = logging.getLogger("pyjms.delay")
@@ -33,6 +42,37 @@ MQFB_EXPIRATION = 258
 DEFAULT_DEAD_LETTER_QUEUE = contract.DEAD_LETTER_QUEUE
 #: the PutApplName of what the processor dead-letters
 PUT_APPL_NAME = "pyjms delay processor"
+#: a staged or slot message delivered more times than this (each failed attempt rolled back)
+#: goes to the dead-letter queue with MQRC_BACKOUT_THRESHOLD_REACHED instead of looping
+#: (org.pyjms.shim.Poison.quarantineStaged)
+MOST_ATTEMPTS = 10
+#: who staged a message: the broker stamps it (None where it authenticates nobody)
+USER_ID = "JMSXUserID"
+
+
+def staged_by(m: Message) -> str | None:
+    """Who staged m (None: the broker stamped no user). On the staging queue, the user the broker
+    stamped; on a slot queue, where the broker stamped the processor, the one its filer kept
+    (staging.STAGED_USER: only the processor writes slot queues on a broker with users)."""
+    where = m.get_jms_destination()
+    if where is not None and where.name.startswith(contract.SLOT_PREFIX):
+        user = m.get_object_property(staging.STAGED_USER) if m.property_exists(staging.STAGED_USER) else None
+        return user if isinstance(user, str) and user else None
+    return m.get_string_property(USER_ID)
+
+
+@dataclass(frozen=True)
+class Checks:
+    """Where the processor may write for the user who staged a message (pyjms.api.access).
+
+    ``target``: the message's target, None where the processor leaves that to the broker
+    (checked when the message was staged, D11); ``reply_to``: reports to its reply-to.
+    ``allow(user, target_key)`` tells the shim that a pair passed, so its next messages move
+    without Python (PlainTargets.allow)."""
+
+    target: WriteCheck | None
+    reply_to: WriteCheck
+    allow: Callable[[str | None, str], None]
 
 
 @dataclass
@@ -50,13 +90,21 @@ class Mover:
     transacted context; the caller commits (after flush)."""
 
     def __init__(
-        self, ctx: JMSContext, stats: ProcessorStats, dead_letter_queue: str, record_lateness: bool
+        self,
+        ctx: JMSContext,
+        stats: ProcessorStats,
+        dead_letter_queue: str,
+        record_lateness: bool,
+        checks: Checks,
+        log: LogLimit,
     ) -> None:
         self.ctx = ctx
         self._put = _Putter(ctx)
         self._stats = stats
         self._dead_letter_queue = Queue(dead_letter_queue)
         self._record_lateness = record_lateness
+        self._checks = checks
+        self._log = log
         # the shim quarantines poison on this session (org.pyjms.shim.Poison): to the same queue
         ctx.channel.set_dead_letter_queue(self._dead_letter_queue.key, PUT_APPL_NAME)
 
@@ -74,10 +122,18 @@ class Mover:
         if expiration and now >= expiration:
             self._expire(m)
             return
-        target = staging.staged_target(m)
         try:
+            target = staging.staged_target(m)
+        except JMSRuntimeException as e:  # the shim quarantines these first (Poison.stagedProblem)
+            # a malformed staging header: MQRC_FORMAT_ERROR, as the shim's quarantine says
+            bad = InvalidDestinationRuntimeException(e.message, reason=contract.QUARANTINE_REASON)
+            self.fail(m, m.get_jms_destination() or Queue(staging.STAGING_QUEUE), bad)
+            return
+        try:
+            self._check_user(m, target)
             # the target as it is now (D15: resolved again at delivery), so a refused put is
             # known before the commit
+            self._check_exists(target)
             check_target_accepts(target.key, self.ctx.provider.target_attributes(self.ctx, target))
             self._put.deliver(target, m, expiration, now)
         except JMSRuntimeException as e:
@@ -87,23 +143,75 @@ class Mover:
         if self._record_lateness:
             self._stats.lateness_ms.append(now - due)
 
+    def _check_user(self, m: Message, target: Destination) -> None:
+        """MQRC_NOT_AUTHORIZED unless the user who staged m may write to its target (the
+        target's key as a whole: a key that merely contains a permitted name is another)."""
+        check = self._checks.target
+        if check is None:
+            return
+        user = staged_by(m)
+        if not check(user, target):
+            raise mq_error(
+                JMSSecurityRuntimeException,
+                MQRC.NOT_AUTHORIZED,
+                f"user {user!r}, who staged the message, is not authorized to write to {target.key}",
+                user=user,
+                destination=target.key,
+            )
+        self._checks.allow(user, target.key)
+
+    def _check_exists(self, target: Destination) -> None:
+        """Strict mode (a factory with create_destinations=False): MQRC_UNKNOWN_OBJECT_NAME for a
+        target the broker says it does not have (never made, or deleted since it was staged)."""
+        if self.ctx.factory.create_destinations or isinstance(target, (TemporaryQueue, TemporaryTopic)):
+            return
+        if self.ctx.provider.destination_exists(self.ctx, target) is False:
+            raise mq_error(
+                InvalidDestinationRuntimeException,
+                MQRC.UNKNOWN_OBJECT_NAME,
+                f"{target.key} does not exist on the broker",
+                destination=target.key,
+            )
+
+    def _report(self, m: Message, reply_to: Destination, feedback: int) -> None:
+        """A report goes to the reply-to only if the user who staged m may write there."""
+        user = staged_by(m)
+        if self._checks.reply_to(user, reply_to):
+            self._put.report(reply_to, m, feedback)
+        else:
+            self._log.log(
+                _log,
+                logging.WARNING,
+                "no report for delayed message %s: user %r, who staged it, may not write to its reply-to %s",
+                m.get_jms_message_id(),
+                user,
+                reply_to.key,
+            )
+
     def _expire(self, m: Message) -> None:
         """D18: discard, with an expiration report for the original message if it asked for one."""
         self._stats.expired += 1
         reply_to = m.get_jms_reply_to()
         if m.property_exists(REPORT_EXPIRATION) and reply_to is not None:
-            self._put.report(reply_to, m, MQFB_EXPIRATION)
+            self._report(m, reply_to, MQFB_EXPIRATION)
 
     def fail(self, m: Message, target: Destination, error: JMSRuntimeException) -> None:
         """D20: discard if the message asked for it, else the dead-letter queue (and an exception report)."""
         self._stats.failed += 1
-        _log.warning("delayed message %s could not be put to %s: %s", m.get_jms_message_id(), target, error)
+        self._log.log(
+            _log,
+            logging.WARNING,
+            "delayed message %s could not be put to %s: %s",
+            m.get_jms_message_id(),
+            target,
+            error,
+        )
         if m.property_exists(REPORT_DISCARD):
             return
         self._put.dead_letter(self._dead_letter_queue, m, target, error)
         reply_to = m.get_jms_reply_to()
         if m.property_exists(REPORT_EXCEPTION) and reply_to is not None:
-            self._put.report(reply_to, m, error.reason or 0)
+            self._report(m, reply_to, error.reason or 0)
 
     def flush(self) -> None:
         """Sends what is batched (the caller commits next)."""
@@ -131,9 +239,12 @@ class _Putter:
     def dead_letter(
         self, dlq: Destination, m: Message, target: Destination, error: JMSRuntimeException
     ) -> None:
-        extra = dlh.DeadLetterHeader.for_failure(
-            target, error, message=m, put_appl_name=PUT_APPL_NAME
-        ).typed_properties()
+        extra = {
+            **dlh.DeadLetterHeader.for_failure(
+                target, error, message=m, put_appl_name=PUT_APPL_NAME
+            ).typed_properties(),
+            contract.DLQ_DETAIL: (C.T_STRING, str(error)),
+        }
         own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
         record = m.encode(correlation_id=own, drop_properties=staging.STAGING_HEADER, add_properties=extra)
         self._add_record(dlq, m, 0, record)

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue
@@ -16,21 +18,42 @@ def control_queue(staging_queue: str) -> Queue:
 
 
 class PingResponder:
-    """The ping thread: answers each ping on the control queue (pyjms.api.requests)."""
+    """The ping thread: answers each ping on the control queue (pyjms.api.requests), with the
+    processor's status: ``{"active": bool, "healthy": bool, "problem": str, ...}``. Every
+    processor answers, the active one and those standing by."""
 
-    def __init__(self, factory: ConnectionFactory, staging: str, stop: threading.Event) -> None:
+    def __init__(
+        self,
+        factory: ConnectionFactory,
+        staging: str,
+        stop: threading.Event,
+        status: Callable[[], dict[str, Any]],
+    ) -> None:
         self._factory = factory
         self._queue = control_queue(staging)
         self._stop = stop
+        self._status = status
 
     def run(self) -> None:
         serve(
             self._factory,
             self._queue,
-            lambda request, sender: {"ok": True, "serves": self._queue.name},
+            lambda request, sender: {"ok": True, "serves": self._queue.name, **self._status()},
             self._stop,
             answer_ttl_ms=10_000,
         )
+
+
+def processor_status(ctx: JMSContext, timeout_ms: int = 1000) -> dict[str, Any] | None:
+    """The status one delay processor of this factory's staging queue answers a ping with
+    (whichever answers first), or None when none answers."""
+    with ServiceClient(
+        ctx, control_queue(ctx.factory.staging_queue), timeout_ms=timeout_ms, serves="a delay processor"
+    ) as processor:
+        try:
+            return processor.call("ping")
+        except ServiceUnavailable:
+            return None
 
 
 def processor_answers(ctx: JMSContext, timeout_ms: int = 1000) -> bool:

@@ -28,29 +28,62 @@ def has_rules(attributes: Any) -> bool:
     return attributes is not None and hasattr(attributes, "put_enabled")
 
 
+def _new_java_set() -> JavaStringSet:
+    maps = cast(JavaConcurrentHashMapClass, jvm.shim().jclass("java.util.concurrent.ConcurrentHashMap"))
+    return maps.newKeySet()
+
+
+def allowed_pair(user: str | None, key: str) -> str:
+    """org.pyjms.shim.delay.DueMover.pair: a user (None: none stamped) and a target key."""
+    return ("" if user is None else "u:" + user) + "\n" + key
+
+
 class PlainTargets:
     """The targets without rules, as a Java set the shim reads and as Python keys. The
-    deliverer adds to it, the rules thread takes out; a lock keeps the two views together."""
+    deliverer adds to it, the rules thread takes out; a lock keeps the two views together.
 
-    def __init__(self) -> None:
+    Where the processor checks who may write to a target, also the (user, target) pairs that
+    passed the check (``checks_users``), which the rules thread forgets every round, so a
+    right taken away is checked again within about a second."""
+
+    def __init__(self, checks_users: bool = False) -> None:
         self._lock = threading.Lock()
         self._java: JavaStringSet | None = None  # shared with the shim
         self._keys: set[str] = set()
+        self._checks_users = checks_users
+        self._allowed: JavaStringSet | None = None  # shared with the shim
 
     def reset(self) -> None:
         """Forgets every target (a Java object of a previous JVM session is not reused)."""
         with self._lock:
             self._java = None
             self._keys = set()
+            self._allowed = None
+
+    def allowed_java_set(self) -> JavaStringSet | None:
+        """The pairs the shim's DueMover may move without Python; None: it checks no users."""
+        if not self._checks_users:
+            return None
+        with self._lock:
+            if self._allowed is None:
+                self._allowed = _new_java_set()
+            return self._allowed
+
+    def allow(self, user: str | None, key: str) -> None:
+        """A user passed the check to write to a target: its next messages may skip Python."""
+        with self._lock:
+            if self._allowed is not None:
+                self._allowed.add(allowed_pair(user, key))
+
+    def forget_allowed(self) -> None:
+        with self._lock:
+            self._allowed = None  # the deliverer's next chunk gets a new, empty set
 
     def java_set(self) -> JavaStringSet:
         """The set the shim's DueMover reads (concurrent: the rules thread changes it)."""
         with self._lock:
             if self._java is None:
-                maps = cast(
-                    JavaConcurrentHashMapClass, jvm.shim().jclass("java.util.concurrent.ConcurrentHashMap")
-                )
-                self._java = maps.newKeySet()
+                self._java = _new_java_set()
                 self._keys = set()
             return self._java
 
@@ -98,6 +131,7 @@ class RulesWatcher:
         with self._factory.create_context() as ctx:
             while not self._stop.wait(ctx.provider.attributes_max_age_s / 2):
                 self._check_staging_queue(ctx)
+                self._plain.forget_allowed()
                 for key in self._plain.keys():
                     if has_rules(ctx.provider.target_attributes(ctx, from_key(key))):
                         self._plain.discard(key)

@@ -11,6 +11,7 @@ holds its lock, and nothing else of either thread is shared.
 from __future__ import annotations
 
 import heapq
+import logging
 import threading
 from collections.abc import Callable
 from typing import cast
@@ -19,6 +20,13 @@ from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message, TextMessage
+from pyjms.bridge import codec as C
+from pyjms.bridge import contract
+from pyjms.delay.processor_log import LogLimit
+from pyjms.dlq import header as dlh
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
+
+_log = logging.getLogger("pyjms.delay")
 
 #: slot queues are PYJMS.SLOT.<n>.<staging queue>, so one broker policy covers them all
 SLOT_PREFIX = "PYJMS.SLOT."
@@ -36,23 +44,50 @@ LEGACY_SLOT_MS = 50
 COMPACT_BATCH = 100
 
 
-def marker_text(m: Message) -> str:
-    """A slot marker's text (pyjms puts every marker as a TextMessage with text)."""
-    return cast(str, cast(TextMessage, m).get_text())
+def marker_text(m: Message) -> str | None:
+    """A slot marker's text (pyjms puts every marker as a TextMessage with text); None for
+    anything else, which anyone who may write the marker queue can put there."""
+    return m.get_text() if isinstance(m, TextMessage) else None
 
 
-def parse_marker(text: str) -> tuple[int, int]:
-    """A slot marker's slot number and slot length: "<slot>/<ms>", or "<slot>" for 50 ms."""
-    slot, _, length = text.partition("/")
-    return int(slot), int(length) if length else LEGACY_SLOT_MS
+def parse_marker(text: str | None) -> tuple[int, int]:
+    """A slot marker's slot number and slot length: "<slot>/<ms>", or "<slot>" for 50 ms.
+    InvalidArgumentRuntimeException (a ValueError) for anything else."""
+    slot, _, length = (text or "").partition("/")
+    if not slot.isdigit() or not (length.isdigit() if length else True):
+        raise InvalidArgumentRuntimeException(
+            f"slot marker {_shown(text)} is not '<slot>/<ms>' (two decimal numbers)"
+        )
+    ms = int(length) if length else LEGACY_SLOT_MS
+    if not 1 <= ms <= 1000:
+        raise InvalidArgumentRuntimeException(
+            f"slot marker {_shown(text)}: the slot length must be 1..1000 ms"
+        )
+    return int(slot), ms
+
+
+def _shown(text: str | None) -> str:
+    if text is None:
+        return "(not a text message)"
+    return repr(text if len(text) <= 80 else text[:77] + "...")
 
 
 class SlotBook:
     """The slots still to drain, what was filed to and moved from each, and their markers."""
 
-    def __init__(self, staging: str, slot_ms: int) -> None:
+    def __init__(
+        self,
+        staging: str,
+        slot_ms: int,
+        log: LogLimit | None = None,
+        dead_letter_queue: str = contract.DEAD_LETTER_QUEUE,
+    ) -> None:
         self.staging = staging
         self.slot_ms = slot_ms
+        # a malformed marker is logged (within the limit) when read, and dead-lettered when a
+        # compaction takes it off the marker queue
+        self._log = log or LogLimit()
+        self._dead_letter_queue = Queue(dead_letter_queue)
         self._lock = threading.Lock()
         self._pending: list[int] = []  # heap of the slots still to drain (O(log n) per slot)
         self._known: set[int] = set()  # the same slots, for lookups
@@ -257,10 +292,30 @@ class SlotBook:
         return found
 
     def _markers(self, ctx: JMSContext) -> list[tuple[int, int, str]]:
-        """The markers on the queue now (a browse): each slot number, slot length and text."""
+        """The markers on the queue now (a browse): each slot number, slot length and text.
+        Malformed ones are skipped (and logged): the next compaction dead-letters them."""
         with ctx.create_browser(self.slots_queue) as browser:
             texts = [marker_text(m) for m in browser]
-        return [(*parse_marker(text), text) for text in texts]
+        found = []
+        for text in texts:
+            try:
+                found.append((*parse_marker(text), text or ""))
+            except InvalidArgumentRuntimeException as e:
+                self._log.log(_log, logging.WARNING, "delay processor: %s; skipped", e)
+                with self._lock:
+                    self._dead_markers += 1  # a compaction takes it off
+        return found
+
+    def _dead_letter(self, m: Message, error: InvalidArgumentRuntimeException) -> Message:
+        """A malformed marker's copy for the dead-letter queue: MQRC_FORMAT_ERROR, and why."""
+        header = dlh.DeadLetterHeader.create(
+            contract.QUARANTINE_REASON, self.slots_queue.name, put_appl_name="pyjms delay processor"
+        )
+        extra = {**header.typed_properties(), contract.DLQ_DETAIL: (C.T_STRING, str(error))}
+        try:
+            return m.copy(add_properties=extra)
+        except JMSRuntimeException:  # an object or stream body, which pyjms never decodes
+            return TextMessage("").copy(add_properties=extra)
 
     def _slot_of(self, queue_name: str) -> int | None:
         """The slot number of one of this staging queue's slot queues, else None."""
@@ -311,7 +366,15 @@ class SlotBook:
                         came_round = True
                         resend.append(text)
                         continue
-                    slot, length = parse_marker(text)
+                    try:
+                        slot, length = parse_marker(text)
+                    except InvalidArgumentRuntimeException as e:
+                        producer.send(self._dead_letter_queue, self._dead_letter(m, e))
+                        self._log.log(
+                            _log, logging.WARNING, "delay processor: %s; dead-lettered (reason 2110)", e
+                        )
+                        continue
+                    assert text is not None
                     ours = length == self.slot_ms and (slot in live or slot >= ending)
                     if text in foreign or ours:
                         resend.append(text)

@@ -23,10 +23,10 @@ from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
-from pyjms.bridge.channel import log_poison_notes
 from pyjms.delay import staging
 from pyjms.delay.java_types import JavaSlotFiler, JavaSlotFilerClass
-from pyjms.delay.processor_moves import Mover, ProcessorStats
+from pyjms.delay.processor_log import LogLimit
+from pyjms.delay.processor_moves import MOST_ATTEMPTS, Mover, ProcessorStats
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
 
 if TYPE_CHECKING:
@@ -50,8 +50,10 @@ class Sorter:
         new_mover: Callable[[JMSContext], Mover],
         stop: threading.Event,
         suspended: threading.Event,
+        log: LogLimit,
     ) -> None:
         self._factory = factory
+        self._log = log
         self._book = book
         self._stats = stats
         self._new_mover = new_mover
@@ -72,7 +74,7 @@ class Sorter:
             self._markers = ctx.create_producer()
             filer_class = cast(JavaSlotFilerClass, jvm.shim().jclass("org.pyjms.shim.delay.SlotFiler"))
             self._filer = filer_class(
-                ctx.channel.java, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms
+                ctx.channel.java, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms, MOST_ATTEMPTS
             )
             while not self._stop.is_set():
                 if self._suspended.is_set():
@@ -104,7 +106,7 @@ class Sorter:
         raw = bytes(self._filer.file(consumer.wire_receiver().java, FILE_BATCH, timeout_ms))
         filed, soon, quarantined = _read_filing(raw)
         if quarantined:
-            log_poison_notes()
+            self._log.poison_notes()
         if not filed and not soon:
             if quarantined:
                 ctx.commit()  # the poison's moves to the dead-letter queue

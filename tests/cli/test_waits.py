@@ -5,6 +5,7 @@ command runs as ``python -m pyjms`` in its own process."""
 from __future__ import annotations
 
 import signal
+import time
 
 import pytest
 
@@ -50,10 +51,17 @@ def test_finding_5_mark_service_against_nothing_is_one_line_at_once():
     assert len(lines) == 1 and "Connection refused" in lines[0] and "tcp://127.0.0.1:1" in lines[0]
 
 
-def test_finding_19_delay_processor_refuses_a_staging_queue_the_broker_serves(tcp_broker):
-    done = run_cli("delay-processor", "--url", tcp_broker.tcp_url, timeout=60)
-    assert done.returncode == 2
-    assert "already has 1 consumer(s)" in done.stderr and "--no-delay-processor" in done.stderr
+def test_issue_32_a_second_delay_processor_stands_by_beside_the_brokers_own(tcp_broker):
+    """The broker's own processor leads its staging queue; another one starts and stands by
+    (issue 32: the broker elects the active one), and Ctrl-C ends it with 130."""
+    proc = start_cli("delay-processor", "--url", tcp_broker.tcp_url)
+    assert proc.stdout is not None
+    assert b"running" in proc.stdout.readline()
+    assert proc.stdout.readline().strip() == b"standing by"
+    time.sleep(1)  # still standing by: the broker's own processor keeps the lead
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and b"Traceback" not in err and b"active" not in out.splitlines()
 
 
 def test_delay_processor_on_a_free_staging_queue_runs_and_ctrl_c_ends_it_with_130(tcp_broker, qname):

@@ -325,6 +325,17 @@ public final class Channel implements AutoCloseable {
     }
 
     /**
+     * As forward, with {@code value} in the String property {@code name} of the copy (replacing
+     * any value m carries there): the delay processor keeps who staged a message this way, as
+     * the broker stamps the processor's own user on what it files (org.pyjms.shim.delay.SlotFiler).
+     */
+    public synchronized void forward(String queue, Message m, String name, String value) throws JMSException {
+        Message copy = Codec.copy(m, session);
+        copy.setStringProperty(name, value);
+        producer.send(destinations.resolve("queue://" + queue), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), 0);
+    }
+
+    /**
      * Forwards the message this session consumed last as pyjms.api.forward does, with a copy
      * made here from the message itself ({@link Codec#forwarded}: {@code block} holds the
      * application headers Python gives the copy and the properties it adds), so that its

@@ -30,6 +30,8 @@ public final class Contract {
     public static final String STAGED_TARGET = "JMS_PYJMS_DDL_Target";
     public static final String STAGED_CORRELATION_ID = "JMS_PYJMS_DDL_CorrelationID";
     public static final String STAGED_EXPIRATION = "JMS_PYJMS_DDL_Expiration";
+    /** On a slot queue's message: the user the broker stamped when it was staged ("" for none). */
+    public static final String STAGED_USER = "JMS_PYJMS_DDL_User";
     public static final String SUBSCRIBER = "JMS_PYJMS_Subscriber";
     public static final String MESSAGE_ID = "JMS_PYJMS_MessageID";
     public static final String DEAD_LETTER_HEADER_PREFIX = "JMS_PYJMS_DLH_";

@@ -69,7 +69,14 @@ public final class Poison {
         return names.reserved() ? problem(m) : null;
     }
 
-    /** As problem, for a staged message, which must also name its target and delivery time. */
+    /** The destination key schemes (Destinations.resolve; pyjms.api.destination.from_key). */
+    private static final String[] SCHEMES = {"queue://", "topic://", "temp-queue://", "temp-topic://"};
+
+    /**
+     * As problem, for a staged message, which must also name its target, as a destination key
+     * (queue://NAME, topic://NAME, temp-queue://NAME, temp-topic://NAME), and its delivery time.
+     * A target that is no key is a malformed staging header: MQRC_FORMAT_ERROR, as any other.
+     */
     public static String[] stagedProblem(Message m) {
         String[] bad = problem(m);
         if (bad != null) return bad;
@@ -77,10 +84,64 @@ public final class Poison {
             for (String name : new String[] {Contract.STAGED_TARGET, Contract.DELIVERY_TIME}) {
                 if (!m.propertyExists(name)) return new String[] {null, "a staged message without " + name};
             }
+            String target = m.getStringProperty(Contract.STAGED_TARGET);
+            if (!isKey(target)) {
+                return new String[] {null, Contract.STAGED_TARGET + " is " + shown(target)
+                        + ", not a destination key (queue://NAME, topic://NAME, temp-queue://NAME, temp-topic://NAME)"};
+            }
             return null;
         } catch (JMSException | RuntimeException e) {
             return new String[] {null, "its properties cannot be read: " + e};
         }
+    }
+
+    /** Whether a text is a destination key with a name. */
+    public static boolean isKey(String key) {
+        if (key == null) return false;
+        for (String scheme : SCHEMES) {
+            if (key.startsWith(scheme) && key.length() > scheme.length()) return true;
+        }
+        return false;
+    }
+
+    /** MQRC_BACKOUT_THRESHOLD_REACHED: a message delivered this many times is not tried again. */
+    public static final int BACKOUT_REASON = 2362;
+
+    /**
+     * Why a staged or slot message that came back again and again is not tried again: {null,
+     * one line}, when the provider delivered it more than {@code most} times (JMSXDeliveryCount:
+     * each attempt that failed rolled back), else null.
+     */
+    public static String[] backoutProblem(Message m, int most) {
+        try {
+            Object count = m.getObjectProperty("JMSXDeliveryCount");
+            if (count instanceof Number n && n.intValue() > most) {
+                return new String[] {null, "delivered " + n.intValue() + " times: each attempt to move it failed "
+                        + "(the most is " + most + ")"};
+            }
+            return null;
+        } catch (JMSException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The delay processor's check of each staged or slot message it takes: a malformed one
+     * (stagedProblem), or one delivered more than mostAttempts times (backoutProblem), goes to
+     * the channel's dead-letter queue in its transaction. Returns whether m was quarantined.
+     */
+    public static boolean quarantineStaged(Channel channel, Message m, int mostAttempts) throws JMSException {
+        String[] bad = stagedProblem(m);
+        if (bad != null) {
+            quarantine(channel, m, bad);
+            return true;
+        }
+        bad = backoutProblem(m, mostAttempts);
+        if (bad != null) {
+            quarantine(channel, m, bad, BACKOUT_REASON, "MQRC_BACKOUT_THRESHOLD_REACHED");
+            return true;
+        }
+        return false;
     }
 
     private static String shown(Object v) {
@@ -107,6 +168,12 @@ public final class Poison {
      * reason MQRC_FORMAT_ERROR and {@code JMS_PYJMS_DLQDetail} naming the property and its value.
      */
     public static void quarantine(Channel channel, Message m, String[] problem) throws JMSException {
+        quarantine(channel, m, problem, Contract.QUARANTINE_REASON, "MQRC_FORMAT_ERROR");
+    }
+
+    /** As quarantine, with another IBM MQ reason (e.g. MQRC_BACKOUT_THRESHOLD_REACHED). */
+    public static void quarantine(Channel channel, Message m, String[] problem, int reason, String reasonName)
+            throws JMSException {
         String detail = problem[1];
         Message copy;
         try {
@@ -147,7 +214,7 @@ public final class Poison {
             destQMgr = earlierQMgr instanceof String qm ? qm : "";
             detail += "; dead-lettered before for " + destQName + " with reason " + earlierReason;
         }
-        copy.setIntProperty(p + "Reason", Contract.QUARANTINE_REASON);
+        copy.setIntProperty(p + "Reason", reason);
         copy.setStringProperty(p + "DestQ", destQName);
         copy.setStringProperty(p + "DestQMgr", destQMgr);
         copy.setStringProperty(p + "PutApplName", channel.putApplName());
@@ -161,7 +228,7 @@ public final class Poison {
         channel.sendCopy(channel.deadLetterQueue(), copy, m.getJMSDeliveryMode(), m.getJMSPriority(), ttl);
         channel.countQuarantine();
         note("message " + m.getJMSMessageID() + " on " + (where.isEmpty() ? "?" : where) + " quarantined to "
-                + channel.deadLetterQueue() + " (reason " + Contract.QUARANTINE_REASON + " MQRC_FORMAT_ERROR): " + detail);
+                + channel.deadLetterQueue() + " (reason " + reason + " " + reasonName + "): " + detail);
     }
 
     private static Object property(Message m, String name) {

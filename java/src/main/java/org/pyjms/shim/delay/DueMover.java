@@ -21,12 +21,20 @@ import org.pyjms.shim.Receiver;
 public final class DueMover {
     /** In a plain answer, the entry of a poison message put on the dead-letter queue instead. */
     public static final int QUARANTINED = Integer.MIN_VALUE;
+    /** The key of a (user, target) pair the processor found the user may write to. */
+    public static String pair(String user, String target) {
+        return (user == null ? "" : "u:" + user) + "\n" + target;
+    }
+
     private final Channel channel;
+    private final int mostAttempts;
     /** Its own producer on the channel's session: the channel's one is configured per send. */
     private MessageProducer producer;
 
-    public DueMover(Channel channel) {
+    /** A message delivered more than mostAttempts times is quarantined (Poison.quarantineStaged). */
+    public DueMover(Channel channel, int mostAttempts) {
         this.channel = channel;
+        this.mostAttempts = mostAttempts;
     }
 
     /**
@@ -40,18 +48,19 @@ public final class DueMover {
      * delivery time minus now of each (negative: on time), or QUARANTINED for a poison message
      * (org.pyjms.shim.Poison) put on the channel's dead-letter queue. Otherwise nothing is sent and the
      * answer is int -n, then n records in delivery-time order, for Python to handle (poison is
-     * quarantined either way, in the chunk's transaction).
+     * quarantined either way, in the chunk's transaction). With {@code allowed} (not null) a
+     * message is plain only if the pair of the user who staged it (JMSXUserID) and its target
+     * is in it too ({@link #pair}): Python checks the others' right to write there.
      */
-    public byte[] deliverDue(Receiver from, int max, long timeoutMs, Set<String> plainTargets) throws JMSException {
+    public byte[] deliverDue(Receiver from, int max, long timeoutMs, Set<String> plainTargets, Set<String> allowed)
+            throws JMSException {
         channel.checkOpen();
         MessageConsumer consumer = from.jmsConsumer();
         List<Message> got = new ArrayList<>();
         int quarantined = 0;
         Message m = timeoutMs > 0 ? consumer.receive(timeoutMs) : consumer.receiveNoWait();
         while (m != null) {
-            String[] poison = Poison.stagedProblem(m);
-            if (poison != null) {
-                Poison.quarantine(channel, m, poison); // in this chunk's transaction
+            if (Poison.quarantineStaged(channel, m, mostAttempts)) { // in this chunk's transaction
                 quarantined++;
             } else {
                 got.add(m);
@@ -74,7 +83,8 @@ public final class DueMover {
             String target = g.getStringProperty(StagingHeader.TARGET);
             long expiration = expiration(g);
             if (target == null || !plainTargets.contains(target) || (expiration != 0 && now >= expiration)
-                    || kind == Codec.KIND_OBJECT || kind == Codec.KIND_STREAM) {
+                    || kind == Codec.KIND_OBJECT || kind == Codec.KIND_STREAM
+                    || (allowed != null && !allowed.contains(pair(user(g), target)))) {
                 plain = false;
                 break;
             }
@@ -94,6 +104,12 @@ public final class DueMover {
         }
         for (int q = 0; q < quarantined; q++) out.putInt(QUARANTINED);
         return out.toByteArray();
+    }
+
+    /** Who staged a slot queue's message (SlotFiler.stagedBy), null for none. */
+    private static String user(Message g) throws JMSException {
+        Object user = g.getObjectProperty(StagingHeader.USER);
+        return user instanceof String u && !u.isEmpty() ? u : null;
     }
 
     private static long expiration(Message g) {

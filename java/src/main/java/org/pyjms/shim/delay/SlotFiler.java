@@ -22,14 +22,19 @@ public final class SlotFiler {
     private final Channel channel;
     private final String slotPrefix, suffix;
     private final long slotMs, horizonMs;
+    private final int mostAttempts;
 
-    /** Messages due sooner than horizonMs are not filed: Python puts them to their target. */
-    public SlotFiler(Channel channel, String slotPrefix, String suffix, long slotMs, long horizonMs) {
+    /**
+     * Messages due sooner than horizonMs are not filed: Python puts them to their target. A
+     * message delivered more than mostAttempts times is quarantined (Poison.quarantineStaged).
+     */
+    public SlotFiler(Channel channel, String slotPrefix, String suffix, long slotMs, long horizonMs, int mostAttempts) {
         this.channel = channel;
         this.slotPrefix = slotPrefix;
         this.suffix = suffix;
         this.slotMs = slotMs;
         this.horizonMs = horizonMs;
+        this.mostAttempts = mostAttempts;
     }
 
     /**
@@ -47,18 +52,16 @@ public final class SlotFiler {
         int n = 0;
         int quarantined = 0;
         while (m != null) {
-            String[] poison = Poison.stagedProblem(m);
             long due = Poison.time(m, Channel.DELIVERY_TIME, 0);
-            if (poison != null) {
+            if (Poison.quarantineStaged(channel, m, mostAttempts)) {
                 // anyone who may stage may put this: it goes to the dead-letter queue in this
                 // transaction, and every other message goes on
-                Poison.quarantine(channel, m, poison);
                 quarantined++;
             } else if (due - System.currentTimeMillis() < horizonMs) {
                 soon.add(m);
             } else {
                 long slot = due / slotMs;
-                channel.forward(slotPrefix + slot + "." + suffix, m);
+                channel.forward(slotPrefix + slot + "." + suffix, m, StagingHeader.USER, stagedBy(m));
                 filed.merge(slot, 1, Integer::sum);
             }
             if (++n >= max) break;
@@ -74,5 +77,20 @@ public final class SlotFiler {
         for (Message s : soon) Codec.encode(s, out);
         out.putInt(quarantined);
         return out.toByteArray();
+    }
+
+    /**
+     * Who staged m: the user the broker stamped (JMSXUserID) on a message of the staging queue
+     * (any value it carries in StagingHeader.USER is the sender's, so not believed), else (a slot
+     * queue's, filed again) the user its filer kept. "" for none.
+     */
+    private String stagedBy(Message m) throws JMSException {
+        Object user;
+        if (("queue://" + suffix).equals(org.pyjms.shim.Destinations.key(m.getJMSDestination()))) {
+            user = m.getObjectProperty("JMSXUserID");
+        } else {
+            user = m.getObjectProperty(StagingHeader.USER);
+        }
+        return user == null ? "" : user.toString();
     }
 }

@@ -1,0 +1,165 @@
+"""Issue 32, part 5 for the delay processor: high availability through the broker.
+
+Two ``pyjms delay-processor`` processes serve one staging queue beside a ``pyjms broker
+--no-delay-processor``: the broker elects one (pyjms.api.leadership), the other stands by. Under
+delayed load spread over a few seconds the active one is SIGKILLed; the standby must say it is
+active within 5 s, and every message must arrive once, none before it was due.
+"""
+
+from __future__ import annotations
+
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+import pyjms
+from tests.conftest import ROOT, BrokerProcess
+
+pytestmark = pytest.mark.slow
+
+#: delayed messages, due over SPREAD_MS from FIRST_DELAY_MS after they are sent
+N = 1500
+FIRST_DELAY_MS = 800
+SPREAD_MS = 4000
+#: the standby says it is active within this long of the active one's SIGKILL
+TAKEOVER_S = 5.0
+
+
+class ProcessorProcess:
+    """``pyjms delay-processor`` in its own process; a thread reads its lines as they come."""
+
+    def __init__(self, url: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pyjms", "delay-processor", "--url", url, "--report-every", "60"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            cwd=ROOT,
+        )
+        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
+        self.states: list[tuple[float, str]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put((time.monotonic(), line.strip()))
+
+    def wait_for(self, state: str, timeout: float) -> float | None:
+        """When this process printed ``state`` (as its whole line), or None after timeout."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                at, line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            self.states.append((at, line))
+            if line == state:
+                return at
+        return None
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(params=["activemq", "artemis"])
+def broker(request: pytest.FixtureRequest) -> Iterator[BrokerProcess]:
+    b = BrokerProcess("--no-delay-processor", provider=request.param)
+    yield b
+    b.stop()
+
+
+def test_a_standby_processor_takes_over_within_5_s_of_a_sigkill_losing_duplicating_and_hastening_nothing(
+    broker: BrokerProcess,
+) -> None:
+    url = broker.tcp_url
+    first, second = ProcessorProcess(url), ProcessorProcess(url)
+    try:
+        # one is elected, the other stands by (each JVM may take a while to start)
+        deadline = time.monotonic() + 60
+        leader = None
+        while leader is None and time.monotonic() < deadline:
+            leader = next((p for p in (first, second) if p.wait_for("active", 0.1) is not None), None)
+        assert leader is not None, (first.states, second.states)
+        standby = second if leader is first else first
+        assert ("standing by" in [line for _, line in standby.states]) or standby.wait_for(
+            "standing by", 30
+        ) is not None
+        assert standby.wait_for("active", 1) is None  # one active at a time
+
+        target = f"TAKEOVER.{uuid.uuid4().hex[:8]}"
+        run = uuid.uuid4().hex[:8]
+        due: dict[int, int] = {}
+        factory = pyjms.ConnectionFactory(url, delivery_delay="staging")
+        with factory.create_context(pyjms.SESSION_TRANSACTED) as ctx:
+            q = ctx.create_queue(target)
+            p = ctx.create_producer().set_delivery_mode(pyjms.PERSISTENT).set_property("run", run)
+            for i in range(N):
+                delay = FIRST_DELAY_MS + i * SPREAD_MS // N
+                due[i] = int(time.time() * 1000) + delay
+                p.set_delivery_delay(delay).set_property("seq", i).send(q, str(i))
+                if i % 100 == 99:
+                    ctx.commit()
+            ctx.commit()
+
+        with pyjms.ConnectionFactory(url).create_context() as ctx:
+            consumer = ctx.create_consumer(ctx.create_queue(target), f"run = '{run}'")
+            got: list[tuple[int, int]] = []  # (seq, received at)
+
+            def take(wait_ms: int) -> None:
+                batch = consumer.receive_batch(1000, wait_ms)
+                now = int(time.time() * 1000)
+                got.extend((m.get_int_property("seq"), now) for m in batch)
+
+            # mid-run: some delivered, some filed in slots, some still due
+            kill_at = time.monotonic() + (FIRST_DELAY_MS + SPREAD_MS / 3) / 1000
+            while time.monotonic() < kill_at:
+                take(50)
+            assert 0 < len(got) < N, len(got)
+            killed = time.monotonic()
+            leader.proc.send_signal(signal.SIGKILL)
+            leader.proc.wait(10)
+            became_active = standby.wait_for("active", TAKEOVER_S + 5)
+            assert became_active is not None, standby.states
+            takeover_s = became_active - killed
+            assert takeover_s <= TAKEOVER_S, f"took over after {takeover_s:.2f} s"
+
+            deadline = time.monotonic() + 30
+            while len(got) < N and time.monotonic() < deadline:
+                take(200)
+            extra = time.monotonic() + 1.5  # anything duplicated shows up here
+            while time.monotonic() < extra:
+                take(100)
+        # where an operator looks: the one left answers that it is active and healthy
+        status = subprocess.run(
+            [sys.executable, "-m", "pyjms", "delay-processor", "--url", url, "--status"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=60,
+        )
+        assert status.returncode == 0 and ": active, healthy" in status.stdout, (status.stdout, status.stderr)
+    finally:
+        first.stop()
+        second.stop()
+
+    counts = Counter(seq for seq, _ in got)
+    lost = sorted(set(range(N)) - set(counts))
+    duplicated = sorted(seq for seq, c in counts.items() if c > 1)
+    early = sorted(seq for seq, at in got if at < due[seq])
+    assert (lost, duplicated, early) == ([], [], []), (len(lost), len(duplicated), len(early), takeover_s)
+    print(f"takeover after {takeover_s:.2f} s, {N} delivered once each, none early")

@@ -1,0 +1,338 @@
+"""Issue 32, part 1 and 3 for the delay processor: poison anywhere in the delay path is
+quarantined, never fatal, and the processor writes only where the user who staged a message may.
+
+The poison is put through the provider's own JMS client (the shim's session), as any client
+allowed to write the staging, slot or marker queue can: pyjms's producers never set JMS_PYJMS_*
+properties. Each bad message goes to the dead-letter queue with IBM MQ's reason and a
+JMS_PYJMS_DLQDetail, and every other delayed message keeps its normal lateness.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import pyjms
+from pyjms.api.destination import Destination
+from pyjms.bridge.contract import (
+    DEAD_LETTER_QUEUE,
+    DELIVERY_TIME,
+    DLQ_DETAIL,
+    QUARANTINE_REASON,
+    SLOT_PREFIX,
+    SLOTS_PREFIX,
+    STAGED_TARGET,
+    STAGING_QUEUE,
+)
+from pyjms.broker import AccessRule, EmbeddedBroker
+from pyjms.broker.admin import Admin
+from pyjms.delay.processor import FEEDBACK, MOST_ATTEMPTS, REPORT_EXCEPTION, DelayProcessor
+from pyjms.delay.processor_log import LogLimit
+from pyjms.dlq import header as dlh
+from pyjms.dlq.forward import handler_factory
+from pyjms.reasons import MQRC
+from tests.conftest import drain
+
+pytestmark = pytest.mark.providers("activemq", "artemis")
+
+#: how late a delayed message may arrive here (a slot plus the work, on a loaded test machine)
+LATE_MS = 1500
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def put_raw(ctx: pyjms.JMSContext, queue: str, body: str, **props: Any) -> None:
+    """Puts a text message through the provider's own client: str properties as strings, ints
+    as longs (JMS_PYJMS_DeliveryTime is a long)."""
+    session = ctx.channel.java.session()
+    m = session.createTextMessage(body)
+    for name, value in props.items():
+        if isinstance(value, int):
+            m.setLongProperty(name, value)
+        else:
+            m.setStringProperty(name, value)
+    session.createProducer(session.createQueue(queue)).send(m)
+
+
+def dead_letters(
+    ctx: pyjms.JMSContext, case: str, n: int, dlq: str = DEAD_LETTER_QUEUE
+) -> list[pyjms.Message]:
+    consumer = ctx.create_consumer(ctx.create_queue(dlq), f"case = '{case}'")
+    found: list[pyjms.Message] = []
+    deadline = time.monotonic() + 15
+    while len(found) < n and time.monotonic() < deadline:
+        m = consumer.receive(500)
+        if m is not None:
+            found.append(m)
+    found += drain(consumer, 300)
+    consumer.close()
+    return found
+
+
+def on_time(ctx: pyjms.JMSContext, factory: pyjms.ConnectionFactory, target: str, case: str) -> None:
+    """A normal delayed send of 500 ms arrives, not early and at most LATE_MS late."""
+    with factory.create_context() as sender:
+        sent = now_ms()
+        sender.create_producer().set_delivery_delay(500).set_property("case", case).send(
+            sender.create_queue(target), "on time"
+        )
+    consumer = ctx.create_consumer(ctx.create_queue(target), f"case = '{case}'")
+    got = consumer.receive(15_000)
+    arrived = now_ms()
+    consumer.close()
+    assert got is not None and got.get_text() == "on time"
+    assert sent + 500 <= arrived <= sent + 500 + LATE_MS, arrived - sent - 500
+
+
+def test_a_staged_target_that_is_no_destination_key_is_quarantined_and_delay_goes_on(url, qname):
+    """The issue's case: two staged messages to "bogus" (due now, due in 1.5 s) no longer stop
+    the broker's processor; a 500 ms delayed send still arrives on time; both poison messages
+    are dead-lettered with MQRC_FORMAT_ERROR (the staging header is malformed: no key names the
+    target, so nothing was looked up that could be unknown, 2085)."""
+    case = f"bogus-{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging")
+    with pyjms.ConnectionFactory(url).create_context() as ctx:
+        put_raw(ctx, STAGING_QUEUE, "now", **{STAGED_TARGET: "bogus", DELIVERY_TIME: now_ms(), "case": case})
+        put_raw(
+            ctx,
+            STAGING_QUEUE,
+            "soon",
+            **{STAGED_TARGET: "bogus", DELIVERY_TIME: now_ms() + 1500, "case": case},
+        )
+        on_time(ctx, factory, qname, case)
+        dead = dead_letters(ctx, case, 2)
+    assert sorted(m.get_text() for m in dead) == ["now", "soon"]
+    for m in dead:
+        header = dlh.DeadLetterHeader.from_message(m)
+        assert header is not None and header.reason == QUARANTINE_REASON
+        assert "'bogus'" in m.get_string_property(DLQ_DETAIL)
+        assert "not a destination key" in m.get_string_property(DLQ_DETAIL)
+
+
+def test_malformed_slot_messages_and_markers_are_quarantined(url, qname, caplog):
+    """A slot message naming no key, one whose delivery time is no long, and slot markers that
+    cannot be parsed (present when a processor starts, and put while it runs): each goes to the
+    dead-letter queue; the processor starts healthy and delivers the rest on time."""
+    caplog.set_level(logging.WARNING)
+    case = f"slot-{uuid.uuid4().hex[:8]}"
+    staging = f"SYSTEM.DDELAY.T{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=staging)
+    slot_ms = factory.provider.delay_slot_ms or 10
+    markers = SLOTS_PREFIX + staging
+    with pyjms.ConnectionFactory(url).create_context() as ctx:
+        due = now_ms() + 1000
+        slot = due // slot_ms
+        slot_queue = f"{SLOT_PREFIX}{slot}.{staging}"
+        put_raw(ctx, slot_queue, "no key", **{STAGED_TARGET: "queue:/X", DELIVERY_TIME: due, "case": case})
+        put_raw(
+            ctx, slot_queue, "good", **{STAGED_TARGET: f"queue://{qname}", DELIVERY_TIME: due, "case": case}
+        )
+        for text in ("garbage", "12/0", "", f"{slot}/{slot_ms}"):
+            put_raw(ctx, markers, text, case=case)
+        processor = DelayProcessor(factory).start()
+        try:
+            assert processor.wait_until_active(10)
+            put_raw(ctx, markers, "x/y", case=case)  # while it runs: dead-lettered at a compaction
+            consumer = ctx.create_consumer(ctx.create_queue(qname), f"case = '{case}'")
+            got = consumer.receive(10_000)
+            consumer.close()
+            assert got is not None and got.get_text() == "good" and now_ms() >= due
+            on_time(ctx, factory, qname, case)
+            status = processor.status()
+            assert status["active"] and status["healthy"], status
+            # the marker queue is compacted when idle, after the slots drained
+            dead = dead_letters(ctx, case, 5)
+        finally:
+            processor.stop()
+    texts = sorted(m.get_text() for m in dead)
+    assert texts == sorted(["no key", "garbage", "12/0", "", "x/y"]), texts
+    for m in dead:
+        header = dlh.DeadLetterHeader.from_message(m)
+        assert header is not None and header.reason == QUARANTINE_REASON and m.get_string_property(DLQ_DETAIL)
+    assert not [r for r in caplog.records if "cannot start" in r.getMessage()]
+
+
+def test_a_message_that_fails_again_and_again_is_dead_lettered_after_a_few_attempts(url, qname):
+    """Bounded redelivery: a staged message the provider delivered more than MOST_ATTEMPTS
+    times (each attempt rolled back) goes to the dead-letter queue with
+    MQRC_BACKOUT_THRESHOLD_REACHED instead of looping; the others are delivered."""
+    case = f"loop-{uuid.uuid4().hex[:8]}"
+    staging = f"SYSTEM.DDELAY.T{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=staging)
+    # no provider redelivery limit: the provider must hand it back every time
+    raw = handler_factory(pyjms.ConnectionFactory(url))
+    with raw.create_context() as ctx:
+        put_raw(
+            ctx,
+            staging,
+            "looping",
+            **{STAGED_TARGET: f"queue://{qname}", DELIVERY_TIME: now_ms(), "case": case},
+        )
+    # a processor that fails with it in hand and restarts on a new connection, as often as the
+    # bound allows
+    for _ in range(MOST_ATTEMPTS):
+        with raw.create_context(pyjms.SESSION_TRANSACTED) as tx:
+            assert tx.create_consumer(tx.create_queue(staging)).receive(5000) is not None
+    with DelayProcessor(factory), pyjms.ConnectionFactory(url).create_context() as ctx:
+        on_time(ctx, factory, qname, case)
+        dead = dead_letters(ctx, case, 1)
+        assert ctx.create_consumer(ctx.create_queue(qname), f"case = '{case}'").receive(300) is None
+    assert [m.get_text() for m in dead] == ["looping"]
+    header = dlh.DeadLetterHeader.from_message(dead[0])
+    assert header is not None and header.reason == 2362  # MQRC_BACKOUT_THRESHOLD_REACHED
+    assert "delivered" in dead[0].get_string_property(DLQ_DETAIL)
+
+
+def test_a_put_inhibited_target_is_dead_lettered_with_2051_and_the_rest_go_on(url, qname):
+    """A target put-inhibited after the message was staged refuses it at delivery (D15): the
+    dead-letter queue gets it with MQRC_PUT_INHIBITED and why; the rest keep their lateness."""
+    case = f"inhibit-{uuid.uuid4().hex[:8]}"
+    staging = f"SYSTEM.DDELAY.T{uuid.uuid4().hex[:8]}"
+    dlq = f"DLQ.{uuid.uuid4().hex[:8]}"
+    blocked = f"{qname}.BLOCKED"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=staging)
+    with DelayProcessor(factory, dead_letter_queue=dlq), factory.create_context() as ctx:
+        ctx.create_producer().set_delivery_delay(800).set_property("case", case).send(
+            ctx.create_queue(blocked), "refused"
+        )
+        Admin(factory).define_queue(pyjms.Queue(blocked), put_enabled=False)
+        on_time(ctx, factory, qname, case)
+        dead = dead_letters(ctx, case, 1, dlq)
+    assert [m.get_text() for m in dead] == ["refused"]
+    header = dlh.DeadLetterHeader.from_message(dead[0])
+    assert header is not None and header.reason == MQRC.PUT_INHIBITED
+    assert "put-inhibited" in dead[0].get_string_property(DLQ_DETAIL)
+
+
+def test_log_output_is_rate_limited():
+    """At most N lines per interval; then one line counts those left out."""
+    log = logging.getLogger("pyjms.test.limit")
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    log.addHandler(Keep())
+    log.propagate = False
+    limit = LogLimit(most=5, every_s=0.2)
+    for i in range(100):
+        limit.log(log, logging.WARNING, "poison %d", i)
+    assert len(records) == 5
+    time.sleep(0.25)
+    limit.log(log, logging.WARNING, "poison %d", 100)
+    assert "95 more line(s)" in records[5].getMessage() and records[6].getMessage() == "poison 100"
+
+
+# ---------------------------------------------------------------------------- least privilege
+
+PROCESSOR = ("proc", "proc-pw")
+
+
+@pytest.fixture(scope="module")
+def secured() -> Iterator[EmbeddedBroker]:
+    """A broker with users: the broker lets mal and alice write ORDERS.> (so the broker's own
+    check when a message is staged, D11, lets both through); ops reads the dead-letter queue;
+    proc runs a processor (pyjms's admin group)."""
+    users = {
+        "mal": ("mal-pw", ["mal"]),
+        "alice": ("alice-pw", ["senders"]),
+        "ops": ("ops-pw", ["ops"]),
+        PROCESSOR[0]: (PROCESSOR[1], ["pyjms-admins"]),
+        "weak": ("weak-pw", ["weak"]),
+    }
+    access = [
+        AccessRule("MAL.>", read=["mal"], write=["mal"], admin=["mal"]),
+        AccessRule("ORDERS.>", read=["senders", "mal"], write=["senders", "mal"], admin=["senders", "mal"]),
+        AccessRule("ALICE.>", read=["senders"], write=["senders"], admin=["senders"]),
+        AccessRule(DEAD_LETTER_QUEUE, read=["ops"], write=["ops"], admin=["ops"]),
+        # a processor's user that may stand for election and read staged messages, no more
+        AccessRule("PYJMS.LEADER.>", read=["weak"], write=["weak"], admin=["weak"]),
+        AccessRule("SYSTEM.DDELAY.WEAK.>", read=["weak"], write=["weak"], admin=["weak"]),
+    ]
+    broker = EmbeddedBroker(name=f"pyjms-ddl-sec-{uuid.uuid4().hex[:6]}", users=users, access=access)
+    yield broker
+    broker.stop()
+
+
+def orders_for_alice_only(user: str | None, destination: Destination) -> bool:
+    """The processor's rules here: alice writes ORDERS.> and ALICE.>, mal only MAL.> (stricter
+    than the broker's, as after mal's right to ORDERS.> was taken away)."""
+    if user == "alice":
+        return destination.name.startswith(("ORDERS.", "ALICE."))
+    return user == "mal" and destination.name.startswith("MAL.")
+
+
+def test_a_target_the_stager_may_not_write_is_dead_lettered_with_2035_and_reports_go_nowhere(secured):
+    """The processor writes for the user who staged the message (JMSXUserID), never with its own
+    rights: mal's delayed messages to ORDERS.X are dead-lettered with MQRC_NOT_AUTHORIZED; the
+    exception report of the one whose reply-to is ALICE.REPORTS (mal may not write there) is not
+    sent, that of the one whose reply-to is mal's own queue is; alice's delayed message to the
+    same target is delivered on time."""
+    case = f"auth-{uuid.uuid4().hex[:8]}"
+    staging = f"SYSTEM.DDELAY.T{uuid.uuid4().hex[:8]}"
+    target = f"ORDERS.{uuid.uuid4().hex[:6]}"
+    mine = f"MAL.{uuid.uuid4().hex[:6]}"
+    proc = pyjms.ConnectionFactory(secured.vm_url, *PROCESSOR, staging_queue=staging)
+    processor = DelayProcessor(proc, may_write=orders_for_alice_only).start()
+    try:
+        assert processor.wait_until_active(10)
+        mal = pyjms.ConnectionFactory(
+            secured.vm_url, "mal", "mal-pw", delivery_delay="staging", staging_queue=staging
+        )
+        with mal.create_context() as ctx:
+            p = ctx.create_producer().set_delivery_delay(300).set_property("case", case)
+            for text, reply_to in (("to alice", "ALICE.REPORTS"), ("to mal", mine)):
+                m = ctx.create_text_message(text)
+                m.set_int_property(REPORT_EXCEPTION, 1)
+                m.set_jms_reply_to(ctx.create_queue(reply_to))
+                p.send(ctx.create_queue(target), m)
+            report = ctx.create_consumer(ctx.create_queue(mine)).receive(10_000)
+            assert report is not None and report.get_int_property(FEEDBACK) == MQRC.NOT_AUTHORIZED
+        alice = pyjms.ConnectionFactory(
+            secured.vm_url, "alice", "alice-pw", delivery_delay="staging", staging_queue=staging
+        )
+        with alice.create_context() as ctx:
+            on_time(ctx, alice, target, case)
+            assert ctx.create_consumer(ctx.create_queue(target), f"case = '{case}'").receive(500) is None
+            assert ctx.create_consumer(ctx.create_queue("ALICE.REPORTS")).receive(500) is None
+        with pyjms.ConnectionFactory(secured.vm_url, "ops", "ops-pw").create_context() as ops:
+            dead = dead_letters(ops, case, 2)
+    finally:
+        processor.stop()
+    assert sorted(m.get_text() for m in dead) == ["to alice", "to mal"]
+    for m in dead:
+        header = dlh.DeadLetterHeader.from_message(m)
+        assert header is not None and header.reason == MQRC.NOT_AUTHORIZED
+        assert "'mal'" in m.get_string_property(DLQ_DETAIL)
+
+
+def test_a_processor_that_cannot_start_says_so_and_keeps_trying(secured, caplog):
+    """Elected, but not allowed to read its slot markers: the processor logs an error, its
+    status names the problem (its ping answers with it where it can), and it tries again with
+    a growing pause instead of staying dead and silent."""
+    caplog.set_level(logging.WARNING)
+    staging = f"SYSTEM.DDELAY.WEAK.{uuid.uuid4().hex[:8]}"
+    processor = DelayProcessor(
+        pyjms.ConnectionFactory(secured.vm_url, "weak", "weak-pw", staging_queue=staging)
+    ).start()
+    try:
+        assert processor.wait_until_active(10)
+        deadline = time.monotonic() + 10
+        while "start:" not in (processor.problem or "") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        status = processor.status()
+        assert not status["healthy"] and "start:" in status["problem"], status
+        time.sleep(1.5)  # the first retry comes after 1 s
+        starts = [r for r in caplog.records if "cannot start" in r.getMessage()]
+        assert len(starts) >= 2 and starts[0].levelno == logging.ERROR
+        assert staging in starts[0].getMessage()
+    finally:
+        processor.stop()
