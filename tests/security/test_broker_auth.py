@@ -271,3 +271,15 @@ def test_broker_without_users_says_it_has_no_authentication(
         before, _, urls = broker.ready_line.partition("ready:")
         assert "NO AUTHENTICATION" in before and "development" in before
         assert urls.split() == broker.uris and broker.tcp_url in broker.uris
+
+
+@pytest.mark.parametrize("provider", ["activemq", "artemis"])
+def test_a_wrong_keystore_password_is_one_line_not_a_broker_without_its_port(
+    keys: dict[str, Path], provider: str
+) -> None:
+    env = dict(os.environ, PYJMS_TLS_PASSWORD="not-the-password")
+    done = run_broker("--provider", provider, "--tls-keystore", str(keys["keystore"]), env=env)
+    assert done.returncode == 2 and "ready:" not in done.stdout
+    error = [line for line in done.stderr.splitlines() if line.startswith("pyjms broker: error:")]
+    assert len(error) == 1 and str(keys["keystore"]) in error[0] and "password" in error[0], done.stderr
+    assert "not-the-password" not in done.stderr

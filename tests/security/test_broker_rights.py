@@ -3,6 +3,8 @@ WriteCheck and AdminCheck of pyjms.api.access), from the broker's own access rul
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +16,7 @@ from pyjms.api.destination import Destination
 from pyjms.broker import AccessRule, EmbeddedBroker
 from pyjms.providers.activemq.embedded import SYSTEM_USER
 from pyjms.providers.artemis import EmbeddedArtemisBroker
+from tests.conftest import ROOT
 
 USERS = {
     "alice": ("alice-pw", ["admins", "app"]),
@@ -30,8 +33,9 @@ ACCESS = [
 @pytest.fixture(scope="module", params=["activemq", "artemis"])
 def secured(request: pytest.FixtureRequest) -> Iterator[Any]:
     cls: Any = EmbeddedBroker if request.param == "activemq" else EmbeddedArtemisBroker
+    # no delay processor of its own: a standalone one serves it (test_a_services_user_runs_a_delay_processor)
     broker = cls(
-        name=f"pyjms-rights-{uuid.uuid4().hex[:6]}", users=USERS, access=ACCESS, delay_processor=False
+        name=f"pyjms-rights-{uuid.uuid4().hex[:6]}", port=0, users=USERS, access=ACCESS, delay_processor=False
     )
     yield broker
     broker.stop()
@@ -81,3 +85,26 @@ def test_a_broker_without_users_lets_anyone(request: pytest.FixtureRequest, name
     assert not broker.authenticates
     assert broker.may_write(None, Queue("ANY")) and broker.may_write("whoever", Topic("ANY"))
     assert broker.is_admin(None) and broker.is_admin("whoever")
+
+
+def test_a_services_user_runs_a_delay_processor_beside_the_broker(secured: Any) -> None:
+    """Group services has the rights a standalone `pyjms delay-processor` needs: the staging
+    queue, the slot queues, and the targets."""
+    processor = subprocess.Popen(
+        [sys.executable, "-m", "pyjms", "delay-processor", "--url", secured.tcp_url, "--user", "svc",
+         "--password", "svc-pw", "--report-every", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        assert "running" in (processor.stdout.readline() if processor.stdout else ""), processor
+        target = Queue(f"APP.DELAYED.{uuid.uuid4().hex[:6]}")
+        with ConnectionFactory(
+            secured.tcp_url, "bob", "bob-pw", delivery_delay="staging"
+        ).create_context() as ctx:
+            ctx.create_producer().set_delivery_delay(300).send(target, "later")
+            got = ctx.create_consumer(target).receive(20_000)
+            assert got is not None and got.get_body(str) == "later"
+    finally:
+        processor.terminate()
+        out, _ = processor.communicate(timeout=30)
+    assert "delivered 1" in out and "failed 0" in out, out

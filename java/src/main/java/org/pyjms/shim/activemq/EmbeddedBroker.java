@@ -1,10 +1,7 @@
 package org.pyjms.shim.activemq;
 
 import java.io.File;
-import java.io.FileInputStream;
-import java.io.InputStream;
 import java.net.URI;
-import java.security.KeyStore;
 import java.util.ArrayList;
 import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
@@ -153,13 +150,8 @@ public final class EmbeddedBroker {
     }
 
     private static SslContext sslContext(String keyStore, String password) throws Exception {
-        char[] secret = password == null ? new char[0] : password.toCharArray();
-        KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType()); // PKCS12, which reads JKS too
-        try (InputStream in = new FileInputStream(keyStore)) {
-            ks.load(in, secret);
-        }
         KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-        kmf.init(ks, secret);
+        kmf.init(org.pyjms.shim.KeyStores.load(keyStore, password), password == null ? new char[0] : password.toCharArray());
         return new SslContext(kmf.getKeyManagers(), null, null);
     }
 

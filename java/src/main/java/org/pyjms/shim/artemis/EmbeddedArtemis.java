@@ -107,6 +107,8 @@ public final class EmbeddedArtemis {
         if (tcpPort >= 0) {
             cfg.addAcceptorConfiguration(TCP_ACCEPTOR, "tcp://127.0.0.1:" + tcpPort + "?protocols=CORE,AMQP");
             if (keyStore != null) {
+                // Artemis would log a bad keystore and start without the port: refuse it here
+                org.pyjms.shim.KeyStores.load(keyStore, keyStorePassword);
                 // set as parameters, not in the URI: a path or password needs no escaping there
                 for (TransportConfiguration t : cfg.getAcceptorConfigurations()) {
                     if (!TCP_ACCEPTOR.equals(t.getName())) continue;
@@ -160,7 +162,14 @@ public final class EmbeddedArtemis {
         if (security != null) cfg.registerBrokerPlugin(new ArtemisSecurity.StampEveryProtocol());
         embedded.start();
         RUNNING.incrementAndGet();
-        return new EmbeddedArtemis(embedded, vmId, limits, security);
+        EmbeddedArtemis started = new EmbeddedArtemis(embedded, vmId, limits, security);
+        Acceptor tcp = tcpPort < 0 ? null : started.server().getRemotingService().getAcceptor(TCP_ACCEPTOR);
+        if (tcpPort >= 0 && !(tcp instanceof NettyAcceptor n && n.isStarted() && n.getActualPort() > 0)) {
+            // Artemis logs an acceptor that cannot start (a port in use...) and runs without it
+            started.stop();
+            throw new IllegalStateException("cannot listen on 127.0.0.1:" + tcpPort + " (the log above says why)");
+        }
+        return started;
     }
 
     public String name() { return server().getConfiguration().getName(); }
