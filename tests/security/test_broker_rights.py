@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pyjms import ConnectionFactory, Queue, Topic
+from pyjms.api.access import anyone, anyone_admin
 from pyjms.api.destination import Destination
 from pyjms.broker import AccessRule, EmbeddedBroker
 from pyjms.providers.activemq.embedded import SYSTEM_USER
@@ -85,6 +86,11 @@ def test_a_broker_without_users_lets_anyone(request: pytest.FixtureRequest, name
     assert not broker.authenticates
     assert broker.may_write(None, Queue("ANY")) and broker.may_write("whoever", Topic("ANY"))
     assert broker.is_admin(None) and broker.is_admin("whoever")
+    assert broker.write_check is anyone and broker.admin_check is anyone_admin  # nothing to check
+
+
+def test_services_of_a_secured_broker_get_its_own_checks(secured: Any) -> None:
+    assert secured.write_check == secured.may_write and secured.admin_check == secured.is_admin
 
 
 def test_a_services_user_runs_a_delay_processor_beside_the_broker(secured: Any) -> None:

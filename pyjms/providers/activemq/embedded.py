@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from pyjms.api.access import AdminCheck, WriteCheck, anyone, anyone_admin
 from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Destination
 from pyjms.bridge import jvm
@@ -97,6 +98,17 @@ class BrokerRights:
     def is_admin(self, user: str | None) -> bool:
         """Whether ``user`` administers pyjms's services (is_administrator)."""
         return is_administrator(self._users, user)
+
+    @property
+    def write_check(self) -> WriteCheck:
+        """may_write for the services this broker runs; ``anyone`` on a broker without users,
+        which tells a service there is nothing to check."""
+        return self.may_write if self.authenticates else anyone
+
+    @property
+    def admin_check(self) -> AdminCheck:
+        """is_admin for the services this broker runs; ``anyone_admin`` without users."""
+        return self.is_admin if self.authenticates else anyone_admin
 
 
 _default: EmbeddedBroker | None = None
