@@ -221,6 +221,16 @@ def test_plain_tcp_is_off(secured: Secured) -> None:
         ConnectionFactory(url, "alice", "alice-pw").create_context().close()
 
 
+def test_an_administrator_defines_attributes_and_the_broker_enforces_them(secured: Secured) -> None:
+    name = f"APP.LIMITED.{uuid.uuid4().hex[:6]}"
+    done = secured.cli("alice", "alice-pw", "admin", "define-queue", name, "--put", "disabled")
+    assert done.returncode == 0, done
+    with secured.factory("bob", "bob-pw").create_context() as bob:
+        with pytest.raises(pyjms.JMSRuntimeException) as refused:
+            bob.create_producer().send(Queue(name), "put inhibited")
+        assert refused.value.reason == 2051  # MQRC_PUT_INHIBITED
+
+
 def test_non_admin_may_not_define_attributes(secured: Secured) -> None:
     done = secured.cli("bob", "bob-pw", "admin", "define-queue", "APP.LIMITED", "--max-depth", "5")
     assert done.returncode == 2, done

@@ -178,10 +178,17 @@ class EmbeddedBroker(BrokerRights):
             str(u).replace("amqp+ssl://", "amqps://", 1) for u in self._broker.connectUris()
         ]
         jvm.on_shutdown(self, self.stop, first=True)
-        self.admin = AdminService(self, administrator=SYSTEM_USER if users is not None else None)
+        # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
+        self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
         # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
-        self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
+        self.marks = MarkService(
+            self._local_factory(),
+            mark_browse_interval,
+            mark_lease_ms,
+            may_write=self.write_check,
+            is_admin=self.admin_check,
+        )
         threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         self.delay_processor: Any = None
         if delay_processor:
@@ -189,7 +196,9 @@ class EmbeddedBroker(BrokerRights):
             # Made now, so that stop() always finds it; started in the background, so that it
             # does not slow the broker's start (it starts with the broker: nothing of another
             # processor's can still be in flight)
-            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True)
+            self.delay_processor = DelayProcessor(
+                self._local_factory(), fresh_broker=True, may_write=self.write_check
+            )
             threading.Thread(
                 target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
             ).start()

@@ -122,14 +122,23 @@ class EmbeddedArtemisBroker(BrokerRights):
     def _start_services(self, delay_processor: bool, mark_browse_interval: int, mark_lease_ms: int) -> None:
         """The admin service, the mark service and the delay processor, as a pyjms ActiveMQ
         broker runs them, each in the background so that they do not slow the start."""
-        self.admin = AdminService(self, administrator=SYSTEM_USER if self._system_user else None)
+        # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
+        self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
-        self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
+        self.marks = MarkService(
+            self._local_factory(),
+            mark_browse_interval,
+            mark_lease_ms,
+            may_write=self.write_check,
+            is_admin=self.admin_check,
+        )
         threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         if delay_processor:
             # made now, so that stop() always finds it; started in the background
             # (it starts with the broker: nothing of another processor's can still be in flight)
-            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True)
+            self.delay_processor = DelayProcessor(
+                self._local_factory(), fresh_broker=True, may_write=self.write_check
+            )
             threading.Thread(
                 target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
             ).start()
