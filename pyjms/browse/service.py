@@ -12,8 +12,9 @@ PYJMS.MARKS; the others stand by. Every answer carries the active service's ``ep
 active service starts with an empty table; a handle that sees a new epoch sends the marks it
 held with "restore". If another service was active before (it left a note on
 PYJMS.MARKS.EPOCH), the new one grants no claims for one lease period (every live handle
-renews, sees the new epoch and restores within it), so no message a handle held before the
-takeover is granted to another handle.
+renews, sees the new epoch and restores within it; or one MsgMarkBrowseInterval, if shorter,
+by when every earlier mark has lapsed anyway), so no message a handle held before the takeover
+is granted to another handle.
 
 Who may do what: the sender of a request is the user the broker stamped on it (JMSXUserID).
 ``open`` makes the sender the handle's owner; claim, unmark, renew, close and restore of a
@@ -234,7 +235,11 @@ class MarkService:
         self.table = MarkTable(interval_ms=t.interval_ms, lease_ms=t.lease_ms)
         self.epoch = uuid.uuid4().hex[:16]
         took_over = self._take_note()
-        self._restoring_until = time.monotonic() + t.lease_ms / 1000.0 if took_over else 0.0
+        # no claims while handles restore: for one lease (every live handle renews within it),
+        # or for one MsgMarkBrowseInterval if that is shorter, as every mark made before the
+        # takeover has lapsed by then anyway
+        grace_ms = t.lease_ms if t.interval_ms < 0 else min(t.lease_ms, t.interval_ms)
+        self._restoring_until = time.monotonic() + grace_ms / 1000.0 if took_over else 0.0
         stop = threading.Event()
         self._ready.clear()
         thread = threading.Thread(target=self._serve, args=(stop,), name="pyjms-marks", daemon=True)
@@ -245,7 +250,7 @@ class MarkService:
             self.instance,
             self.factory.url,
             self.epoch,
-            ", taking over: restoring marks for one lease" if took_over else "",
+            f", taking over: restoring marks for {grace_ms} ms" if took_over else "",
         )
 
     def _take_note(self) -> bool:

@@ -98,6 +98,7 @@ def _cmd_broker(args: argparse.Namespace) -> int:
         data_dir=data_dir,
         name=args.name,
         delay_processor=not args.no_delay_processor,
+        mark_service=not args.no_mark_service,
         mark_browse_interval=args.mark_browse_interval,
         mark_lease_ms=args.mark_lease,
         **security,
@@ -392,6 +393,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the keystore's password (better: the environment variable {TLS_PASSWORD_ENV}, which ps does not show)",
     )
     b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")
+    b.add_argument(
+        "--no-mark-service",
+        action="store_true",
+        help="do not run a mark service (`pyjms mark-service` processes beside it serve cooperative browsing)",
+    )
     b.add_argument(
         "--mark-browse-interval",
         type=int,

@@ -127,6 +127,7 @@ class EmbeddedBroker(BrokerRights):
         data_dir: str | os.PathLike[str] | None = None,
         name: str | None = None,
         delay_processor: bool = True,
+        mark_service: bool = True,
         users: Mapping[str, tuple[str, Sequence[str]]] | None = None,
         access: Sequence[AccessRule] = (),
         mark_browse_interval: int = DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
@@ -182,14 +183,17 @@ class EmbeddedBroker(BrokerRights):
         self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
         # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
-        self.marks = MarkService(
-            self._local_factory(),
-            mark_browse_interval,
-            mark_lease_ms,
-            may_write=self.write_check,
-            is_admin=self.admin_check,
-        )
-        threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
+        # (mark_service=False: only mark services beside it, `pyjms mark-service`, stand for election)
+        self.marks: MarkService | None = None
+        if mark_service:
+            self.marks = MarkService(
+                self._local_factory(),
+                mark_browse_interval,
+                mark_lease_ms,
+                may_write=self.write_check,
+                is_admin=self.admin_check,
+            )
+            threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         self.delay_processor: Any = None
         if delay_processor:
             # IBM MQ runs the delay processor with the queue manager; so does a pyjms broker.
@@ -315,7 +319,8 @@ class EmbeddedBroker(BrokerRights):
         if self.delay_processor is not None:
             self.delay_processor.stop()
         self.admin.stop()
-        self.marks.stop()
+        if self.marks is not None:
+            self.marks.stop()
         try:
             self._broker.stop()
         except Exception:  # stopping is best effort at shutdown

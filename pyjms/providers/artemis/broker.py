@@ -54,6 +54,7 @@ class EmbeddedArtemisBroker(BrokerRights):
         expiry_queue: str | None = None,
         services: bool = True,
         delay_processor: bool = True,
+        mark_service: bool = True,
         mark_browse_interval: int = DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
         mark_lease_ms: int = 10_000,
         tls_keystore: str | os.PathLike[str] | None = None,
@@ -117,22 +118,25 @@ class EmbeddedArtemisBroker(BrokerRights):
         self.marks: Any = None
         self.delay_processor: Any = None
         if services:
-            self._start_services(delay_processor, mark_browse_interval, mark_lease_ms)
+            self._start_services(delay_processor, mark_service, mark_browse_interval, mark_lease_ms)
 
-    def _start_services(self, delay_processor: bool, mark_browse_interval: int, mark_lease_ms: int) -> None:
+    def _start_services(
+        self, delay_processor: bool, mark_service: bool, mark_browse_interval: int, mark_lease_ms: int
+    ) -> None:
         """The admin service, the mark service and the delay processor, as a pyjms ActiveMQ
         broker runs them, each in the background so that they do not slow the start."""
         # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
         self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
-        self.marks = MarkService(
-            self._local_factory(),
-            mark_browse_interval,
-            mark_lease_ms,
-            may_write=self.write_check,
-            is_admin=self.admin_check,
-        )
-        threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
+        if mark_service:
+            self.marks = MarkService(
+                self._local_factory(),
+                mark_browse_interval,
+                mark_lease_ms,
+                may_write=self.write_check,
+                is_admin=self.admin_check,
+            )
+            threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         if delay_processor:
             # made now, so that stop() always finds it; started in the background
             # (it starts with the broker: nothing of another processor's can still be in flight)
