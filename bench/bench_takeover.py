@@ -12,6 +12,7 @@ A new standby is started after each kill, so two instances stand for every round
 a steady load of delayed messages (delays of 0.2-3 s) runs through the staging queue, and at
 the end every one is checked: lost, duplicated, early. Prints the median and the max of each
 figure against the target (5 s). There is no raw Java row: no JMS client elects a leader.
+Exits 1 only if a delayed message was lost, duplicated or early (times are figures, not checks).
 
     python bench/bench_takeover.py [--kills 10] [--providers activemq,artemis] [--services delay,marks]
 """
@@ -240,7 +241,6 @@ def main() -> None:
             for label, values in (("elected (standby says active)", elected), (f"serving ({what})", serving)):
                 med, most = statistics.median(values), max(values)
                 ok = most <= TARGET_S
-                failed |= not ok and label.startswith("elected")
                 print(
                     f"  {label:<70} median {med:6.2f} s  max {most:6.2f} s   target <= {TARGET_S:g} s "
                     f"{'met' if ok else 'MISSED'}",
