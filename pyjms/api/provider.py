@@ -115,6 +115,12 @@ class ProviderPlugin:
         pyjms brokers do for PYJMS.LEADER.* queues."""
         return name
 
+    def service_properties(self) -> dict[str, str]:
+        """Connection properties for a pyjms service's own connections (pyjms.api.requests
+        service_factory), so that the broker lets go of a service whose process died at once:
+        its consumers leave, its leadership (pyjms.api.leadership) passes. None by default."""
+        return {}
+
     def target_attributes(self, ctx: JMSContext, destination: Destination) -> Any:
         """The IBM MQ attributes the broker defines for a destination (pyjms.rules.attributes),
         or None where it defines none or cannot say. May ask the broker (at most once per

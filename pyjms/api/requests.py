@@ -56,6 +56,7 @@ __all__ = [
     "error_from_answer",
     "parse_request",
     "serve",
+    "service_factory",
 ]
 
 _log = logging.getLogger("pyjms.requests")
@@ -80,6 +81,26 @@ MOST_TIMEOUT_MS = 2**31 - 1
 #: a service whose session broke serves again after this, doubling up to MOST_BACKOFF_S
 FIRST_BACKOFF_S = 0.25
 MOST_BACKOFF_S = 5.0
+
+
+def service_factory(factory: ConnectionFactory) -> ConnectionFactory:
+    """The factory a service connects with: ``factory``, with the provider's service properties
+    (ProviderPlugin.service_properties), so that the broker notices at once when the service's
+    process dies (a standby takes over; no dead consumer holds requests)."""
+    extra = factory.provider.service_properties()
+    if not extra or factory.factory_class is not None:
+        return factory
+    return type(factory)(
+        factory.url,
+        factory.user,
+        factory.password,
+        properties={**factory.properties, **extra},
+        classpath=factory.classpath,
+        delivery_delay=factory.delivery_delay,
+        staging_queue=factory.staging_queue,
+        provider=factory.provider_name_hint,
+        create_destinations=factory.create_destinations,
+    )
 
 
 class ServiceUnavailable(JMSRuntimeException):

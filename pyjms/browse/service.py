@@ -36,7 +36,7 @@ from pyjms.api.access import AdminCheck, WriteCheck, admins, temporary_only
 from pyjms.api.checks import is_int
 from pyjms.api.destination import Queue
 from pyjms.api.leadership import Leadership
-from pyjms.api.requests import brief, serve
+from pyjms.api.requests import brief, serve, service_factory
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import MARK_QUEUE
 from pyjms.browse.marks import MarkTable
@@ -93,6 +93,7 @@ class MarkService:
         check_interval(mark_browse_interval)
         check_lease(lease_ms)
         self.factory = factory
+        self._factory = service_factory(factory)  # the broker lets go of it as soon as it dies
         self.may_write = may_write
         self.is_admin = is_admin
         self.table = MarkTable(interval_ms=mark_browse_interval, lease_ms=lease_ms)
@@ -224,7 +225,7 @@ class MarkService:
     def start(self) -> MarkService:
         """Stands for election; returns once this service serves, or after ELECTION_WAIT_S when
         another is active (this one stands by: ``active`` tells)."""
-        self._leadership = Leadership(self.factory, ROLE, self._elected, self._deposed).start()
+        self._leadership = Leadership(self._factory, ROLE, self._elected, self._deposed).start()
         self._ready.wait(ELECTION_WAIT_S)
         return self
 
@@ -250,7 +251,7 @@ class MarkService:
 
     def _take_note(self) -> bool:
         """Whether another service was active before (its note is on EPOCH_QUEUE); leaves ours."""
-        with self.factory.create_context() as ctx:
+        with self._factory.create_context() as ctx:
             queue = Queue(EPOCH_QUEUE)
             consumer = ctx.create_consumer(queue)
             found = False
@@ -279,7 +280,7 @@ class MarkService:
 
         with jvm.java_thread():
             serve(
-                self.factory,
+                self._factory,
                 Queue(MARK_QUEUE),
                 self.handle,
                 stop,

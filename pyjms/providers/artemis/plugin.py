@@ -58,6 +58,12 @@ class ArtemisPlugin(ActiveMQPlugin):
         # PYJMS.LEADER.* queues exclusive by an address setting, whoever makes them)
         return f"{name}?exclusive=true"
 
+    def service_properties(self) -> dict[str, str]:
+        # with a confirmation window (which pyjms sets for its CompletionListener) the broker
+        # keeps a vanished client's sessions for it to reattach, until the connection TTL (60 s):
+        # a SIGKILLed leader would keep its lock and its consumers that long
+        return {"confirmationWindowSize": "-1"}
+
     def admin_service_known(self, ctx: JMSContext) -> bool | None:
         # a pyjms Artemis broker is known by its admin queue (ArtemisProvider.isPyjmsBroker); any
         # other broker is asked, and its silence means no admin service
