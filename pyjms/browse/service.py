@@ -93,7 +93,7 @@ class MarkService:
         check_interval(mark_browse_interval)
         check_lease(lease_ms)
         self.factory = factory
-        self._factory = service_factory(factory)  # the broker lets go of it as soon as it dies
+        self._factory = factory  # start(): the service's own, which the broker lets go of at its death
         self.may_write = may_write
         self.is_admin = is_admin
         self.table = MarkTable(interval_ms=mark_browse_interval, lease_ms=lease_ms)
@@ -225,6 +225,7 @@ class MarkService:
     def start(self) -> MarkService:
         """Stands for election; returns once this service serves, or after ELECTION_WAIT_S when
         another is active (this one stands by: ``active`` tells)."""
+        self._factory = service_factory(self.factory)
         self._leadership = Leadership(self._factory, ROLE, self._elected, self._deposed).start()
         self._ready.wait(ELECTION_WAIT_S)
         return self
