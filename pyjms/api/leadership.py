@@ -25,6 +25,7 @@ from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.requests import service_factory
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import LEADER_PREFIX
 from pyjms.errors import JMSRuntimeException
@@ -60,7 +61,9 @@ class Leadership:
         on_elected: Callable[[], None],
         on_deposed: Callable[[], None],
     ) -> None:
-        self.factory = factory
+        # a connection the broker lets go of as soon as its process dies (on Artemis, one with a
+        # confirmation window is kept 60 s for a reattach, and the lock with it)
+        self.factory = service_factory(factory)
         self.role = role
         self.queue = leader_queue(role)
         self.candidate = f"{role}-{uuid.uuid4().hex[:12]}"

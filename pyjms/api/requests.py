@@ -88,8 +88,8 @@ def service_factory(factory: ConnectionFactory) -> ConnectionFactory:
     (ProviderPlugin.service_properties), so that the broker notices at once when the service's
     process dies (a standby takes over; no dead consumer holds requests)."""
     extra = factory.provider.service_properties()
-    if not extra or factory.factory_class is not None:
-        return factory
+    if factory.factory_class is not None or extra.items() <= factory.properties.items():
+        return factory  # nothing to add, or already added
     return type(factory)(
         factory.url,
         factory.user,
