@@ -13,11 +13,9 @@ is SIGKILLed (the other takes over), while three dispatchers mark the queue coop
 from __future__ import annotations
 
 import collections
-import queue as queues
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -31,60 +29,13 @@ from pyjms.bridge.contract import MARK_QUEUE
 from pyjms.broker.admin import Admin
 from pyjms.browse import BROWSE_CO_OP, NoMessageAvailable
 from tests.conftest import ROOT
+from tests.faults.mark_services import MARK_LEASE_MS, MarkServiceProcess
 
 pytestmark = pytest.mark.slow
 
-#: a short lease: a new active service restores marks for one lease before it grants claims
-LEASE_MS = 1500
+LEASE_MS = MARK_LEASE_MS
 MESSAGES = 3000
 TAKEOVER_S = 5.0
-
-
-class MarkServiceProcess:
-    """``pyjms mark-service`` in its own process; its stdout lines, timed as they come."""
-
-    def __init__(self, url: str) -> None:
-        self.log = tempfile.NamedTemporaryFile("w+", prefix="pyjms-marks-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyjms", "mark-service", "--url", url, "--mark-lease", str(LEASE_MS)],
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            text=True,
-            cwd=ROOT,
-        )
-        self.lines: queues.Queue[tuple[float, str]] = queues.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.first = self.next_line(60)
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put((time.monotonic(), line.strip()))
-
-    def next_line(self, timeout: float) -> str:
-        try:
-            return self.lines.get(timeout=timeout)[1]
-        except queues.Empty:
-            raise AssertionError(
-                f"no line from the mark service: {open(self.log.name).read()[-3000:]}"
-            ) from None
-
-    def active_at(self, timeout: float) -> float | None:
-        """When this process said it became active (monotonic), or None within timeout."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                at, line = self.lines.get(timeout=left)
-            except queues.Empty:
-                return None
-            if "active (epoch" in line:
-                return at
-        return None
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
 
 
 @pytest.fixture(params=["activemq", "artemis"])
