@@ -41,7 +41,7 @@ from pyjms.bridge import jvm
 from pyjms.bridge.contract import MARK_QUEUE
 from pyjms.browse.marks import MarkTable
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
-from pyjms.errors import InvalidArgumentRuntimeException, JMSSecurityRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, JMSSecurityRuntimeException
 from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
@@ -235,7 +235,13 @@ class MarkService:
         t = self.table
         self.table = MarkTable(interval_ms=t.interval_ms, lease_ms=t.lease_ms)
         self.epoch = uuid.uuid4().hex[:16]
-        took_over = self._take_note()
+        try:
+            took_over = self._take_note()
+        except JMSRuntimeException as e:  # say so, and be careful: as after another service
+            _log.warning(
+                "mark service %s: cannot read or leave its note on %s: %s", self.instance, EPOCH_QUEUE, e
+            )
+            took_over = True
         self._restoring_until = time.monotonic() + t.lease_ms / 1000.0 if took_over else 0.0
         stop = threading.Event()
         self._ready.clear()
