@@ -9,6 +9,8 @@ import threading
 import time
 import uuid
 
+import pytest
+
 import pyjms
 from pyjms.api.requests import ServiceClient, ServiceUnavailable, serve
 from pyjms.bridge import jvm
@@ -53,3 +55,30 @@ def test_a_service_whose_connection_is_cut_serves_again(tcp_broker) -> None:
         stop.set()
         thread.join(10)
         proxy.close()
+
+
+def test_a_handler_that_fails_fails_its_request_only(tcp_broker) -> None:
+    queue = pyjms.Queue(f"PYJMS.TEST.BUGGY.{uuid.uuid4().hex[:8]}")
+    stop = threading.Event()
+    ready = threading.Event()
+
+    def handle(request: dict, sender: str | None) -> dict:
+        return {"ok": True, "inverse": 1 / request["n"]}  # a bug: n = 0, or no n
+
+    def run() -> None:
+        with jvm.java_thread():
+            serve(pyjms.ConnectionFactory(tcp_broker.tcp_url), queue, handle, stop, ready=ready)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(30)
+        with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
+            with ServiceClient(ctx, queue, timeout_ms=5000, serves="this test's service") as client:
+                for fields in ({"n": 0}, {}):
+                    with pytest.raises(pyjms.IllegalStateRuntimeException, match="internal error"):
+                        client.call("invert", **fields)
+                assert client.call("invert", n=4)["inverse"] == 0.25
+    finally:
+        stop.set()
+        thread.join(10)
