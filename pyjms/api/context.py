@@ -137,16 +137,18 @@ class ConnectionFactory:
         self._jfactory: JavaConnectionFactory | None = None
         self._lock = threading.Lock()
 
-    def with_url(self, url: str) -> ConnectionFactory:
+    def derive(
+        self, *, url: str | None = None, properties: Mapping[str, Any] | None = None
+    ) -> ConnectionFactory:
         """A new factory like this one (credentials, client id, provider, delay settings) for
-        another URL of the same broker, e.g. with client options added."""
+        the same broker, with another URL (e.g. client options added) or other properties."""
         return ConnectionFactory(
-            url,
+            self.url if url is None else url,
             self.user,
             self.password,
             client_id=self.client_id,
             factory_class=self.factory_class,
-            properties=self.properties,
+            properties=self.properties if properties is None else properties,
             classpath=self.classpath,
             delivery_delay=self.delivery_delay,
             staging_queue=self.staging_queue,

@@ -112,8 +112,11 @@ class ProviderPlugin:
         """The factory a long-running pyjms service (a leader candidate, the delay processor,
         the mark service) connects with: one whose connections the broker drops within seconds
         of the process dying, so that what it held (its leadership, its open transactions)
-        passes on at once. By default the factory itself."""
-        return factory
+        passes on at once: by default the factory with the provider's service_properties."""
+        extra = self.service_properties()
+        if factory.factory_class is not None or extra.items() <= factory.properties.items():
+            return factory  # nothing to add, or added already
+        return factory.derive(properties={**factory.properties, **extra})
 
     def exclusive_queue(self, name: str) -> str:
         """The name to consume ``name`` by so that the broker dispatches all of its messages to
@@ -121,6 +124,11 @@ class ProviderPlugin:
         By default the name itself: the broker must make that queue's consumers exclusive, as
         pyjms brokers do for PYJMS.LEADER.* queues."""
         return name
+
+    def service_properties(self) -> dict[str, str]:
+        """Connection properties for a pyjms service's own connections (service_factory), so that the broker lets go of a service whose process died at once:
+        its consumers leave, its leadership (pyjms.api.leadership) passes. None by default."""
+        return {}
 
     def target_attributes(self, ctx: JMSContext, destination: Destination) -> Any:
         """The IBM MQ attributes the broker defines for a destination (pyjms.rules.attributes),

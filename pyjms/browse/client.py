@@ -88,8 +88,8 @@ class HeldMarks:
         with self._lock:
             if not isinstance(epoch, str) or epoch == self._epoch:
                 return
-            first, self._epoch = self._epoch is None, epoch
-            if first:
+            previous, self._epoch = self._epoch, epoch
+            if previous is None:
                 return
             # marks that lapsed at the old service need not come back
             live = [
@@ -101,15 +101,21 @@ class HeldMarks:
         _log.info(
             "browse handle %s: a new mark service took over; restoring %d mark(s)", self.handle[:8], len(live)
         )
-        for i in range(0, max(len(live), 1), _RESTORE_CHUNK):
-            chunk = live[i : i + _RESTORE_CHUNK]
-            client.call(
-                "restore",
-                handle=self.handle,
-                queue=self.queue,
-                ids=[t for t, _ in chunk],
-                ages_ms=[age for _, age in chunk],
-            )
+        try:
+            for i in range(0, max(len(live), 1), _RESTORE_CHUNK):
+                chunk = live[i : i + _RESTORE_CHUNK]
+                client.call(
+                    "restore",
+                    handle=self.handle,
+                    queue=self.queue,
+                    ids=[t for t, _ in chunk],
+                    ages_ms=[age for _, age in chunk],
+                )
+        except BaseException:
+            with self._lock:  # not restored: the next answer of the new epoch tries again
+                if self._epoch == epoch:
+                    self._epoch = previous
+            raise
 
 
 class Heartbeat:

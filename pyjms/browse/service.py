@@ -42,7 +42,7 @@ from pyjms.bridge import jvm
 from pyjms.bridge.contract import MARK_QUEUE
 from pyjms.browse.marks import MarkTable
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
-from pyjms.errors import InvalidArgumentRuntimeException, JMSSecurityRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, JMSSecurityRuntimeException
 from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ class MarkService:
         check_interval(mark_browse_interval)
         check_lease(lease_ms)
         self.factory = factory
+        self._factory = factory  # start(): the service's own, which the broker lets go of at its death
         self.may_write = may_write
         self.is_admin = is_admin
         self.table = MarkTable(interval_ms=mark_browse_interval, lease_ms=lease_ms)
@@ -225,7 +226,8 @@ class MarkService:
     def start(self) -> MarkService:
         """Stands for election; returns once this service serves, or after ELECTION_WAIT_S when
         another is active (this one stands by: ``active`` tells)."""
-        self._leadership = Leadership(self.factory, ROLE, self._elected, self._deposed).start()
+        self._factory = self.factory.provider.service_factory(self.factory)
+        self._leadership = Leadership(self._factory, ROLE, self._elected, self._deposed).start()
         self._ready.wait(ELECTION_WAIT_S)
         return self
 
@@ -234,7 +236,13 @@ class MarkService:
         t = self.table
         self.table = MarkTable(interval_ms=t.interval_ms, lease_ms=t.lease_ms)
         self.epoch = uuid.uuid4().hex[:16]
-        took_over = self._take_note()
+        try:
+            took_over = self._take_note()
+        except JMSRuntimeException as e:  # say so, and be careful: as after another service
+            _log.warning(
+                "mark service %s: cannot read or leave its note on %s: %s", self.instance, EPOCH_QUEUE, e
+            )
+            took_over = True
         # no claims while handles restore: for one lease (every live handle renews within it),
         # or for one MsgMarkBrowseInterval if that is shorter, as every mark made before the
         # takeover has lapsed by then anyway
@@ -255,7 +263,7 @@ class MarkService:
 
     def _take_note(self) -> bool:
         """Whether another service was active before (its note is on EPOCH_QUEUE); leaves ours."""
-        with self.factory.create_context() as ctx:
+        with self._factory.create_context() as ctx:
             queue = Queue(EPOCH_QUEUE)
             consumer = ctx.create_consumer(queue)
             found = False
@@ -284,7 +292,7 @@ class MarkService:
 
         with jvm.java_thread():
             serve(
-                self.factory,
+                self._factory,
                 Queue(MARK_QUEUE),
                 self.handle,
                 stop,

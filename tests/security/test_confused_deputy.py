@@ -114,3 +114,25 @@ def test_only_an_administrator_changes_the_mark_interval(secured) -> None:
     assert e.value.reason == 2035
     with bob.create_context() as ctx, MarkClient(ctx) as marks:
         assert marks.call("config")["interval_ms"] != 1234  # reading it is everyone's
+
+
+def test_a_user_named_in_the_message_is_not_believed(secured) -> None:
+    """Who sent a request is what the broker stamped: bob writing JMSXUserID=alice on his
+    request is still bob."""
+    handle = uuid.uuid4().hex
+    with as_user(secured, "alice").create_context() as a_ctx, MarkClient(a_ctx) as alice:
+        alice.call("open", handle=handle)
+        with as_user(secured, "bob").create_context() as bob:
+            replies = bob.create_temporary_queue()
+            request = bob.create_text_message(f'{{"op": "close", "handle": "{handle}"}}')
+            try:
+                request.set_string_property("JMSXUserID", "alice")
+            except pyjms.JMSRuntimeException:
+                pytest.skip("the client refuses to name a JMSXUserID itself")
+            request.set_jms_reply_to(replies)
+            request.set_jms_correlation_id("forged")
+            bob.create_producer().send(pyjms.Queue(MARK_QUEUE), request)
+            answer = bob.create_consumer(replies).receive(10_000)
+            assert answer is not None
+            assert '"ok": false' in answer.get_text() and "2035" in answer.get_text()
+        assert alice.call("renew", handles=[handle])["lost"] == []

@@ -46,7 +46,7 @@ def without_redelivery_limit(base: ConnectionFactory) -> ConnectionFactory:
     if not is_activemq_url(url) or not options:
         return base
     separator = "&" if "?" in url.rpartition(")")[2] else "?"  # failover:(...)?options
-    return base.with_url(url + separator + "&".join(options))
+    return base.derive(url=url + separator + "&".join(options))
 
 
 def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetails]:

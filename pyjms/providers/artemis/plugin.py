@@ -59,20 +59,25 @@ class ArtemisPlugin(ActiveMQPlugin):
         )
 
     def service_factory(self, factory: ConnectionFactory) -> ConnectionFactory:
-        # Artemis keeps a core connection whose socket closed for its TTL (60 s by default),
-        # for the client to reattach to: a killed service would hold its leadership and its
-        # transactions that long. The client's TTL is what the broker applies, and the client
-        # pings within it while it lives
+        # no confirmation window (service_properties), so that the broker drops a killed
+        # service's sessions at once; and a short TTL, so that one that hangs or is cut off is
+        # dropped within seconds too (the broker applies the client's TTL, and the client pings
+        # within it while it lives)
         url = factory.url
-        if not url.lower().startswith(f"{ARTEMIS}+tcp") or "connectionttl=" in url.lower():
-            return factory
-        separator = "&" if "?" in url else "?"
-        return factory.with_url(url + separator + SERVICE_TTL_OPTIONS)
+        if url.lower().startswith(f"{ARTEMIS}+tcp") and "connectionttl=" not in url.lower():
+            factory = factory.derive(url=url + ("&" if "?" in url else "?") + SERVICE_TTL_OPTIONS)
+        return super().service_factory(factory)
 
     def exclusive_queue(self, name: str) -> str:
         # Artemis's exclusive queue, asked for when the queue is made (pyjms brokers make
         # PYJMS.LEADER.* queues exclusive by an address setting, whoever makes them)
         return f"{name}?exclusive=true"
+
+    def service_properties(self) -> dict[str, str]:
+        # with a confirmation window (which pyjms sets for its CompletionListener) the broker
+        # keeps a vanished client's sessions for it to reattach, until the connection TTL (60 s):
+        # a SIGKILLed leader would keep its lock and its consumers that long
+        return {"confirmationWindowSize": "-1"}
 
     def admin_service_known(self, ctx: JMSContext) -> bool | None:
         # a pyjms Artemis broker is known by its admin queue (ArtemisProvider.isPyjmsBroker); any

@@ -1,0 +1,169 @@
+"""High availability of the mark service (issue 32): any number of mark services run against one
+broker, the broker elects the active one (pyjms.api.leadership, role "marks"), the others stand
+by without consuming PYJMS.MARKS, and a standby takes over within 5 s of the active one's
+SIGKILL. Cooperative marks survive the takeover (the handles restore them to the new service),
+so no message is dispatched twice.
+
+The broker runs in this process (ActiveMQ and Artemis, with a TCP port), with its own mark
+service as the first candidate; two ``pyjms mark-service`` processes stand beside it. The
+broker's service steps down (``broker.marks.stop()``: one process takes over), then that process
+is SIGKILLed (the other takes over), while three dispatchers mark the queue cooperatively.
+"""
+
+from __future__ import annotations
+
+import collections
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+import pyjms
+from pyjms.api.requests import ServiceUnavailable
+from pyjms.bridge.contract import MARK_QUEUE
+from pyjms.broker.admin import Admin
+from pyjms.browse import BROWSE_CO_OP, NoMessageAvailable
+from tests.conftest import ROOT
+from tests.faults.mark_services import MARK_LEASE_MS, MarkServiceProcess
+
+pytestmark = pytest.mark.slow
+
+LEASE_MS = MARK_LEASE_MS
+MESSAGES = 3000
+TAKEOVER_S = 5.0
+
+
+@pytest.fixture(params=["activemq", "artemis"])
+def broker(request: pytest.FixtureRequest) -> Iterator[object]:
+    from pyjms.broker import EmbeddedBroker
+    from pyjms.providers.artemis import EmbeddedArtemisBroker
+
+    b = (EmbeddedArtemisBroker if request.param == "artemis" else EmbeddedBroker)(
+        port=0, mark_lease_ms=LEASE_MS
+    )
+    yield b
+    b.stop()
+
+
+def _dispatch(
+    url: str, queue_name: str, name: str, dispatched: list[tuple[str, str]], feeding_done: threading.Event
+) -> None:
+    """A cooperative dispatcher that takes its time (so that claims are held across each
+    takeover) and gets each message it dispatched by its token."""
+    factory = pyjms.ConnectionFactory(url)
+    with factory.create_context() as bctx, factory.create_context(pyjms.SESSION_TRANSACTED) as wctx:
+        q = bctx.create_queue(queue_name)
+        browser = bctx.create_marking_browser(q, cooperative=True)
+        consumer = wctx.create_consumer(q)
+        idle_since = time.monotonic()
+        while True:
+            try:
+                m = browser.get(BROWSE_CO_OP, wait_ms=200)
+            except (NoMessageAvailable, ServiceUnavailable):  # nothing now, or between two services
+                if feeding_done.is_set() and time.monotonic() - idle_since > 2 * TAKEOVER_S:
+                    break
+                continue
+            idle_since = time.monotonic()
+            token = m.get_message_token()
+            dispatched.append((name, token))
+            time.sleep(0.008)
+            if consumer.receive_by_tokens([token], 2000):
+                wctx.commit()
+        browser.close()
+
+
+def _marks_consumers(url: str) -> int:
+    for d in Admin(pyjms.ConnectionFactory(url)).destinations():
+        if d["destination"] == f"queue://{MARK_QUEUE}":
+            return int(d["consumers"])
+    return 0
+
+
+def test_a_standby_mark_service_takes_over_within_5_s_and_no_message_goes_to_two_dispatchers(broker) -> None:
+    url = broker.tcp_url  # type: ignore[attr-defined]
+    qname = f"TAKEOVER.{uuid.uuid4().hex[:8]}"
+    services = [MarkServiceProcess(url) for _ in range(2)]
+    try:
+        for s in services:
+            assert "standing by" in s.first, s.first  # the broker's own service is active
+        assert _marks_consumers(url) == 1, "only the active service consumes PYJMS.MARKS"
+        with pyjms.ConnectionFactory(url).create_context() as ctx:
+            ctx.create_producer().send_batch(ctx.create_queue(qname), [f"m{i}" for i in range(MESSAGES)])
+        dispatched: list[tuple[str, str]] = []
+        feeding_done = threading.Event()
+        feeding_done.set()
+        threads = [
+            threading.Thread(
+                target=_dispatch, args=(url, qname, f"d{i}", dispatched, feeding_done), daemon=True
+            )
+            for i in range(3)
+        ]
+        for t in threads:
+            t.start()
+        time.sleep(2)
+        # the broker's service steps down: a standby process takes over
+        stepped_down = time.monotonic()
+        broker.marks.stop()  # type: ignore[attr-defined]
+        got = {s: s.active_at(TAKEOVER_S) for s in services}
+        first = next(s for s, at in got.items() if at is not None)
+        step_down_s = got[first] - stepped_down  # type: ignore[operator]
+        assert _marks_consumers(url) == 1
+        before_kill = len(dispatched)
+        time.sleep(2)
+        assert len(dispatched) > before_kill, "dispatching goes on under the new service"
+        # SIGKILL the active one: the other takes over
+        other = next(s for s in services if s is not first)
+        killed = time.monotonic()
+        first.proc.send_signal(signal.SIGKILL)
+        at = other.active_at(TAKEOVER_S + 1)
+        assert at is not None, "no standby took over"
+        takeover_s = at - killed
+        for t in threads:
+            t.join(180)
+        tokens = collections.Counter(token for _, token in dispatched)
+        print(
+            f"\nmark service takeover on {url}: after a step-down {step_down_s:.2f} s, after SIGKILL "
+            f"{takeover_s:.2f} s; {len(dispatched)} dispatched by {len({n for n, _ in dispatched})} dispatchers"
+        )
+        assert takeover_s <= TAKEOVER_S
+        assert len(tokens) == MESSAGES, "every message dispatched"
+        twice = [t for t, n in tokens.items() if n > 1]
+        assert not twice, f"{len(twice)} message(s) dispatched twice, e.g. {twice[:3]}"
+        with pyjms.ConnectionFactory(url).create_context() as ctx:
+            assert ctx.create_consumer(ctx.create_queue(qname)).receive(500) is None, "every message got"
+    finally:
+        for s in services:
+            s.stop()
+
+
+@pytest.mark.parametrize("provider", ["activemq", "artemis"])
+def test_mark_services_beside_a_pyjms_broker_stand_by(provider: str) -> None:
+    """A `pyjms broker` runs its own mark service: `pyjms mark-service` processes beside it stand
+    by, consume nothing, and the broker's service answers."""
+    from tests.conftest import BrokerProcess
+
+    broker = BrokerProcess(provider=provider)
+    try:
+        services = [MarkServiceProcess(broker.tcp_url) for _ in range(2)]
+        try:
+            for s in services:
+                assert "standing by" in s.first, s.first
+            assert _marks_consumers(broker.tcp_url) == 1
+            out = subprocess.run(
+                [sys.executable, "-m", "pyjms", "mark-interval", "--url", broker.tcp_url],
+                capture_output=True,
+                text=True,
+                cwd=ROOT,
+                timeout=120,
+            )
+            assert out.stdout.strip() == "MsgMarkBrowseInterval 5000", out.stderr[-2000:]
+        finally:
+            for s in services:
+                s.stop()
+    finally:
+        broker.stop()
