@@ -181,7 +181,8 @@ class EmbeddedBroker(BrokerRights):
         jvm.on_shutdown(self, self.stop, first=True)
         # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
         self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
-        threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
+        # start() only starts its thread: done here, so that a stop() right after finds it started
+        self.admin.start(self._local_factory())
         # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
         # (mark_service=False: only mark services beside it, `pyjms mark-service`, stand for election)
         self.marks: MarkService | None = None
