@@ -36,13 +36,14 @@ ACCESS = [
 def secured(request: pytest.FixtureRequest) -> Iterator[Any]:
     cls: Any = EmbeddedBroker if request.param == "activemq" else EmbeddedArtemisBroker
     stomp = {"stomp_port": 0} if cls is EmbeddedBroker else {}
-    # no delay processor of its own: a standalone one serves it (test_a_services_user_runs_a_delay_processor)
+    # no delay processor or mark service of its own: standalone ones serve it, as a 'services' user
     broker = cls(
         name=f"pyjms-rights-{uuid.uuid4().hex[:6]}",
         port=0,
         users=USERS,
         access=ACCESS,
         delay_processor=False,
+        mark_service=False,
         **stomp,
     )
     yield broker
@@ -136,6 +137,25 @@ def stomp_frames(port: int, *frames: str) -> list[str]:
                 answer += chunk.lstrip(b"\n") if not answer else chunk
             answers.append(answer.decode())
     return answers
+
+
+def test_a_services_user_runs_the_mark_service_beside_the_broker(secured: Any) -> None:
+    """Group services has the rights a standalone `pyjms mark-service` needs: its request queue,
+    its epoch queue and its leader election."""
+    service = subprocess.Popen(
+        [sys.executable, "-m", "pyjms", "mark-service", "--url", secured.tcp_url, "--user", "svc",
+         "--password", "svc-pw"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        first = service.stdout.readline() if service.stdout else ""
+        assert ": active;" in first, first
+        with ConnectionFactory(secured.vm_url, "bob", "bob-pw").create_context() as bob:
+            with bob.create_marking_browser(Queue("APP.BROWSED"), cooperative=True) as browser:
+                assert browser.get_mark_browse_interval() >= -1  # the service answered bob
+    finally:
+        service.terminate()
+        service.communicate(timeout=30)
 
 
 @pytest.mark.parametrize("secured", ["activemq"], indirect=True)  # Artemis speaks CORE and AMQP here
