@@ -87,7 +87,7 @@ def _broker_security(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         said.append("TLS only")
     if args.users is None:
         said.append(
-            "NO AUTHENTICATION: any local user may read, write and administer everything; for development only"
+            "no authentication (any local user may read, write and administer everything): for development only"
         )
     return options, ", ".join(said)
 
