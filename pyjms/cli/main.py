@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import stat
 import sys
 import threading
 import time
@@ -64,6 +65,11 @@ def _broker_security(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     said = []
     if args.users is not None:
         loaded = load_users(args.users)  # one line naming the file, the entry and the rule
+        mode = stat.S_IMODE(os.stat(args.users).st_mode)
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            note(
+                f"--users {args.users}: others may read its passwords (mode {mode:o}); chmod 600 {args.users}"
+            )
         options.update(users=loaded.users, access=loaded.access)
         said.append(f"users from {args.users}")
     password = args.tls_password if args.tls_password is not None else os.environ.get(TLS_PASSWORD_ENV)
@@ -81,7 +87,7 @@ def _broker_security(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         said.append("TLS only")
     if args.users is None:
         said.append(
-            "NO AUTHENTICATION: any local user may read, write and administer everything; for development only"
+            "no authentication (any local user may read, write and administer everything): for development only"
         )
     return options, ", ".join(said)
 

@@ -3,6 +3,7 @@ WriteCheck and AdminCheck of pyjms.api.access), from the broker's own access rul
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import uuid
@@ -34,9 +35,16 @@ ACCESS = [
 @pytest.fixture(scope="module", params=["activemq", "artemis"])
 def secured(request: pytest.FixtureRequest) -> Iterator[Any]:
     cls: Any = EmbeddedBroker if request.param == "activemq" else EmbeddedArtemisBroker
-    # no delay processor of its own: a standalone one serves it (test_a_services_user_runs_a_delay_processor)
+    stomp = {"stomp_port": 0} if cls is EmbeddedBroker else {}
+    # no delay processor or mark service of its own: standalone ones serve it, as a 'services' user
     broker = cls(
-        name=f"pyjms-rights-{uuid.uuid4().hex[:6]}", port=0, users=USERS, access=ACCESS, delay_processor=False
+        name=f"pyjms-rights-{uuid.uuid4().hex[:6]}",
+        port=0,
+        users=USERS,
+        access=ACCESS,
+        delay_processor=False,
+        mark_service=False,
+        **stomp,
     )
     yield broker
     broker.stop()
@@ -114,3 +122,52 @@ def test_a_services_user_runs_a_delay_processor_beside_the_broker(secured: Any) 
         processor.terminate()
         out, _ = processor.communicate(timeout=30)
     assert "delivered 1" in out and "failed 0" in out, out
+
+
+def stomp_frames(port: int, *frames: str) -> list[str]:
+    """Each frame sent over one STOMP connection, and the broker's answer to each, read whole."""
+    answers = []
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        for frame in frames:
+            conn.sendall(frame.encode() + b"\0")
+            answer = b""
+            while b"\0" not in answer:
+                chunk = conn.recv(4096)
+                assert chunk, f"the broker closed the connection after {answer!r}"
+                answer += chunk.lstrip(b"\n") if not answer else chunk
+            answers.append(answer.decode())
+    return answers
+
+
+def test_a_services_user_runs_the_mark_service_beside_the_broker(secured: Any) -> None:
+    """Group services has the rights a standalone `pyjms mark-service` needs: its request queue,
+    its epoch queue and its leader election."""
+    service = subprocess.Popen(
+        [sys.executable, "-m", "pyjms", "mark-service", "--url", secured.tcp_url, "--user", "svc",
+         "--password", "svc-pw"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        first = service.stdout.readline() if service.stdout else ""
+        assert ": active;" in first, first
+        with ConnectionFactory(secured.vm_url, "bob", "bob-pw").create_context() as bob:
+            with bob.create_marking_browser(Queue("APP.BROWSED"), cooperative=True) as browser:
+                assert browser.get_mark_browse_interval() >= -1  # the service answered bob
+    finally:
+        service.terminate()
+        service.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("secured", ["activemq"], indirect=True)  # Artemis speaks CORE and AMQP here
+def test_a_stomp_sender_cannot_forge_jmsxuserid_either(secured: Any) -> None:
+    port = int(secured.stomp_url.rsplit(":", 1)[1])
+    q = f"APP.STOMP.{uuid.uuid4().hex[:6]}"
+    connected, receipt = stomp_frames(
+        port,
+        "CONNECT\naccept-version:1.2\nhost:localhost\nlogin:bob\npasscode:bob-pw\n\n",
+        f"SEND\ndestination:/queue/{q}\nJMSXUserID:alice\nreceipt:r1\n\nforged",
+    )
+    assert connected.startswith("CONNECTED") and receipt.startswith("RECEIPT"), (connected, receipt)
+    with ConnectionFactory(secured.vm_url, "alice", "alice-pw").create_context() as alice:
+        got = alice.create_consumer(Queue(q)).receive(10_000)
+    assert got is not None and got.get_string_property("JMSXUserID") == "bob"

@@ -25,10 +25,7 @@ from pyjms.bridge import jvm
 from pyjms.bridge.contract import (
     ADMIN_QUEUE,
     CONTROL_PREFIX,
-    LEADER_PREFIX,
     MARK_QUEUE,
-    SLOT_PREFIX,
-    SLOTS_PREFIX,
 )
 from pyjms.bridge.errors import translate
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
@@ -47,6 +44,8 @@ from pyjms.providers.activemq.java_types import (
 from pyjms.rules.attributes import Attributes, QueueAttributes
 
 _counter = itertools.count(1)
+#: every queue of pyjms's own services starts so (pyjms.bridge.contract)
+SERVICES_PREFIX = "PYJMS."
 SYSTEM_USER = "pyjms-system"
 SYSTEM_GROUP = "pyjms-admins"
 #: users in this group administer pyjms's services: define and delete destination attributes,
@@ -181,7 +180,8 @@ class EmbeddedBroker(BrokerRights):
         jvm.on_shutdown(self, self.stop, first=True)
         # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
         self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
-        threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
+        # start() only starts its thread: done here, so that a stop() right after finds it started
+        self.admin.start(self._local_factory())
         # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
         # (mark_service=False: only mark services beside it, `pyjms mark-service`, stand for election)
         self.marks: MarkService | None = None
@@ -350,8 +350,8 @@ def security_rows(
     services (a delayed send reads its target's attributes; browse with mark claims marks). Only
     the services read their queues: the system user's group, and SERVICES_GROUP, whose members
     may run a service beside the broker (a delay processor also writes wherever a delayed
-    message goes, and to the dead-letter queue). Leader election among the services
-    (PYJMS.LEADER.*) is theirs alone. Which user may define or delete attributes is the admin
+    message goes, and to the dead-letter queue). The rest of PYJMS.* (slots, leader election,
+    the mark service's epoch) is theirs alone. Which user may define or delete attributes is the admin
     service's question (is_administrator), not a destination's rule."""
     user_rows = [[u, pw, ",".join(groups)] for u, (pw, groups) in users.items()]
     user_rows.append([*system_user, SYSTEM_GROUP])
@@ -365,9 +365,9 @@ def security_rows(
         ["queue", CONTROL_PREFIX + ">", keepers, everyone, everyone],
         ["queue", ADMIN_QUEUE, keepers, everyone, everyone],
         ["queue", MARK_QUEUE, keepers, everyone, everyone],
-        ["queue", SLOT_PREFIX + ">", keepers, keepers, keepers],
-        ["queue", SLOTS_PREFIX + ">", keepers, keepers, keepers],
-        ["queue", LEADER_PREFIX + ">", keepers, keepers, keepers],
+        # every queue of pyjms's own (slots, leader election, the mark service's epoch...) is
+        # the services' alone, besides the request queues above that everyone writes
+        ["queue", SERVICES_PREFIX + ">", keepers, keepers, keepers],
     ]
     return user_rows, rule_rows
 

@@ -127,7 +127,8 @@ class EmbeddedArtemisBroker(BrokerRights):
         broker runs them, each in the background so that they do not slow the start."""
         # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
         self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
-        threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
+        # start() only starts its thread: done here, so that a stop() right after finds it started
+        self.admin.start(self._local_factory())
         if mark_service:
             self.marks = MarkService(
                 self._local_factory(),
