@@ -35,6 +35,7 @@ from pyjms.delay.processor import FEEDBACK, MOST_ATTEMPTS, REPORT_EXCEPTION, Del
 from pyjms.delay.processor_log import LogLimit
 from pyjms.dlq import header as dlh
 from pyjms.dlq.forward import handler_factory
+from pyjms.providers.artemis import EmbeddedArtemisBroker
 from pyjms.reasons import MQRC
 from tests.conftest import drain
 
@@ -114,6 +115,42 @@ def test_a_staged_target_that_is_no_destination_key_is_quarantined_and_delay_goe
         assert header is not None and header.reason == QUARANTINE_REASON
         assert "'bogus'" in m.get_string_property(DLQ_DETAIL)
         assert "not a destination key" in m.get_string_property(DLQ_DETAIL)
+
+
+@pytest.mark.providers("activemq")
+def test_a_temporary_target_that_is_gone_is_dead_lettered_with_2085(url, qname):
+    """A key of a temporary queue that is gone (its connection closed, or it never was): the
+    put fails for that message alone, which is dead-lettered with MQRC_UNKNOWN_OBJECT_NAME,
+    whether the sorter puts it (due soon) or the deliverer (from its slot). (ActiveMQ's client
+    tells a gone temporary queue; Artemis's routes the put to no queue.)"""
+    case = f"gone-{uuid.uuid4().hex[:8]}"
+    gone = "temp-queue://ID:gone-1:1:1"
+    with pyjms.ConnectionFactory(url).create_context() as ctx:
+        for delay in (0, 1500):
+            due = now_ms() + delay
+            put_raw(
+                ctx, STAGING_QUEUE, f"gone {delay}", **{STAGED_TARGET: gone, DELIVERY_TIME: due, "case": case}
+            )
+        dead = dead_letters(ctx, case, 2)
+    assert sorted(m.get_text() for m in dead) == ["gone 0", "gone 1500"]
+    for m in dead:
+        header = dlh.DeadLetterHeader.from_message(m)
+        assert header is not None and header.reason == MQRC.UNKNOWN_OBJECT_NAME, header
+        assert "gone-1" in m.get_string_property(DLQ_DETAIL)
+
+
+def test_a_delayed_message_to_a_live_temporary_queue_arrives(url):
+    """A temporary destination has no attributes to check: its delayed messages arrive."""
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging")
+    with factory.create_context() as ctx:
+        temporary = ctx.create_temporary_queue()
+        consumer = ctx.create_consumer(temporary)
+        ctx.create_producer().set_delivery_delay(300).send(temporary, "soon")
+        ctx.create_producer().set_delivery_delay(5).send(temporary, "now")
+        got = sorted(
+            m.get_text() for m in (consumer.receive(10_000), consumer.receive(10_000)) if m is not None
+        )
+    assert got == ["now", "soon"]
 
 
 def test_malformed_slot_messages_and_markers_are_quarantined(url, qname, caplog):
@@ -236,8 +273,8 @@ def test_log_output_is_rate_limited():
 PROCESSOR = ("proc", "proc-pw")
 
 
-@pytest.fixture(scope="module")
-def secured() -> Iterator[EmbeddedBroker]:
+@pytest.fixture(scope="module", params=["activemq", "artemis"])
+def secured(request: pytest.FixtureRequest) -> Iterator[EmbeddedBroker | EmbeddedArtemisBroker]:
     """A broker with users: the broker lets mal and alice write ORDERS.> (so the broker's own
     check when a message is staged, D11, lets both through); ops reads the dead-letter queue;
     proc runs a processor (pyjms's admin group)."""
@@ -257,7 +294,11 @@ def secured() -> Iterator[EmbeddedBroker]:
         AccessRule("PYJMS.LEADER.>", read=["weak"], write=["weak"], admin=["weak"]),
         AccessRule("SYSTEM.DDELAY.WEAK.>", read=["weak"], write=["weak"], admin=["weak"]),
     ]
-    broker = EmbeddedBroker(name=f"pyjms-ddl-sec-{uuid.uuid4().hex[:6]}", users=users, access=access)
+    broker: EmbeddedBroker | EmbeddedArtemisBroker
+    if request.param == "artemis":
+        broker = EmbeddedArtemisBroker(users=users, access=access)
+    else:
+        broker = EmbeddedBroker(name=f"pyjms-ddl-sec-{uuid.uuid4().hex[:6]}", users=users, access=access)
     yield broker
     broker.stop()
 
