@@ -19,6 +19,7 @@ import pytest
 
 import pyjms
 from pyjms.api.destination import Destination
+from pyjms.bridge import jvm
 from pyjms.bridge.contract import (
     DEAD_LETTER_QUEUE,
     DELIVERY_TIME,
@@ -151,6 +152,43 @@ def test_a_delayed_message_to_a_live_temporary_queue_arrives(url):
             m.get_text() for m in (consumer.receive(10_000), consumer.receive(10_000)) if m is not None
         )
     assert got == ["now", "soon"]
+
+
+def test_object_and_stream_bodies_are_dead_lettered_never_fatal(url, qname):
+    """Bodies pyjms never decodes (object, stream), staged by a plain JMS client (due soon, and
+    from a slot), go to the dead-letter queue (MQRC_FORMAT_ERROR): pyjms's producers never stage
+    them, and the processor cannot copy them. A body-less message reaches its target; a delayed
+    send beside them keeps its lateness."""
+    case = f"bodies-{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging")
+    with pyjms.ConnectionFactory(url).create_context() as ctx:
+        session = ctx.channel.java.session()
+        producer = session.createProducer(session.createQueue(STAGING_QUEUE))
+        for delay in (0, 700):
+            for kind, made in (
+                ("object", session.createObjectMessage(jvm.shim().jclass("java.lang.String")("x"))),
+                ("stream", session.createStreamMessage()),
+                ("empty", session.createMessage()),
+            ):
+                made.setStringProperty(STAGED_TARGET, f"queue://{qname}")
+                made.setLongProperty(DELIVERY_TIME, now_ms() + delay)
+                made.setStringProperty("case", case)
+                made.setStringProperty("kind", f"{kind} {delay}")
+                producer.send(made)
+        on_time(ctx, factory, qname, f"{case}-beside")
+        landed = drain(ctx.create_consumer(ctx.create_queue(qname), f"case = '{case}'"), 2000)
+        dead = dead_letters(ctx, case, 4)
+    assert sorted(m.get_string_property("kind") for m in landed) == ["empty 0", "empty 700"]
+    assert sorted(m.get_string_property("kind") for m in dead) == [
+        "object 0",
+        "object 700",
+        "stream 0",
+        "stream 700",
+    ]
+    for m in dead:
+        header = dlh.DeadLetterHeader.from_message(m)
+        assert header is not None and header.reason == QUARANTINE_REASON
+        assert "body, which pyjms never copies" in m.get_string_property(DLQ_DETAIL)
 
 
 def test_malformed_slot_messages_and_markers_are_quarantined(url, qname, caplog):
