@@ -97,7 +97,7 @@ __all__ = [
 
 #: the first pause before a failed thread (or a failed start) is tried again; it doubles each
 #: time, up to MOST_BACKOFF_S, and starts again from here once the thread ran HEALTHY_AFTER_S
-FIRST_BACKOFF_S = 1.0
+FIRST_BACKOFF_S = 0.25
 MOST_BACKOFF_S = 30.0
 HEALTHY_AFTER_S = 10.0
 

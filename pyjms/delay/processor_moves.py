@@ -45,7 +45,7 @@ PUT_APPL_NAME = "pyjms delay processor"
 #: a staged or slot message delivered more times than this (each failed attempt rolled back)
 #: goes to the dead-letter queue with MQRC_BACKOUT_THRESHOLD_REACHED instead of looping
 #: (org.pyjms.shim.Poison.quarantineStaged)
-MOST_ATTEMPTS = 10
+MOST_ATTEMPTS = 6
 #: who staged a message: the broker stamps it (None where it authenticates nobody)
 USER_ID = "JMSXUserID"
 

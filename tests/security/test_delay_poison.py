@@ -409,7 +409,7 @@ def test_a_processor_that_cannot_start_says_so_and_keeps_trying(secured, caplog)
             time.sleep(0.05)
         status = processor.status()
         assert not status["healthy"] and "start:" in status["problem"], status
-        time.sleep(1.5)  # the first retry comes after 1 s
+        time.sleep(1.0)  # the first retry comes after 0.25 s, the next 0.5 s later
         starts = [r for r in caplog.records if "cannot start" in r.getMessage()]
         assert len(starts) >= 2 and starts[0].levelno == logging.ERROR
         assert staging in starts[0].getMessage()
