@@ -40,7 +40,7 @@ from pyjms.providers.artemis import EmbeddedArtemisBroker
 from pyjms.reasons import MQRC
 from tests.conftest import drain
 
-pytestmark = pytest.mark.providers("activemq", "artemis")
+pytestmark = pytest.mark.providers("activemq", "artemis", "amqp")
 
 #: how late a delayed message may arrive here (a slot plus the work, on a loaded test machine)
 LATE_MS = 1500

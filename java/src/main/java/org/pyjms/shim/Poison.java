@@ -205,7 +205,12 @@ public final class Poison {
             } catch (RuntimeException unreadable) {
                 continue;
             }
-            if (v != null) copy.setObjectProperty(name, v);
+            try {
+                if (v != null) copy.setObjectProperty(name, v);
+            } catch (JMSException | RuntimeException notJms) {
+                // a name JMS refuses to set, e.g. JMS_AMQP_MA_x-opt-jms-msg-type, which Artemis
+                // makes of an AMQP client's message annotations: the copy goes without it
+            }
         }
         Instant now = Instant.now();
         String p = Contract.DEAD_LETTER_HEADER_PREFIX;
