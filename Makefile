@@ -55,10 +55,13 @@ bench: providers
 	$(PY) bench/run_all.py
 
 # the long fault runs, never part of `make test`: broker SIGKILLs under delayed load, a table of
-# sent, received, lost, duplicated, early, stranded per run (`pytest -m soak` asserts the same)
+# sent, received, lost, duplicated, early, stranded per run (`pytest -m soak` asserts the same);
+# then SIGKILLs of the active delay processor and mark service, with their takeover times
 soak: providers
 	@echo "==> soak: 10 runs of 10,000 delayed messages over 30 s, one broker SIGKILL each (10 minutes or more)"
 	$(PY) bench/soak_delay_recovery.py --runs 10 --messages 10000 --window-s 30
+	@echo "==> soak: 10 SIGKILLs of the active delay processor and of the active mark service, each on ActiveMQ and Artemis, under delayed load"
+	$(PY) bench/bench_takeover.py --kills 10
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

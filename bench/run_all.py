@@ -45,6 +45,7 @@ BENCHES = [
         ["--messages", "200", "--rounds", "1", "--warmup", "0", "--match-iterations", "200"],
     ),
     ("spark", "bench_spark.py", [], ["--rows", "200", "--rounds", "1", "--warmup", "0"]),
+    ("takeover", "bench_takeover.py", [], ["--kills", "1", "--providers", "activemq"]),
 ]
 
 #: what the summary keeps: the baselines' rows (raw Java), ratios against them, targets, lateness

@@ -58,11 +58,12 @@ class BrokerProcess:
             )
         self.ready_line = line
         self.uris = line.split("ready:", 1)[1].split()
-        # the broker's own protocol: tcp:// (ActiveMQ's OpenWire) or artemis+tcp:// (Artemis's core)
-        self.tcp_url = next(u for u in self.uris if re.match(r"^(artemis\+)?tcp://", u))
+        # the broker's own protocol: tcp:// (ActiveMQ's OpenWire) or artemis+tcp:// (Artemis's core);
+        # ssl:// or artemis+ssl:// for a broker started with --tls-keystore
+        self.tcp_url = next(u for u in self.uris if re.match(r"^(artemis\+)?(tcp|ssl)://", u))
         stomp = next((u for u in self.uris if u.startswith("stomp://")), None)
         self.stomp_port = int(re.search(r":(\d+)$", stomp).group(1)) if stomp else None
-        self.amqp_url = next((u for u in self.uris if u.startswith("amqp://")), None)
+        self.amqp_url = next((u for u in self.uris if u.startswith(("amqp://", "amqps://"))), None)
 
     def stop(self, sig: int | None = None) -> int:
         if self.proc.poll() is None:

@@ -7,6 +7,8 @@ talk to the other, so pyjms never guesses between them from the address alone:
 * or the URL does: ``artemis+tcp://host:port`` is Artemis's ``tcp://host:port``, and
   ``activemq+tcp://…`` ActiveMQ's (the ``NAME+`` prefix, as in ``git+ssh://``, is dropped before
   the client sees the URL). This is the form ``pyjms broker --provider artemis`` prints;
+* ``artemis+ssl://host:port?trustStorePath=…&trustStorePassword=…`` is Artemis over TLS: its
+  client gets ``tcp://host:port?sslEnabled=true&…`` (Artemis's own TLS options, any of them);
 * ``vm://N`` with N a number is an Artemis broker in this process (Artemis numbers its in-vm
   acceptors; the ActiveMQ brokers pyjms starts are named ``vm://pyjms-…``);
 * ``amqp://`` and ``amqps://`` are AMQP 1.0 (Qpid JMS);
@@ -48,6 +50,8 @@ def choose(url: str, provider: str | None = None) -> tuple[str, str]:
                 f"URL {named}+{url} is for the {named} provider, but provider={provider!r} was given",
                 values={"provider": provider},
             )
+        if named == ARTEMIS and scheme(url) == "ssl":
+            return named, artemis_tls(url)
         return named, url
     if provider is not None:
         return provider, url
@@ -64,6 +68,12 @@ def choose(url: str, provider: str | None = None) -> tuple[str, str]:
         "or name the provider's factory class (factory_class=)",
         values={"url": url},
     )
+
+
+def artemis_tls(url: str) -> str:
+    """Artemis's client URL for ``ssl://host:port[?options]``: its tcp:// with sslEnabled=true."""
+    rest = url.split("://", 1)[1]
+    return f"tcp://{rest}{'&' if '?' in rest else '?'}sslEnabled=true"
 
 
 #: URL options pyjms adds for its own components (e.g. the DLQ handler's redelivery limit):

@@ -21,9 +21,9 @@ quickly, and halves when claimed marks lapse unused; ``claim_batch=N`` fixes it 
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
-import uuid
 from collections import OrderedDict, deque
 from typing import Any
 
@@ -33,7 +33,7 @@ from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.browse import options as O
-from pyjms.browse.client import Heartbeat, MarkClient
+from pyjms.browse.client import Heartbeat, HeldMarks, MarkClient
 from pyjms.browse.kept import KeptGets, kept_gets
 from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, JMSRuntimeException
 from pyjms.reasons import MQRC
@@ -122,7 +122,8 @@ class MarkingBrowser:
         self._adaptive = claim_batch is None
         self._claim_size = _FIRST_CLAIM if claim_batch is None else claim_batch
         self._claimed_at = 0.0  # when the last claim was granted (monotonic)
-        self._handle = uuid.uuid4().hex
+        # unguessable: on a broker without users, knowing a handle is the right to use it
+        self._handle = secrets.token_hex(16)
         self._own: set[str] = set()  # marked for this handle
         self._jb: QueueBrowser | None = None  # the current pass's browser
         self._page: deque[Message] = deque()
@@ -141,6 +142,7 @@ class MarkingBrowser:
         # constructor asks the broker nothing (issue 13)
         self._client: MarkClient | None = None
         self._heartbeat: Heartbeat | None = None
+        self._held = HeldMarks(self._handle, queue.name)  # marks for the set, to restore on a takeover
         self._interval_ms = -1
         self._paired: KeptGets | None = None  # dispatch_to: the consumer that gets what we return
 
@@ -253,6 +255,7 @@ class MarkingBrowser:
             self._own.discard(token)
         if options & O.UNMARK_BROWSE_CO_OP:
             self._mark_service().call("unmark", handle=self._handle, queue=self._queue.name, ids=[token])
+            self._held.released([token])
         self._pass_done = True  # the message is behind the cursor: look from the head again
 
     def close(self) -> None:
@@ -288,8 +291,9 @@ class MarkingBrowser:
             client = MarkClient(self._ctx)
             try:
                 answer = client.call("open", handle=self._handle)
-                self._interval_ms = int(answer["interval_ms"])
-                self._heartbeat = Heartbeat(self._ctx, self._handle, int(answer["lease_ms"]))
+                self._interval_ms = self._held.interval_ms = int(answer["interval_ms"])
+                self._held.seen(answer, client)
+                self._heartbeat = Heartbeat(self._ctx, self._handle, int(answer["lease_ms"]), self._held)
             except BaseException:
                 client.close()
                 raise
@@ -364,12 +368,17 @@ class MarkingBrowser:
         except IllegalStateRuntimeException:
             # the lease ran out (the process stalled): every mark we thought we held is gone
             self._reserved.clear()
+            self._held.clear()
             if self._paired is not None:
                 self._paired.given_up()
-            client.call("open", handle=self._handle)
+            self._held.seen(client.call("open", handle=self._handle), client)
             answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
-        self._interval_ms = int(answer.get("interval_ms", self._interval_ms))  # it may have been changed
-        return list(answer["granted"]), int(answer.get("checked", len(ids)))
+        # another mark service took over: the marks held at the last one go back to it first
+        self._held.seen(answer, client)
+        self._interval_ms = self._held.interval_ms = int(answer.get("interval_ms", self._interval_ms))
+        granted = list(answer["granted"])
+        self._held.claimed(granted)
+        return granted, int(answer.get("checked", len(ids)))
 
     def _claimed_next(self) -> Message | None:
         """BROWSE_CO_OP: the next message claimed for the set, claiming a batch at a time."""
@@ -388,6 +397,7 @@ class MarkingBrowser:
                 while self._reserved and now - self._reserved[0][2] >= keep_s:
                     lapsing.append(self._reserved.popleft()[0])
                 self._lapsing()
+                self._held.released(lapsing)
                 if self._client is not None:
                     self._client.notify("unmark", handle=self._handle, queue=self._queue.name, ids=lapsing)
                 continue
@@ -404,6 +414,8 @@ class MarkingBrowser:
             self._grow()
             offered = list(self._candidates)
             granted_ids, checked = self._claim([t for t, _ in offered], self._claim_size)
+            if not checked:
+                return None  # a new mark service restores what was held before it grants more
             at = self._claimed_at = time.monotonic()
             granted = set(granted_ids)
             for _ in range(checked):  # looked at: granted, or someone else's
@@ -432,6 +444,7 @@ class MarkingBrowser:
     def _release_reserved(self) -> None:
         ids = [t for t, _, _ in self._reserved]
         self._reserved.clear()
+        self._held.released(ids)
         if self._paired is not None:
             self._paired.given_up()
         if ids and self._client is not None:

@@ -1,12 +1,21 @@
 """How a browse handle or a consumer reaches the mark service: requests with answers, one-way
-notices, and a lease kept alive by a heartbeat thread while the handle is open."""
+notices, and a lease kept alive by a heartbeat thread while the handle is open.
+
+A cooperative handle also remembers the marks it holds for the set (:class:`HeldMarks`): when
+an answer carries an epoch other than the one it opened in, another mark service has taken over
+with an empty table, and the handle sends those marks back to it ("restore").
+"""
 
 from __future__ import annotations
 
+import logging
 import threading
-from typing import TYPE_CHECKING
+import time
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
 
 from pyjms.api.destination import Queue
+from pyjms.api.quietlog import QuietLog
 from pyjms.api.requests import ServiceClient
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import MARK_QUEUE
@@ -29,12 +38,89 @@ class MarkClient(ServiceClient):
         )
 
 
-class Heartbeat:
-    """Renews a handle's lease every lease/3 on a thread and session of its own."""
+_log = logging.getLogger("pyjms.browse")
+_quiet = QuietLog(_log)
 
-    def __init__(self, parent: JMSContext, handle: str, lease_ms: int) -> None:
+#: ids one restore request carries at most (well within the service's request limits)
+_RESTORE_CHUNK = 1000
+
+
+class HeldMarks:
+    """The marks a cooperative handle holds for the set on one queue, as it knows them, and the
+    mark service epoch they are held in. Thread-safe: the handle's thread and its heartbeat
+    both see answers."""
+
+    #: marks remembered at most (the oldest go first; a mark that never lapses is held until
+    #: its message is consumed, which the dispatcher does not hear of)
+    MOST = 100_000
+
+    def __init__(self, handle: str, queue: str) -> None:
+        self.handle = handle
+        self.queue = queue
+        self.interval_ms = -1
+        self._epoch: str | None = None
+        self._marks: OrderedDict[str, float] = OrderedDict()  # token -> when claimed (monotonic)
+        self._lock = threading.Lock()
+        #: how many times this handle restored its marks to a new mark service
+        self.restores = 0
+
+    def claimed(self, ids: list[str]) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for t in ids:
+                self._marks[t] = now
+            while len(self._marks) > self.MOST:
+                self._marks.popitem(last=False)
+
+    def released(self, ids: list[str]) -> None:
+        with self._lock:
+            for t in ids:
+                self._marks.pop(t, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._marks.clear()
+
+    def seen(self, answer: dict[str, Any], client: MarkClient) -> None:
+        """An answer of the mark service: if it comes from a new epoch, restore the marks there."""
+        epoch = answer.get("epoch")
+        now = time.monotonic()
+        with self._lock:
+            if not isinstance(epoch, str) or epoch == self._epoch:
+                return
+            first, self._epoch = self._epoch is None, epoch
+            if first:
+                return
+            # marks that lapsed at the old service need not come back
+            live = [
+                (t, int((now - at) * 1000))
+                for t, at in self._marks.items()
+                if self.interval_ms < 0 or (now - at) * 1000 < self.interval_ms
+            ]
+        self.restores += 1
+        _log.info(
+            "browse handle %s: a new mark service took over; restoring %d mark(s)", self.handle[:8], len(live)
+        )
+        for i in range(0, max(len(live), 1), _RESTORE_CHUNK):
+            chunk = live[i : i + _RESTORE_CHUNK]
+            client.call(
+                "restore",
+                handle=self.handle,
+                queue=self.queue,
+                ids=[t for t, _ in chunk],
+                ages_ms=[age for _, age in chunk],
+            )
+
+
+class Heartbeat:
+    """Renews a handle's lease every lease/3 on a thread and session of its own. Each renewal
+    is a request: its answer tells whether another mark service took over (then the handle's
+    marks are restored there, ``held``)."""
+
+    def __init__(self, parent: JMSContext, handle: str, lease_ms: int, held: HeldMarks | None = None) -> None:
         self._marks = MarkClient(parent)  # made here; used only by the thread from now on
         self._handle = handle
+        self._held = held
         self._every_s = max(lease_ms / 3000.0, 0.05)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"pyjms-mark-lease-{handle[:8]}", daemon=True)
@@ -44,12 +130,21 @@ class Heartbeat:
         with jvm.java_thread():
             while not self._stop.wait(self._every_s):
                 try:
-                    self._marks.notify("renew", handles=[self._handle])
-                except JMSRuntimeException:
+                    answer = self._marks.call("renew", handles=[self._handle])
+                    if self._held is not None:
+                        self._held.seen(answer, self._marks)
+                except JMSRuntimeException as e:
                     if self._stop.is_set() or jvm.shutting_down():
-                        return
-                    raise
-            self._marks.close()
+                        break
+                    # no mark service active this moment (a takeover), or the session broke:
+                    # renew again next time; a lease that runs out shows at the next claim
+                    _quiet.warn(
+                        "renew", "browse handle %s: renewing its lease failed: %s", self._handle[:8], e
+                    )
+            try:
+                self._marks.close()
+            except JMSRuntimeException:
+                pass
 
     def stop(self) -> None:
         self._stop.set()

@@ -52,13 +52,20 @@ class MarkTable:
         self._marks: dict[Key, _Mark] = {}  # insertion order = marking order
         self._by_handle: dict[str, set[Key]] = {}
         self._seen: dict[str, float] = {}  # handle -> last renewal
+        self._owner: dict[str, str | None] = {}  # handle -> the user who opened it
         self._gone: dict[Key, float] = {}  # consumed messages -> when
 
     # ------------------------------------------------------------------ handles
 
-    def open(self, handle: str) -> None:
+    def open(self, handle: str, owner: str | None = None) -> None:
+        """Opens (or renews) a handle for ``owner``, the user who asked (None: nobody named)."""
         self._seen[handle] = self.clock()
         self._by_handle.setdefault(handle, set())
+        self._owner.setdefault(handle, owner)
+
+    def owner(self, handle: str) -> tuple[bool, str | None]:
+        """(whether the handle is live, the user who opened it)."""
+        return handle in self._seen, self._owner.get(handle)
 
     def renew(self, handle: str) -> bool:
         """Keeps a live handle's lease; False if it is not live (its marks are gone)."""
@@ -70,6 +77,7 @@ class MarkTable:
     def close(self, handle: str) -> int:
         """Releases every mark of the handle; returns how many."""
         self._seen.pop(handle, None)
+        self._owner.pop(handle, None)
         keys = self._by_handle.pop(handle, set())
         for k in keys:
             self._marks.pop(k, None)
@@ -122,6 +130,26 @@ class MarkTable:
             held.add(key)
             granted.append(mid)
         return granted, checked
+
+    def restore(self, handle: str, queue: str, ids: list[str], ages_ms: list[int]) -> list[str]:
+        """Marks again what a live handle held at a mark service that went away (each id as old
+        as it was there), where nobody else holds it now; returns the ids restored."""
+        if not self.renew(handle):
+            raise LostHandle(f"browse handle {handle} is not live: open it before restoring its marks")
+        now = self.clock()
+        held = self._by_handle[handle]
+        restored: list[str] = []
+        for mid, age_ms in zip(ids, ages_ms, strict=True):
+            key = (queue, mid)
+            mark = _Mark(handle, now - age_ms / 1000.0)
+            if key in self._gone or self._current(key, now) is not None or self._lapsed(mark, now):
+                continue
+            self._marks[key] = mark
+            held.add(key)
+            restored.append(mid)
+        if restored:  # marks are kept in time order (sweep stops at the first that has not lapsed)
+            self._marks = dict(sorted(self._marks.items(), key=lambda item: item[1].at))
+        return restored
 
     def marked(self, queue: str, ids: Iterable[str]) -> list[str]:
         """The ids marked for the set now (or already consumed)."""

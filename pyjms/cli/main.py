@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import Any
 
+from pyjms.api.access import admins
 from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Queue, Topic
 from pyjms.bridge import classpath, jvm
@@ -27,6 +30,7 @@ from pyjms.dlq.cli import run_command as run_dlq_handler
 from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import Admin, EmbeddedBroker
 from pyjms.providers.artemis import EmbeddedArtemisBroker
+from pyjms.providers.users_file import load_users
 from pyjms.rules.attributes import Attributes
 from pyjms.version import __version__
 
@@ -49,18 +53,55 @@ def exit_status(stopped_by: list[int]) -> int:
     return EXIT_INTERRUPTED if stopped_by and stopped_by[0] == signal.SIGINT else 0
 
 
+#: the keystore's password, where `ps` does not show it (--tls-password overrides it)
+TLS_PASSWORD_ENV = "PYJMS_TLS_PASSWORD"
+
+
+def _broker_security(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    """The broker's users, access rules and TLS options from the command line, and the words
+    the ready line says about them."""
+    options: dict[str, Any] = {}
+    said = []
+    if args.users is not None:
+        loaded = load_users(args.users)  # one line naming the file, the entry and the rule
+        options.update(users=loaded.users, access=loaded.access)
+        said.append(f"users from {args.users}")
+    password = args.tls_password if args.tls_password is not None else os.environ.get(TLS_PASSWORD_ENV)
+    if args.tls_keystore is None:
+        if args.tls_password is not None:
+            raise CommandError("--tls-password: give the keystore too (--tls-keystore FILE)")
+    else:
+        if not os.access(args.tls_keystore, os.R_OK) or not os.path.isfile(args.tls_keystore):
+            raise CommandError(f"--tls-keystore {args.tls_keystore}: not a file this user can read")
+        if password is None:
+            raise CommandError(
+                f"--tls-keystore {args.tls_keystore}: its password is needed: --tls-password PW or {TLS_PASSWORD_ENV}"
+            )
+        options.update(tls_keystore=args.tls_keystore, tls_password=password)
+        said.append("TLS only")
+    if args.users is None:
+        said.append(
+            "NO AUTHENTICATION: any local user may read, write and administer everything; for development only"
+        )
+    return options, ", ".join(said)
+
+
 def _cmd_broker(args: argparse.Namespace) -> int:
     if args.provider == "artemis" and args.stomp_port is not None:
         raise CommandError("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
+    os.umask(0o077)  # the broker's files (journal, KahaDB, scheduler) are this user's alone
     data_dir = check_data_dir(args.data, args.provider) if args.data is not None else None
+    security, secured = _broker_security(args)
     stop = threading.Event()
     options = dict(
         port=args.port,
         data_dir=data_dir,
         name=args.name,
         delay_processor=not args.no_delay_processor,
+        mark_service=not args.no_mark_service,
         mark_browse_interval=args.mark_browse_interval,
         mark_lease_ms=args.mark_lease,
+        **security,
     )
 
     jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS, providers=(args.provider,))
@@ -79,7 +120,10 @@ def _cmd_broker(args: argparse.Namespace) -> int:
     )
     try:
         # one line a supervisor (or a test) can wait for: the URLs follow "ready:"
-        print(f"pyjms broker {broker.name} {persistence} ready: {' '.join(broker.connect_uris)}", flush=True)
+        print(
+            f"pyjms broker {broker.name} {persistence}, {secured} ready: {' '.join(broker.connect_uris)}",
+            flush=True,
+        )
         while not stop.wait(0.5):
             pass
     finally:
@@ -166,18 +210,29 @@ def _cmd_mark_service(args: argparse.Namespace) -> int:
     jvm.start(factory.classpath, jvm.SERVICE_JVM_OPTIONS)
     reach(factory)  # an unreachable broker: one line now, not a thread's traceback and a 30 s wait
     service = interruptible(
-        lambda: MarkService(factory, args.mark_browse_interval, args.mark_lease).start(),
+        lambda: MarkService(
+            factory, args.mark_browse_interval, args.mark_lease, is_admin=admins(args.admin)
+        ).start(),
         "starting the mark service",
     )
     stopped_by = stop_on_signals(stop)
     print(
-        f"pyjms mark service on {factory.url}: MsgMarkBrowseInterval {service.table.interval_ms} ms, "
-        f"handle lease {service.table.lease_ms} ms; Ctrl-C stops it",
+        f"pyjms mark service {service.instance} on {factory.url}: "
+        f"{'active' if service.active else 'standing by (another mark service is active)'}; "
+        f"MsgMarkBrowseInterval {service.table.interval_ms} ms, handle lease {service.table.lease_ms} ms; "
+        "Ctrl-C stops it",
         flush=True,
     )
+    active = service.active
     try:
-        while not stop.wait(1.0):
-            pass
+        while not stop.wait(0.25):
+            if service.active != active:  # a takeover (or this one lost its broker): say so
+                active = service.active
+                print(
+                    f"pyjms mark service {service.instance}: "
+                    + (f"active (epoch {service.epoch})" if active else "standing by"),
+                    flush=True,
+                )
     finally:
         service.stop()
     return exit_status(stopped_by)
@@ -317,7 +372,32 @@ def build_parser() -> argparse.ArgumentParser:
         "persistent; default: none, messages live only as long as the broker",
     )
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
+    b.add_argument(
+        "--users",
+        default=None,
+        metavar="FILE",
+        help="clients must sign in: users, passwords, groups and access rules from this TOML file "
+        "(docs/security.md); default: no authentication, for development only",
+    )
+    b.add_argument(
+        "--tls-keystore",
+        default=None,
+        metavar="FILE",
+        help="listen with TLS only (ssl://, artemis+ssl://, amqps://), presenting this keystore's key "
+        "(PKCS12, or JKS for a .jks file)",
+    )
+    b.add_argument(
+        "--tls-password",
+        default=None,
+        metavar="PW",
+        help=f"the keystore's password (better: the environment variable {TLS_PASSWORD_ENV}, which ps does not show)",
+    )
     b.add_argument("--no-delay-processor", action="store_true", help="do not run the staging delay processor")
+    b.add_argument(
+        "--no-mark-service",
+        action="store_true",
+        help="do not run a mark service (`pyjms mark-service` processes beside it serve cooperative browsing)",
+    )
     b.add_argument(
         "--mark-browse-interval",
         type=int,
@@ -335,13 +415,22 @@ def build_parser() -> argparse.ArgumentParser:
     messaging.add_parsers(sub)
 
     m = _subcommand(
-        sub, "mark-service", "serve cooperative browse marks for a broker that is not a pyjms broker"
+        sub,
+        "mark-service",
+        "serve cooperative browse marks for a broker (any number may run: one is active, the others stand by)",
     )
     add_url_options(m)
     m.add_argument(
         "--mark-browse-interval", type=int, default=5000, help="MsgMarkBrowseInterval in ms (-1: never)"
     )
     m.add_argument("--mark-lease", type=int, default=10_000, help="ms after which a silent handle's marks go")
+    m.add_argument(
+        "--admin",
+        action="append",
+        default=[],
+        metavar="USER",
+        help="a user who may change the interval (repeatable; by default only where the broker names no users)",
+    )
     m.set_defaults(run=_cmd_mark_service)
 
     mi = _subcommand(sub, "mark-interval", "show (or --set) a broker's MsgMarkBrowseInterval")

@@ -11,6 +11,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import tempfile
 import threading
 from collections.abc import Callable
@@ -31,13 +32,21 @@ T = TypeVar("T")
 LOCK_FILES = {"activemq": ("kahadb/lock", "scheduler/lock"), "artemis": ("server.lock",)}
 
 
+#: permission bits a broker's data directory must not have: messages are nobody else's to read
+_SHARED_BITS = stat.S_IRWXG | stat.S_IRWXO
+
+
 def check_data_dir(path: str, provider: str) -> Path:
-    """The directory, made if missing, or CommandError naming it and why a broker cannot use it."""
+    """The directory, made if missing (0700), or CommandError naming it and why a broker cannot
+    use it. An existing directory of this user's that others may enter is tightened to 0700,
+    with a note; one of another user's that others may write is refused."""
     where = Path(path).expanduser()
     if where.exists() and not where.is_dir():
         raise CommandError(f"--data {path}: not a directory")
     try:
-        where.mkdir(parents=True, exist_ok=True)
+        if where.exists():
+            _private(where, path)
+        where.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=where):
             pass
     except OSError as e:
@@ -64,6 +73,21 @@ def check_data_dir(path: str, provider: str) -> Path:
         finally:
             os.close(fd)  # closing releases the probe's lock at once
     return where
+
+
+def _private(where: Path, path: str) -> None:
+    """An existing data directory made 0700, or refused when it is not ours and others may write it."""
+    st = where.stat()
+    if not st.st_mode & _SHARED_BITS:
+        return
+    if st.st_uid == os.geteuid():
+        os.chmod(where, stat.S_IMODE(st.st_mode) & ~_SHARED_BITS)
+        note(f"--data {path}: was mode {stat.S_IMODE(st.st_mode):o}, others could enter it; now 700")
+    elif st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CommandError(
+            f"--data {path}: another user owns it and others may write it (mode {stat.S_IMODE(st.st_mode):o}); "
+            "a broker keeps its messages only in a directory others cannot change"
+        )
 
 
 def interruptible(start: Callable[[], T], what: str) -> T:

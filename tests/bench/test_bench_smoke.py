@@ -21,6 +21,11 @@ SMOKE["bench_dlq.py"] = [*SMOKE["bench_dlq.py"], "--brokers", "in-memory", "--ha
 SMOKE["bench_browse.py"] = [*SMOKE["bench_browse.py"], "--dispatchers", "1,2"]
 #: what a bench must print at any N: its warm raw Java baselines' rows and its targets
 PRINTS = {
+    "bench_takeover.py": (
+        "elected (standby says active)",
+        "target <= 5 s",
+        "lost 0 duplicated 0 early 0",
+    ),
     "bench_browse.py": (
         "raw Java drain, 1 consumer",
         "raw Java drain, 2 consumers",

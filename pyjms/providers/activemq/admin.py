@@ -15,11 +15,12 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import asdict
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from pyjms.api.access import AdminCheck, WriteCheck, admins, anyone_admin, temporary_only
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Destination, Queue, Topic, from_key
-from pyjms.api.requests import ServiceClient, ServiceUnavailable, serve
+from pyjms.api.requests import ServiceClient, ServiceUnavailable, brief, serve
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import ADMIN_QUEUE
 from pyjms.errors import InvalidArgumentRuntimeException, JMSSecurityRuntimeException
@@ -45,14 +46,42 @@ class AdministeredBroker(Protocol):
     def durable_selector(self, topic: str, client_id: str, name: str) -> str | None: ...
 
 
+#: the longest name (a destination key, a client id, a subscription name) a request may carry
+MAX_NAME = 1024
+#: each attribute a define may set, and the type its value must have
+_ATTRIBUTE_TYPES: dict[str, dict[str, type]] = {
+    "queue": {
+        "max_depth": int,
+        "max_msg_length": int,
+        "put_enabled": bool,
+        "clustered": bool,
+        "default_bind": str,
+        "depth": int,  # the current depth, as describe reads it: sent back, never set
+    },
+    "topic": {"persistent_delivery": str, "nonpersistent_delivery": str},
+}
+
+
 class AdminService:
     """Runs in the broker's process: keeps the attributes and answers PYJMS.ADMIN requests."""
 
-    def __init__(self, broker: AdministeredBroker, administrator: str | None = None) -> None:
-        """``administrator``: on a broker with users, the one user who may define and delete
-        (the broker stamps each request's JMSXUserID); None lets anyone."""
+    def __init__(
+        self,
+        broker: AdministeredBroker,
+        administrator: str | None = None,
+        *,
+        is_admin: AdminCheck | None = None,
+        may_write: WriteCheck = temporary_only,
+    ) -> None:
+        """``is_admin``: who may define and delete (the broker stamps each request's
+        JMSXUserID); ``may_write``: where the service may answer a user (pyjms.api.access).
+        ``administrator`` (the older form): the one user who may define and delete, None for
+        anyone; ``is_admin`` wins when both are given."""
         self.broker = broker
-        self.administrator = administrator
+        if is_admin is None:
+            is_admin = anyone_admin if administrator is None else admins((administrator,))
+        self.is_admin = is_admin
+        self.may_write = may_write
         self._defined: dict[str, Attributes] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -75,11 +104,13 @@ class AdminService:
         return a
 
     def handle(self, request: dict[str, Any], sender: str | None = None) -> dict[str, Any]:
-        if request.get("op") == "destinations":  # `pyjms queues`: read-only, for every user
+        """One request (pyjms.api.requests): every field is checked before it is used."""
+        op = request["op"]  # serve checked it is a text
+        if op == "destinations":  # `pyjms queues`: read-only, for every user
             return {"ok": True, "destinations": self.broker.destinations()}
-        dest = from_key(request["destination"])
-        assert dest is not None
-        op = request["op"]
+        if op not in ("subscribers", "exists", "durable-selector", "define", "delete", "describe"):
+            raise InvalidArgumentRuntimeException(f"unknown admin operation {op[:64]!r}")
+        dest = _destination(request.get("destination"))
         if op in ("subscribers", "durable-selector") and not isinstance(dest, Topic):
             raise InvalidArgumentRuntimeException(f"admin operation {op!r} needs a topic, not {dest}")
         if op == "subscribers":  # D16: who a delayed publication is staged for
@@ -89,28 +120,25 @@ class AdminService:
                 defined = dest.key in self._defined
             return {"ok": True, "exists": defined or self.broker.has_destination(dest.key)}
         if op == "durable-selector":  # D16: a durable subscription keeps its address
-            return {
-                "ok": True,
-                "selector": self.broker.durable_selector(dest.name, request["client_id"], request["name"]),
-            }
-        if op in ("define", "delete") and self.administrator is not None and sender != self.administrator:
+            client_id = _name(request.get("client_id"), "client_id")
+            name = _name(request.get("name"), "name")
+            return {"ok": True, "selector": self.broker.durable_selector(dest.name, client_id, name)}
+        if op in ("define", "delete") and not self.is_admin(sender):
             raise JMSSecurityRuntimeException(
                 f"user {sender!r} may not {op} {dest}: only the broker's administrator may (MQRC_NOT_AUTHORIZED)",
                 reason=MQRC.NOT_AUTHORIZED,
             )
         if op == "define":
-            self.define(dest, from_values(request["kind"], request["attributes"]))
+            self.define(dest, _attributes(dest, request.get("kind"), request.get("attributes")))
         elif op == "delete":
             self.define(dest, None)
-        elif op != "describe":
-            raise InvalidArgumentRuntimeException(f"unknown admin operation {op!r}")
         a = self.describe(dest)
         return {"ok": True, "attributes": None if a is None else asdict(a)}
 
     def start(self, factory: ConnectionFactory) -> AdminService:
         def run() -> None:
             with jvm.java_thread():
-                serve(factory, Queue(ADMIN_QUEUE), self.handle, self._stop)
+                serve(factory, Queue(ADMIN_QUEUE), self.handle, self._stop, may_write=self.may_write)
 
         self._thread = threading.Thread(target=run, name="pyjms-admin", daemon=True)
         self._thread.start()
@@ -120,6 +148,49 @@ class AdminService:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(5)
+
+
+def _name(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > MAX_NAME:
+        raise InvalidArgumentRuntimeException(
+            f"admin request field {field!r} must be a text of 1..{MAX_NAME} characters, got {brief(value)}",
+            reason=MQRC.FORMAT_ERROR,
+        )
+    return value
+
+
+def _destination(key: Any) -> Queue | Topic:
+    """The queue or topic a request's "destination" names (queue://NAME or topic://NAME)."""
+    dest = from_key(_name(key, "destination"))
+    if type(dest) not in (Queue, Topic):  # a temporary destination has no attributes
+        raise InvalidArgumentRuntimeException(
+            f"admin request destination {brief(key)} must be queue://NAME or topic://NAME",
+            reason=MQRC.FORMAT_ERROR,
+        )
+    return cast("Queue | Topic", dest)
+
+
+def _attributes(dest: Queue | Topic, kind: Any, values: Any) -> Attributes:
+    """The attributes a define sets: each known field of the right type, for the right kind."""
+    want = "queue" if isinstance(dest, Queue) else "topic"
+    if kind != want:
+        raise InvalidArgumentRuntimeException(
+            f"define {dest}: kind must be {want!r}, got {brief(kind)}", reason=MQRC.FORMAT_ERROR
+        )
+    if not isinstance(values, dict):
+        raise InvalidArgumentRuntimeException(
+            f"define {dest}: attributes must be a JSON object, got {brief(values)}", reason=MQRC.FORMAT_ERROR
+        )
+    types = _ATTRIBUTE_TYPES[want]
+    for field, value in values.items():
+        t = types.get(field)
+        if t is None or type(value) is not t:  # type(): a bool is no int here, nor an int a bool
+            raise InvalidArgumentRuntimeException(
+                f"define {dest}: attribute {brief(field)} = {brief(value)} is not one of "
+                f"{', '.join(f'{n} ({t.__name__})' for n, t in types.items())}",
+                reason=MQRC.FORMAT_ERROR,
+            )
+    return from_values(want, values)
 
 
 class Admin:

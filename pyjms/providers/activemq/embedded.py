@@ -16,11 +16,20 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
+from pyjms.api.access import AdminCheck, WriteCheck, anyone, anyone_admin
 from pyjms.api.context import ConnectionFactory
+from pyjms.api.destination import Destination
 from pyjms.bridge import jvm
-from pyjms.bridge.contract import ADMIN_QUEUE, CONTROL_PREFIX, MARK_QUEUE
+from pyjms.bridge.contract import (
+    ADMIN_QUEUE,
+    CONTROL_PREFIX,
+    LEADER_PREFIX,
+    MARK_QUEUE,
+    SLOT_PREFIX,
+    SLOTS_PREFIX,
+)
 from pyjms.bridge.errors import translate
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
 from pyjms.browse.service import MarkService
@@ -40,6 +49,13 @@ from pyjms.rules.attributes import Attributes, QueueAttributes
 _counter = itertools.count(1)
 SYSTEM_USER = "pyjms-system"
 SYSTEM_GROUP = "pyjms-admins"
+#: users in this group administer pyjms's services: define and delete destination attributes,
+#: change service settings (is_admin); what they may read and write is up to the access rules
+ADMINS_GROUP = "admins"
+#: users in this group may run pyjms's services beside the broker (a standalone
+#: ``pyjms delay-processor`` or ``mark-service``): read pyjms's own queues, take part in their
+#: leader election, and write wherever a delayed message may go
+SERVICES_GROUP = "services"
 
 
 @dataclass(frozen=True)
@@ -53,11 +69,53 @@ class AccessRule:
     kind: str = "queue"  # or "topic"
 
 
+class JavaWriteRights(Protocol):
+    """The Java broker's answer to "may this user write there?" (both embedded brokers)."""
+
+    def mayWrite(self, user: str | None, kind: str, name: str, /) -> bool: ...
+
+
+class BrokerRights:
+    """Who may do what on an embedded broker, from its own users and access rules: the
+    WriteCheck and AdminCheck (pyjms.api.access) the broker gives the services it runs."""
+
+    _users: Mapping[str, tuple[str, Sequence[str]]] | None
+    _broker: JavaWriteRights
+
+    @property
+    def authenticates(self) -> bool:
+        """Whether clients must sign in (the broker was given users)."""
+        return self._users is not None
+
+    def may_write(self, user: str | None, destination: Destination) -> bool:
+        """Whether the broker's own access rules let ``user`` write to ``destination``, as the
+        broker decides a send (temporary destinations: every user it knows); True on a broker
+        without users, where anyone may, and for pyjms's system user."""
+        if self._users is None or user == SYSTEM_USER:
+            return True
+        return bool(self._broker.mayWrite(user, destination.scheme, destination.name))
+
+    def is_admin(self, user: str | None) -> bool:
+        """Whether ``user`` administers pyjms's services (is_administrator)."""
+        return is_administrator(self._users, user)
+
+    @property
+    def write_check(self) -> WriteCheck:
+        """may_write for the services this broker runs; ``anyone`` on a broker without users,
+        which tells a service there is nothing to check."""
+        return self.may_write if self.authenticates else anyone
+
+    @property
+    def admin_check(self) -> AdminCheck:
+        """is_admin for the services this broker runs; ``anyone_admin`` without users."""
+        return self.is_admin if self.authenticates else anyone_admin
+
+
 _default: EmbeddedBroker | None = None
 _default_lock = threading.Lock()
 
 
-class EmbeddedBroker:
+class EmbeddedBroker(BrokerRights):
     """An ActiveMQ BrokerService in this JVM. Clients in this process use ``vm_url``."""
 
     def __init__(
@@ -69,11 +127,16 @@ class EmbeddedBroker:
         data_dir: str | os.PathLike[str] | None = None,
         name: str | None = None,
         delay_processor: bool = True,
+        mark_service: bool = True,
         users: Mapping[str, tuple[str, Sequence[str]]] | None = None,
         access: Sequence[AccessRule] = (),
         mark_browse_interval: int = DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
         mark_lease_ms: int = 10_000,
+        tls_keystore: str | os.PathLike[str] | None = None,
+        tls_password: str | None = None,
     ) -> None:
+        """``tls_keystore``: every connector speaks TLS only (ssl://, stomp+ssl://, amqp+ssl://),
+        presenting this keystore's key (PKCS12 or JKS, its password ``tls_password``)."""
         check_interval(mark_browse_interval)
         check_lease(mark_lease_ms)
         for label, p in (("port", port), ("stomp_port", stomp_port), ("amqp_port", amqp_port)):
@@ -81,19 +144,23 @@ class EmbeddedBroker:
                 raise InvalidArgumentRuntimeException(f"{label} {p!r} is not a TCP port (0..65535)")
         self.name = name or f"pyjms-{os.getpid()}-{next(_counter)}"
         self.data_dir = str(Path(data_dir).resolve()) if data_dir is not None else None
+        keystore = None if tls_keystore is None else str(Path(tls_keystore).resolve())
+        # with a keystore, no plain connector at all: a client that forgets TLS is refused
+        tls = "" if keystore is None else "+ssl"
         connectors = []
         if port is not None:
-            connectors.append(f"tcp://127.0.0.1:{port}")
+            connectors.append(f"{'ssl' if tls else 'tcp'}://127.0.0.1:{port}")
         if stomp_port is not None:
-            connectors.append(f"stomp://127.0.0.1:{stomp_port}")
+            connectors.append(f"stomp{tls}://127.0.0.1:{stomp_port}")
         if amqp_port is not None:
             # AMQP 1.0 (Qpid JMS, any AMQP client). The jms transformer maps AMQP messages to
             # JMS ones, so OpenWire clients and pyjms's own services read what AMQP clients
             # send; ActiveMQ's default (native) would hand them the AMQP encoding as bytes.
-            connectors.append(f"amqp://127.0.0.1:{amqp_port}?transport.transformer=jms")
+            connectors.append(f"amqp{tls}://127.0.0.1:{amqp_port}?transport.transformer=jms")
         s = jvm.start()
         Broker = cast(JavaEmbeddedBrokerClass, s.jclass("org.pyjms.shim.activemq.EmbeddedBroker"))
         self._system_user: tuple[str, str] | None = None
+        self._users = users
         user_rows = rule_rows = None
         if users is not None:
             # pyjms's own services (delay processor, admin) sign in as a system user
@@ -101,25 +168,41 @@ class EmbeddedBroker:
             user_rows, rule_rows = security_rows(users, access, self._system_user)
         try:
             self._broker: JavaEmbeddedBroker = Broker.start(
-                self.name, self.data_dir, connectors, user_rows, rule_rows
+                self.name, self.data_dir, connectors, user_rows, rule_rows, keystore, tls_password
             )
         except s.JException as e:
             raise translate(e, f"cannot start broker {self.name}") from None
         self._stopped = False
-        self.connect_uris: list[str] = [str(u) for u in self._broker.connectUris()]
+        #: the URLs other processes reach this broker by, as ConnectionFactory takes them
+        #: (Qpid JMS writes AMQP over TLS amqps://, where ActiveMQ's connector is amqp+ssl://)
+        self.connect_uris: list[str] = [
+            str(u).replace("amqp+ssl://", "amqps://", 1) for u in self._broker.connectUris()
+        ]
         jvm.on_shutdown(self, self.stop, first=True)
-        self.admin = AdminService(self, administrator=SYSTEM_USER if users is not None else None)
+        # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
+        self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
         # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
-        self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
-        threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
+        # (mark_service=False: only mark services beside it, `pyjms mark-service`, stand for election)
+        self.marks: MarkService | None = None
+        if mark_service:
+            self.marks = MarkService(
+                self._local_factory(),
+                mark_browse_interval,
+                mark_lease_ms,
+                may_write=self.write_check,
+                is_admin=self.admin_check,
+            )
+            threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         self.delay_processor: Any = None
         if delay_processor:
             # IBM MQ runs the delay processor with the queue manager; so does a pyjms broker.
             # Made now, so that stop() always finds it; started in the background, so that it
             # does not slow the broker's start (it starts with the broker: nothing of another
             # processor's can still be in flight)
-            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True)
+            self.delay_processor = DelayProcessor(
+                self._local_factory(), fresh_broker=True, may_write=self.write_check
+            )
             threading.Thread(
                 target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
             ).start()
@@ -137,6 +220,11 @@ class EmbeddedBroker:
         return None
 
     @property
+    def ssl_url(self) -> str | None:
+        """OpenWire over TLS (ssl://127.0.0.1:P), on a broker started with a keystore."""
+        return next((u for u in self.connect_uris if u.startswith("ssl://")), None)
+
+    @property
     def stomp_url(self) -> str | None:
         for u in self.connect_uris:
             if u.startswith("stomp://"):
@@ -145,11 +233,9 @@ class EmbeddedBroker:
 
     @property
     def amqp_url(self) -> str | None:
-        """The AMQP 1.0 connector's URL (amqp://127.0.0.1:PORT), as ConnectionFactory takes it."""
-        for u in self.connect_uris:
-            if u.startswith("amqp://"):
-                return u
-        return None
+        """The AMQP 1.0 connector's URL (amqp://127.0.0.1:PORT, amqps:// with TLS), as
+        ConnectionFactory takes it."""
+        return next((u for u in self.connect_uris if u.startswith(("amqp://", "amqps://"))), None)
 
     def service(self) -> JavaBrokerService:
         """The Java BrokerService, for pyjms components that administer the broker."""
@@ -233,7 +319,8 @@ class EmbeddedBroker:
         if self.delay_processor is not None:
             self.delay_processor.stop()
         self.admin.stop()
-        self.marks.stop()
+        if self.marks is not None:
+            self.marks.stop()
         try:
             self._broker.stop()
         except Exception:  # stopping is best effort at shutdown
@@ -246,25 +333,41 @@ class EmbeddedBroker:
         self.stop()
 
 
+def is_administrator(users: Mapping[str, tuple[str, Sequence[str]]] | None, user: str | None) -> bool:
+    """Whether ``user`` administers pyjms's services on a broker with these users: the system
+    user and the members of ADMINS_GROUP; anyone on a broker without users (None)."""
+    if users is None or user == SYSTEM_USER:
+        return True
+    return user is not None and user in users and ADMINS_GROUP in users[user][1]
+
+
 def security_rows(
     users: Mapping[str, tuple[str, Sequence[str]]], access: Sequence[AccessRule], system_user: tuple[str, str]
 ) -> tuple[list[list[str]], list[list[str]]]:
     """The Java rows for users and access rules (either broker), with pyjms's own services'
     system user, who may do everything. Every signed-in user may stage a delayed message (D13:
     only the processor reads the staging queue), ping the processor, and ask the admin and mark
-    services (a delayed send reads its target's attributes; browse with mark claims marks); only
-    the services read their queues, and only the system user may define or delete attributes."""
+    services (a delayed send reads its target's attributes; browse with mark claims marks). Only
+    the services read their queues: the system user's group, and SERVICES_GROUP, whose members
+    may run a service beside the broker (a delay processor also writes wherever a delayed
+    message goes, and to the dead-letter queue). Leader election among the services
+    (PYJMS.LEADER.*) is theirs alone. Which user may define or delete attributes is the admin
+    service's question (is_administrator), not a destination's rule."""
     user_rows = [[u, pw, ",".join(groups)] for u, (pw, groups) in users.items()]
     user_rows.append([*system_user, SYSTEM_GROUP])
     everyone = ",".join(sorted({g for _, gs in users.values() for g in gs} | {SYSTEM_GROUP}))
+    keepers = f"{SYSTEM_GROUP},{SERVICES_GROUP}"
     rule_rows = [[r.kind, r.pattern, ",".join(r.read), ",".join(r.write), ",".join(r.admin)] for r in access]
     rule_rows += [
-        ["queue", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
-        ["topic", ">", SYSTEM_GROUP, SYSTEM_GROUP, SYSTEM_GROUP],
-        ["queue", "SYSTEM.DDELAY.>", SYSTEM_GROUP, everyone, everyone],
-        ["queue", CONTROL_PREFIX + ">", SYSTEM_GROUP, everyone, everyone],
-        ["queue", ADMIN_QUEUE, SYSTEM_GROUP, everyone, everyone],
-        ["queue", MARK_QUEUE, SYSTEM_GROUP, everyone, everyone],
+        ["queue", ">", SYSTEM_GROUP, keepers, keepers],
+        ["topic", ">", SYSTEM_GROUP, keepers, keepers],
+        ["queue", "SYSTEM.DDELAY.>", keepers, everyone, everyone],
+        ["queue", CONTROL_PREFIX + ">", keepers, everyone, everyone],
+        ["queue", ADMIN_QUEUE, keepers, everyone, everyone],
+        ["queue", MARK_QUEUE, keepers, everyone, everyone],
+        ["queue", SLOT_PREFIX + ">", keepers, keepers, keepers],
+        ["queue", SLOTS_PREFIX + ">", keepers, keepers, keepers],
+        ["queue", LEADER_PREFIX + ">", keepers, keepers, keepers],
     ]
     return user_rows, rule_rows
 

@@ -100,6 +100,8 @@ class JavaEmbeddedBroker(Protocol):
         self, topic: JavaStringArg, client_id: JavaStringArg, name: JavaStringArg, /
     ) -> JavaString | None: ...
 
+    def mayWrite(self, user: JavaStringArg | None, kind: JavaStringArg, name: JavaStringArg, /) -> bool: ...
+
     def stop(self) -> None: ...
 
 
@@ -111,6 +113,8 @@ class JavaEmbeddedBrokerClass(Protocol):
         connectors: list[str],
         users: list[list[str]] | None,
         rules: list[list[str]] | None,
+        key_store: JavaStringArg | None,
+        key_store_password: JavaStringArg | None,
         /,
     ) -> JavaEmbeddedBroker: ...
 

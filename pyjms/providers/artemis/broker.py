@@ -27,7 +27,7 @@ from pyjms.browse.service import MarkService
 from pyjms.delay.processor import DelayProcessor
 from pyjms.errors import InvalidArgumentRuntimeException
 from pyjms.providers.activemq.admin import AdminService
-from pyjms.providers.activemq.embedded import SYSTEM_USER, AccessRule, security_rows
+from pyjms.providers.activemq.embedded import SYSTEM_USER, AccessRule, BrokerRights, security_rows
 from pyjms.providers.artemis.java_types import JavaEmbeddedArtemis, JavaEmbeddedArtemisClass
 from pyjms.rules.attributes import Attributes, QueueAttributes
 
@@ -35,7 +35,7 @@ _counter = itertools.count(1)
 DEAD_LETTER_QUEUE = "DLQ"
 
 
-class EmbeddedArtemisBroker:
+class EmbeddedArtemisBroker(BrokerRights):
     """An Artemis server in this JVM. Clients in this process use ``vm_url``; others use the
     URLs in ``connect_uris`` (``artemis+tcp://127.0.0.1:P`` for the core protocol, which
     pyjms.bridge.urls tells apart from ActiveMQ's tcp://, and ``amqp://127.0.0.1:P``)."""
@@ -54,9 +54,14 @@ class EmbeddedArtemisBroker:
         expiry_queue: str | None = None,
         services: bool = True,
         delay_processor: bool = True,
+        mark_service: bool = True,
         mark_browse_interval: int = DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
         mark_lease_ms: int = 10_000,
+        tls_keystore: str | os.PathLike[str] | None = None,
+        tls_password: str | None = None,
     ) -> None:
+        """``tls_keystore``: the TCP port speaks TLS only (CORE and AMQP), presenting this
+        keystore's key (PKCS12, or JKS for a .jks file; its password ``tls_password``)."""
         check_interval(mark_browse_interval)
         check_lease(mark_lease_ms)
         if port is not None and (
@@ -77,6 +82,8 @@ class EmbeddedArtemisBroker:
         s = jvm.start(providers=(ARTEMIS,))
         Broker = cast(JavaEmbeddedArtemisClass, s.jclass("org.pyjms.shim.artemis.EmbeddedArtemis"))
         self._system_user: tuple[str, str] | None = None
+        self._users = users
+        keystore = None if tls_keystore is None else str(Path(tls_keystore).resolve())
         user_rows = rule_rows = None
         if users is not None:
             self._system_user = (SYSTEM_USER, secrets.token_hex(16))
@@ -90,6 +97,8 @@ class EmbeddedArtemisBroker:
                 rule_rows,
                 dead_letter_queue,
                 expiry_queue,
+                keystore,
+                tls_password,
             )
         except s.JException as e:
             raise translate(e, f"cannot start Artemis broker {self.name}") from None
@@ -97,27 +106,43 @@ class EmbeddedArtemisBroker:
         self.vm_url = str(self._broker.vmUrl())
         tcp_port = int(self._broker.tcpPort())
         #: the URLs other processes reach this broker by, exactly as ConnectionFactory takes them
+        # over TLS: artemis+ssl:// (pyjms.bridge.urls gives Artemis's client tcp://…?sslEnabled=true)
+        tcp, amqp = ("tcp", "amqp") if keystore is None else ("ssl", "amqps")
         self.connect_uris: list[str] = (
-            [f"{ARTEMIS}+tcp://127.0.0.1:{tcp_port}", f"amqp://127.0.0.1:{tcp_port}"] if tcp_port >= 0 else []
+            [f"{ARTEMIS}+{tcp}://127.0.0.1:{tcp_port}", f"{amqp}://127.0.0.1:{tcp_port}"]
+            if tcp_port >= 0
+            else []
         )
         jvm.on_shutdown(self, self.stop, first=True)
         self.admin: Any = None
         self.marks: Any = None
         self.delay_processor: Any = None
         if services:
-            self._start_services(delay_processor, mark_browse_interval, mark_lease_ms)
+            self._start_services(delay_processor, mark_service, mark_browse_interval, mark_lease_ms)
 
-    def _start_services(self, delay_processor: bool, mark_browse_interval: int, mark_lease_ms: int) -> None:
+    def _start_services(
+        self, delay_processor: bool, mark_service: bool, mark_browse_interval: int, mark_lease_ms: int
+    ) -> None:
         """The admin service, the mark service and the delay processor, as a pyjms ActiveMQ
         broker runs them, each in the background so that they do not slow the start."""
-        self.admin = AdminService(self, administrator=SYSTEM_USER if self._system_user else None)
+        # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
+        self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
         threading.Thread(target=lambda: self.admin.start(self._local_factory()), daemon=True).start()
-        self.marks = MarkService(self._local_factory(), mark_browse_interval, mark_lease_ms)
-        threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
+        if mark_service:
+            self.marks = MarkService(
+                self._local_factory(),
+                mark_browse_interval,
+                mark_lease_ms,
+                may_write=self.write_check,
+                is_admin=self.admin_check,
+            )
+            threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
         if delay_processor:
             # made now, so that stop() always finds it; started in the background
             # (it starts with the broker: nothing of another processor's can still be in flight)
-            self.delay_processor = DelayProcessor(self._local_factory(), fresh_broker=True)
+            self.delay_processor = DelayProcessor(
+                self._local_factory(), fresh_broker=True, may_write=self.write_check
+            )
             threading.Thread(
                 target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
             ).start()
@@ -128,8 +153,13 @@ class EmbeddedArtemisBroker:
         return next((u for u in self.connect_uris if u.startswith(f"{ARTEMIS}+tcp://")), None)
 
     @property
+    def ssl_url(self) -> str | None:
+        """The core protocol over TLS (artemis+ssl://127.0.0.1:P), on a broker with a keystore."""
+        return next((u for u in self.connect_uris if u.startswith(f"{ARTEMIS}+ssl://")), None)
+
+    @property
     def amqp_url(self) -> str | None:
-        return next((u for u in self.connect_uris if u.startswith("amqp://")), None)
+        return next((u for u in self.connect_uris if u.startswith(("amqp://", "amqps://"))), None)
 
     def _local_factory(self) -> ConnectionFactory:
         user, password = self._system_user or (None, None)

@@ -41,6 +41,8 @@ class JavaEmbeddedArtemis(Protocol):
 
     def hasDestination(self, kind: JavaStringArg, name: JavaStringArg, /) -> bool: ...
 
+    def mayWrite(self, user: JavaStringArg | None, kind: JavaStringArg, name: JavaStringArg, /) -> bool: ...
+
     def stop(self) -> None: ...
 
 
@@ -54,6 +56,8 @@ class JavaEmbeddedArtemisClass(Protocol):
         rules: list[list[str]] | None,
         dead_letter_queue: JavaStringArg | None,
         expiry_queue: JavaStringArg | None,
+        key_store: JavaStringArg | None,
+        key_store_password: JavaStringArg | None,
         /,
     ) -> JavaEmbeddedArtemis: ...
 

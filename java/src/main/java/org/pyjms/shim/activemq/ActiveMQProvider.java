@@ -8,6 +8,7 @@ import jakarta.jms.Queue;
 import java.util.Map;
 import org.apache.activemq.ActiveMQConnection;
 import org.apache.activemq.ActiveMQConnectionFactory;
+import org.apache.activemq.ActiveMQSslConnectionFactory;
 import org.apache.activemq.command.ActiveMQDestination;
 import org.apache.activemq.command.ActiveMQQueue;
 import org.apache.activemq.command.ActiveMQTempQueue;
@@ -45,7 +46,13 @@ public final class ActiveMQProvider implements Provider {
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
         // no URL: the properties name it (brokerURL), as for any factory class
-        ActiveMQConnectionFactory f = url == null || url.isEmpty() ? new ActiveMQConnectionFactory() : new ActiveMQConnectionFactory(inProcessOnly(url));
+        // TLS (ssl://, or trust and key stores given as properties): ActiveMQ's SSL factory takes
+        // trustStore, trustStorePassword, keyStore... as bean properties; without them its
+        // transport uses the JVM's default (javax.net.ssl.trustStore)
+        boolean tls = (url != null && url.contains("ssl:"))
+                || properties.keySet().stream().anyMatch(k -> k.startsWith("trustStore") || k.startsWith("keyStore"));
+        ActiveMQConnectionFactory f = tls ? new ActiveMQSslConnectionFactory() : new ActiveMQConnectionFactory();
+        if (url != null && !url.isEmpty()) f.setBrokerURL(inProcessOnly(url));
         // No ObjectMessage body is ever deserialized by pyjms; trust no package either.
         f.setTrustAllPackages(false);
         f.setTrustedPackages(java.util.List.of());

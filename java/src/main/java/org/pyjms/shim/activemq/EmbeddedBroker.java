@@ -4,7 +4,9 @@ import java.io.File;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
+import javax.net.ssl.KeyManagerFactory;
 import org.apache.activemq.broker.BrokerService;
+import org.apache.activemq.broker.SslContext;
 import org.apache.activemq.broker.TransportConnector;
 import org.apache.activemq.broker.region.policy.PolicyEntry;
 import org.apache.activemq.broker.region.policy.PolicyMap;
@@ -12,6 +14,8 @@ import org.apache.activemq.broker.region.DestinationInterceptor;
 import org.apache.activemq.broker.region.virtual.VirtualDestination;
 import org.apache.activemq.broker.region.virtual.VirtualDestinationInterceptor;
 import org.apache.activemq.broker.region.virtual.VirtualTopic;
+import org.apache.activemq.command.ActiveMQQueue;
+import org.apache.activemq.command.ActiveMQTopic;
 import org.apache.activemq.store.kahadb.KahaDBPersistenceAdapter;
 
 /**
@@ -25,10 +29,13 @@ public final class EmbeddedBroker {
     private final BrokerService broker;
     private final DestinationAttributes attributes;
     private final List<URI> asked = new ArrayList<>();
+    /** The users and access rules, or null: the broker authenticates nobody. */
+    private final Security security;
 
-    private EmbeddedBroker(BrokerService broker, DestinationAttributes attributes) {
+    private EmbeddedBroker(BrokerService broker, DestinationAttributes attributes, Security security) {
         this.broker = broker;
         this.attributes = attributes;
+        this.security = security;
     }
 
     /** The queue attributes this broker enforces on every put. */
@@ -50,6 +57,15 @@ public final class EmbeddedBroker {
      */
     public static EmbeddedBroker start(String name, String dataDir, String[] connectors, String[][] users,
                                        String[][] rules) throws Exception {
+        return start(name, dataDir, connectors, users, rules, null, null);
+    }
+
+    /**
+     * With TLS as well: the ssl://, stomp+ssl:// and amqp+ssl:// connectors present the key in
+     * {@code keyStore} (PKCS12 or JKS; the key's password is the store's), null for none.
+     */
+    public static EmbeddedBroker start(String name, String dataDir, String[] connectors, String[][] users,
+                                       String[][] rules, String keyStore, String keyStorePassword) throws Exception {
         if (!name.startsWith(NAME_PREFIX)) throw new IllegalArgumentException("broker name must start with " + NAME_PREFIX);
         BrokerService b = new BrokerService();
         b.setBrokerName(name);
@@ -101,6 +117,8 @@ public final class EmbeddedBroker {
         policies.setPolicyEntries(List.of(everyQueue, delaySlots, leaders));
         b.setDestinationPolicy(policies);
         b.setSchedulePeriodForDestinationPurge(10_000);
+        // before the connectors: each TLS one binds with the broker's SslContext
+        if (keyStore != null) b.setSslContext(sslContext(keyStore, keyStorePassword));
         for (String c : connectors) {
             URI uri = new URI(c);
             String host = uri.getHost();
@@ -110,25 +128,47 @@ public final class EmbeddedBroker {
             b.addConnector(c);
         }
         DestinationAttributes attributes = new DestinationAttributes();
-        if (users != null) {
-            Security security = Security.of(users, rules);
+        Security security = users == null ? null : Security.of(users, rules);
+        if (security != null) {
             attributes.authorizeTargetsWith(security.map);
-            // the broker stamps who sent each message: pyjms's admin service reads it, and a
-            // client cannot forge it
+            // the broker stamps who sent each message (the user name its sign-in checked, over
+            // every protocol), replacing whatever the client set: pyjms's services read it.
+            // (useAuthenticatedPrincipalForJMSXUserID would look for activemq-jaas's UserPrincipal,
+            // a class this classpath lacks; the name the sign-in checked is that user anyway.)
             b.setPopulateJMSXUserID(true);
             b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {
-                security.authentication, security.authorization, attributes, new CompactSlots()});
+                security.authentication, security.authorization, Security.stampedSenderOnly(), attributes,
+                new CompactSlots()});
         } else {
             b.setPlugins(new org.apache.activemq.broker.BrokerPlugin[] {attributes, new CompactSlots()});
         }
         b.start();
         if (!b.waitUntilStarted(30_000)) throw new IllegalStateException("broker " + name + " did not start");
-        EmbeddedBroker e = new EmbeddedBroker(b, attributes);
+        EmbeddedBroker e = new EmbeddedBroker(b, attributes, security);
         for (String c : connectors) e.asked.add(new URI(c));
         return e;
     }
 
+    private static SslContext sslContext(String keyStore, String password) throws Exception {
+        KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+        kmf.init(org.pyjms.shim.KeyStores.load(keyStore, password), password == null ? new char[0] : password.toCharArray());
+        return new SslContext(kmf.getKeyManagers(), null, null);
+    }
+
     public String name() { return broker.getBrokerName(); }
+
+    /**
+     * Whether the broker's own access rules let {@code user} write to the destination
+     * ({@code kind}: queue, topic, temp-queue or temp-topic); true on a broker without users.
+     */
+    public boolean mayWrite(String user, String kind, String name) {
+        if (security == null) return true;
+        return switch (kind) {
+            case "temp-queue", "temp-topic" -> security.mayWriteTemporary(user);
+            case "topic" -> security.mayWrite(user, new ActiveMQTopic(name));
+            default -> security.mayWrite(user, new ActiveMQQueue(name));
+        };
+    }
 
     /** Addresses the connectors actually bound (port 0 resolved). */
     public String[] connectUris() throws Exception {

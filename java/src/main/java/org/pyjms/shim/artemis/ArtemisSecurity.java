@@ -11,8 +11,13 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 import javax.security.auth.Subject;
+import org.apache.activemq.artemis.api.core.Message;
+import org.apache.activemq.artemis.core.message.impl.CoreMessage;
 import org.apache.activemq.artemis.core.security.CheckType;
 import org.apache.activemq.artemis.core.security.Role;
+import org.apache.activemq.artemis.core.server.ServerSession;
+import org.apache.activemq.artemis.core.server.plugin.ActiveMQServerMessagePlugin;
+import org.apache.activemq.artemis.core.transaction.Transaction;
 import org.apache.activemq.artemis.spi.core.protocol.RemotingConnection;
 import org.apache.activemq.artemis.spi.core.security.ActiveMQSecurityManager5;
 import org.apache.activemq.artemis.spi.core.security.jaas.RolePrincipal;
@@ -104,6 +109,12 @@ final class ArtemisSecurity implements ActiveMQSecurityManager5 {
     public Subject authenticate(String user, String password, RemotingConnection connection, String domain) {
         String expected = user == null ? null : passwords.get(user);
         if (expected == null || !expected.equals(password)) return null;
+        return subjectOf(user);
+    }
+
+    /** The user's subject as a sign-in makes it, or null for a user the broker does not know. */
+    Subject subjectOf(String user) {
+        if (user == null || !groups.containsKey(user)) return null;
         Subject subject = new Subject();
         Set<Principal> principals = subject.getPrincipals();
         principals.add(new UserPrincipal(user));
@@ -118,6 +129,24 @@ final class ArtemisSecurity implements ActiveMQSecurityManager5 {
         String bare = address == null ? null : address.split("::", 2)[0]; // address::queue when a queue is named
         if (bare != null && TEMPORARY.matcher(bare).matches() && checkType != CheckType.MANAGE) return true;
         return SecurityManagerUtil.authorize(subject, roles, checkType, RolePrincipal.class);
+    }
+
+    /**
+     * Stamps who sent each message that populate-validated-user cannot: Artemis stamps only its
+     * core messages, and an AMQP message's validated user is always null. So an AMQP message gets
+     * the signed-in user as the core property the stamp is (_AMQ_VALIDATED_USER, whatever the
+     * client put there), which a core reader, pyjms's services among them, reads as JMSXUserID.
+     */
+    static final class StampEveryProtocol implements ActiveMQServerMessagePlugin {
+        @Override
+        public void beforeSend(ServerSession session, Transaction tx, Message message, boolean direct,
+                               boolean noAutoCreateQueue) {
+            if (message instanceof CoreMessage) return; // stamped by the broker itself
+            String user = session.getValidatedUser();
+            if (user == null) message.removeProperty(Message.HDR_VALIDATED_USER);
+            else message.putStringProperty(Message.HDR_VALIDATED_USER, user);
+            message.reencode(); // an AMQP reader gets the message as encoded: with the stamp
+        }
     }
 
     @Override

@@ -12,10 +12,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.activemq.artemis.api.core.QueueConfiguration;
 import org.apache.activemq.artemis.api.core.RoutingType;
 import org.apache.activemq.artemis.api.core.SimpleString;
+import org.apache.activemq.artemis.api.core.TransportConfiguration;
 import org.apache.activemq.artemis.core.config.Configuration;
 import org.apache.activemq.artemis.core.config.impl.ConfigurationImpl;
 import org.apache.activemq.artemis.core.remoting.impl.invm.InVMConnector;
 import org.apache.activemq.artemis.core.remoting.impl.netty.NettyAcceptor;
+import org.apache.activemq.artemis.core.security.CheckType;
 import org.apache.activemq.artemis.core.security.Role;
 import org.apache.activemq.artemis.core.filter.Filter;
 import org.apache.activemq.artemis.core.server.ActiveMQServer;
@@ -49,11 +51,14 @@ public final class EmbeddedArtemis {
     private final EmbeddedActiveMQ embedded;
     private final int vmId;
     private final QueueLimits limits;
+    /** The users and access rules, or null: the broker authenticates nobody. */
+    private final ArtemisSecurity security;
 
-    private EmbeddedArtemis(EmbeddedActiveMQ embedded, int vmId, QueueLimits limits) {
+    private EmbeddedArtemis(EmbeddedActiveMQ embedded, int vmId, QueueLimits limits, ArtemisSecurity security) {
         this.embedded = embedded;
         this.vmId = vmId;
         this.limits = limits;
+        this.security = security;
     }
 
     /**
@@ -67,6 +72,16 @@ public final class EmbeddedArtemis {
      */
     public static EmbeddedArtemis start(String name, String dataDir, int tcpPort, String[][] users, String[][] rules,
                                         String deadLetterQueue, String expiryQueue) throws Exception {
+        return start(name, dataDir, tcpPort, users, rules, deadLetterQueue, expiryQueue, null, null);
+    }
+
+    /**
+     * With TLS as well: the TCP acceptor (CORE and AMQP) speaks only TLS, presenting the key in
+     * {@code keyStore} (PKCS12 or JKS; the key's password is the store's); null for plain TCP.
+     */
+    public static EmbeddedArtemis start(String name, String dataDir, int tcpPort, String[][] users, String[][] rules,
+                                        String deadLetterQueue, String expiryQueue, String keyStore,
+                                        String keyStorePassword) throws Exception {
         if (!name.startsWith(NAME_PREFIX)) throw new IllegalArgumentException("broker name must start with " + NAME_PREFIX);
         if (tcpPort < -1 || tcpPort > 65535) throw new IllegalArgumentException("port " + tcpPort + " is not a TCP port (0..65535)");
         int vmId = NEXT_VM_ID.getAndIncrement();
@@ -94,6 +109,19 @@ public final class EmbeddedArtemis {
         cfg.addAcceptorConfiguration("in-vm", "vm://" + vmId);
         if (tcpPort >= 0) {
             cfg.addAcceptorConfiguration(TCP_ACCEPTOR, "tcp://127.0.0.1:" + tcpPort + "?protocols=CORE,AMQP");
+            if (keyStore != null) {
+                // Artemis would log a bad keystore and start without the port: refuse it here
+                org.pyjms.shim.KeyStores.load(keyStore, keyStorePassword);
+                // set as parameters, not in the URI: a path or password needs no escaping there
+                for (TransportConfiguration t : cfg.getAcceptorConfigurations()) {
+                    if (!TCP_ACCEPTOR.equals(t.getName())) continue;
+                    t.getParams().put("sslEnabled", "true");
+                    t.getParams().put("keyStorePath", keyStore);
+                    t.getParams().put("keyStorePassword", keyStorePassword == null ? "" : keyStorePassword);
+                    String lower = keyStore.toLowerCase();
+                    t.getParams().put("keyStoreType", lower.endsWith(".jks") ? "JKS" : "PKCS12");
+                }
+            }
         }
 
         AddressSettings every = new AddressSettings();
@@ -121,21 +149,30 @@ public final class EmbeddedArtemis {
 
         EmbeddedActiveMQ embedded = new EmbeddedActiveMQ();
         cfg.setSecurityEnabled(users != null);
-        if (users != null) {
+        ArtemisSecurity security = users == null ? null : new ArtemisSecurity(users);
+        if (security != null) {
             // each message carries who sent it (JMSXUserID): pyjms's admin service reads it
             cfg.setPopulateValidatedUser(true);
             for (Map.Entry<String, Set<Role>> e : ArtemisSecurity.settings(rules).entrySet()) {
                 cfg.putSecurityRoles(e.getKey(), e.getValue());
             }
-            embedded.setSecurityManager(new ArtemisSecurity(users));
+            embedded.setSecurityManager(security);
         }
         embedded.setConfiguration(cfg);
         embedded.createActiveMQServer();
         QueueLimits limits = new QueueLimits(embedded.getActiveMQServer());
         cfg.registerBrokerPlugin(limits);
+        if (security != null) cfg.registerBrokerPlugin(new ArtemisSecurity.StampEveryProtocol());
         embedded.start();
         RUNNING.incrementAndGet();
-        return new EmbeddedArtemis(embedded, vmId, limits);
+        EmbeddedArtemis started = new EmbeddedArtemis(embedded, vmId, limits, security);
+        Acceptor tcp = tcpPort < 0 ? null : started.server().getRemotingService().getAcceptor(TCP_ACCEPTOR);
+        if (tcpPort >= 0 && !(tcp instanceof NettyAcceptor n && n.isStarted() && n.getActualPort() > 0)) {
+            // Artemis logs an acceptor that cannot start (a port in use...) and runs without it
+            started.stop();
+            throw new IllegalStateException("cannot listen on 127.0.0.1:" + tcpPort + " (the log above says why)");
+        }
+        return started;
     }
 
     public String name() { return server().getConfiguration().getName(); }
@@ -150,6 +187,17 @@ public final class EmbeddedArtemis {
     }
 
     public ActiveMQServer server() { return embedded.getActiveMQServer(); }
+
+    /**
+     * Whether the broker's own security settings let {@code user} send to the destination
+     * ({@code kind}: queue, topic, temp-queue or temp-topic; the address is its name), decided
+     * as the broker decides a send; true on a broker without users.
+     */
+    public boolean mayWrite(String user, String kind, String name) {
+        if (security == null) return true;
+        Set<Role> roles = server().getSecurityRepository().getMatch(name);
+        return security.authorize(security.subjectOf(user), roles, CheckType.SEND, name);
+    }
 
     /** The queue attributes this broker enforces on every put. */
     public QueueLimits limits() { return limits; }
