@@ -226,7 +226,7 @@ class DelayProcessor:
         self._term: _Term | None = None
         self._elected_once = False
         self._health = _Health()
-        self._ping = PingResponder(self.factory, self.staging, self._stop, self.status)
+        self._ping = PingResponder(self.factory, self.staging, self._stop, self.status, self.checks.reply_to)
         self._ping_thread: threading.Thread | None = None
         self._leadership = Leadership(self.factory, leader_role(self.staging), self._elected, self._deposed)
         self._started = False
