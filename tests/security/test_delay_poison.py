@@ -78,8 +78,10 @@ def dead_letters(
     return found
 
 
-def on_time(ctx: pyjms.JMSContext, factory: pyjms.ConnectionFactory, target: str, case: str) -> None:
-    """A normal delayed send of 500 ms arrives, not early and at most LATE_MS late."""
+def on_time(
+    ctx: pyjms.JMSContext, factory: pyjms.ConnectionFactory, target: str, case: str, late_ms: int = LATE_MS
+) -> None:
+    """A normal delayed send of 500 ms arrives, not early and at most late_ms late."""
     with factory.create_context() as sender:
         sent = now_ms()
         sender.create_producer().set_delivery_delay(500).set_property("case", case).send(
@@ -90,7 +92,7 @@ def on_time(ctx: pyjms.JMSContext, factory: pyjms.ConnectionFactory, target: str
     arrived = now_ms()
     consumer.close()
     assert got is not None and got.get_text() == "on time"
-    assert sent + 500 <= arrived <= sent + 500 + LATE_MS, arrived - sent - 500
+    assert sent + 500 <= arrived <= sent + 500 + late_ms, arrived - sent - 500
 
 
 def test_a_staged_target_that_is_no_destination_key_is_quarantined_and_delay_goes_on(url, qname):
@@ -278,7 +280,10 @@ def test_a_put_inhibited_target_is_dead_lettered_with_2051_and_the_rest_go_on(ur
             ctx.create_queue(blocked), "refused"
         )
         Admin(factory).define_queue(pyjms.Queue(blocked), put_enabled=False)
-        on_time(ctx, factory, qname, case)
+        # the deliverer reads each new target's attributes from the admin service on its path
+        # (D15: the target as it is now), two of them here; over AMQP on a loaded machine that
+        # took up to 2 s
+        on_time(ctx, factory, qname, case, late_ms=3000)
         dead = dead_letters(ctx, case, 1, dlq)
     assert [m.get_text() for m in dead] == ["refused"]
     header = dlh.DeadLetterHeader.from_message(dead[0])
