@@ -97,7 +97,7 @@ __all__ = [
 
 #: the first pause before a failed thread (or a failed start) is tried again; it doubles each
 #: time, up to MOST_BACKOFF_S, and starts again from here once the thread ran HEALTHY_AFTER_S
-FIRST_BACKOFF_S = 1.0
+FIRST_BACKOFF_S = 0.25
 MOST_BACKOFF_S = 30.0
 HEALTHY_AFTER_S = 10.0
 
@@ -226,7 +226,7 @@ class DelayProcessor:
         self._term: _Term | None = None
         self._elected_once = False
         self._health = _Health()
-        self._ping = PingResponder(self.factory, self.staging, self._stop, self.status)
+        self._ping = PingResponder(self.factory, self.staging, self._stop, self.status, self.checks.reply_to)
         self._ping_thread: threading.Thread | None = None
         self._leadership = Leadership(self.factory, leader_role(self.staging), self._elected, self._deposed)
         self._started = False

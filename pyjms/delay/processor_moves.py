@@ -45,7 +45,7 @@ PUT_APPL_NAME = "pyjms delay processor"
 #: a staged or slot message delivered more times than this (each failed attempt rolled back)
 #: goes to the dead-letter queue with MQRC_BACKOUT_THRESHOLD_REACHED instead of looping
 #: (org.pyjms.shim.Poison.quarantineStaged)
-MOST_ATTEMPTS = 10
+MOST_ATTEMPTS = 6
 #: who staged a message: the broker stamps it (None where it authenticates nobody)
 USER_ID = "JMSXUserID"
 
@@ -129,19 +129,42 @@ class Mover:
             bad = InvalidDestinationRuntimeException(e.message, reason=contract.QUARANTINE_REASON)
             self.fail(m, m.get_jms_destination() or Queue(staging.STAGING_QUEUE), bad)
             return
+        # a temporary destination may be gone (its connection closed): its put is sent at once,
+        # alone, so that a refusal is this message's, not its batch's
+        temporary = isinstance(target, (TemporaryQueue, TemporaryTopic))
+        if temporary:
+            self._put.flush()
         try:
             self._check_user(m, target)
             # the target as it is now (D15: resolved again at delivery), so a refused put is
             # known before the commit
             self._check_exists(target)
-            check_target_accepts(target.key, self.ctx.provider.target_attributes(self.ctx, target))
+            if not temporary:  # a temporary destination has no attributes (nobody defines them)
+                check_target_accepts(target.key, self.ctx.provider.target_attributes(self.ctx, target))
             self._put.deliver(target, m, expiration, now)
+            if temporary:
+                self._put_now(target)
         except JMSRuntimeException as e:
             self.fail(m, target, e)
             return
         self._stats.delivered += 1
         if self._record_lateness:
             self._stats.lateness_ms.append(now - due)
+
+    def _put_now(self, target: Destination) -> None:
+        """Sends a temporary destination's put alone: one that is gone (its connection closed)
+        refuses it, MQRC_UNKNOWN_OBJECT_NAME as for any object that does not exist."""
+        try:
+            self._put.flush()
+        except JMSRuntimeException as e:
+            if e.reason is not None:
+                raise
+            raise mq_error(
+                InvalidDestinationRuntimeException,
+                MQRC.UNKNOWN_OBJECT_NAME,
+                f"{target.key} cannot be put to (a temporary destination whose connection closed?): {e.message}",
+                destination=target.key,
+            ) from e
 
     def _check_user(self, m: Message, target: Destination) -> None:
         """MQRC_NOT_AUTHORIZED unless the user who staged m may write to its target (the

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from pyjms.api.access import WriteCheck
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.requests import ServiceClient, ServiceUnavailable, serve
@@ -20,7 +21,8 @@ def control_queue(staging_queue: str) -> Queue:
 class PingResponder:
     """The ping thread: answers each ping on the control queue (pyjms.api.requests), with the
     processor's status: ``{"active": bool, "healthy": bool, "problem": str, ...}``. Every
-    processor answers, the active one and those standing by."""
+    processor answers, the active one and those standing by; only where the sender may write
+    (``may_write``, the processor's check for replies and reports)."""
 
     def __init__(
         self,
@@ -28,11 +30,13 @@ class PingResponder:
         staging: str,
         stop: threading.Event,
         status: Callable[[], dict[str, Any]],
+        may_write: WriteCheck,
     ) -> None:
         self._factory = factory
         self._queue = control_queue(staging)
         self._stop = stop
         self._status = status
+        self._may_write = may_write
 
     def run(self) -> None:
         serve(
@@ -41,6 +45,7 @@ class PingResponder:
             lambda request, sender: {"ok": True, "serves": self._queue.name, **self._status()},
             self._stop,
             answer_ttl_ms=10_000,
+            may_write=self._may_write,
         )
 
 

@@ -77,3 +77,16 @@ def test_a_command_against_nothing_is_one_line():
     done = run_cli("receive", "--url", "tcp://127.0.0.1:1", "-q", "Q", timeout=60)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "Connection refused" in done.stderr
+
+
+def test_issue_32_delay_processor_status_asks_the_brokers_own(tcp_broker):
+    done = run_cli("delay-processor", "--url", tcp_broker.tcp_url, "--status", timeout=60)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert "of queue SYSTEM.DDELAY.LOCAL.QUEUE: active, healthy" in done.stdout
+
+
+def test_issue_32_delay_processor_status_where_none_answers(tcp_broker, qname):
+    done = run_cli(
+        "delay-processor", "--url", tcp_broker.tcp_url, "--staging-queue", qname, "--status", timeout=60
+    )
+    assert done.returncode == 1 and f"no delay processor answers on queue {qname}" in done.stdout

@@ -24,7 +24,7 @@ from typing import Any
 
 from pyjms.api.constants import CLIENT_ACKNOWLEDGE
 from pyjms.api.context import ConnectionFactory, JMSContext
-from pyjms.api.destination import Destination, Topic
+from pyjms.api.destination import Destination, TemporaryQueue, TemporaryTopic, Topic
 from pyjms.api.message import Message
 from pyjms.api.provider import ContextAnswer, ProviderPlugin
 from pyjms.dlq.header import ACTIVEMQ_CAUSE
@@ -91,6 +91,8 @@ class ActiveMQPlugin(ProviderPlugin):
         return self.on_pyjms_broker(ctx)
 
     def target_attributes(self, ctx: JMSContext, destination: Destination) -> Any:
+        if isinstance(destination, (TemporaryQueue, TemporaryTopic)):
+            return None  # nobody defines a temporary destination's attributes (the admin service refuses to)
         known = self.admin_service_known(ctx)
         if known is False:
             return None  # not a pyjms broker: no admin service to ask

@@ -74,8 +74,9 @@ public final class Poison {
 
     /**
      * As problem, for a staged message, which must also name its target, as a destination key
-     * (queue://NAME, topic://NAME, temp-queue://NAME, temp-topic://NAME), and its delivery time.
-     * A target that is no key is a malformed staging header: MQRC_FORMAT_ERROR, as any other.
+     * (queue://NAME, topic://NAME, temp-queue://NAME, temp-topic://NAME), and its delivery time,
+     * and have a body pyjms copies (not an object or stream body). A target that is no key is a
+     * malformed staging header: MQRC_FORMAT_ERROR, as any other.
      */
     public static String[] stagedProblem(Message m) {
         String[] bad = problem(m);
@@ -83,6 +84,13 @@ public final class Poison {
         try {
             for (String name : new String[] {Contract.STAGED_TARGET, Contract.DELIVERY_TIME}) {
                 if (!m.propertyExists(name)) return new String[] {null, "a staged message without " + name};
+            }
+            byte kind = Codec.kindOf(m);
+            if (kind == Codec.KIND_OBJECT || kind == Codec.KIND_STREAM) {
+                // only a foreign client stages one (pyjms's producers refuse to): the processor
+                // cannot copy it to its target
+                return new String[] {null, "a staged message with " + (kind == Codec.KIND_OBJECT ? "an object"
+                        : "a stream") + " body, which pyjms never copies, so it cannot be delivered"};
             }
             String target = m.getStringProperty(Contract.STAGED_TARGET);
             if (!isKey(target)) {
@@ -197,7 +205,12 @@ public final class Poison {
             } catch (RuntimeException unreadable) {
                 continue;
             }
-            if (v != null) copy.setObjectProperty(name, v);
+            try {
+                if (v != null) copy.setObjectProperty(name, v);
+            } catch (JMSException | RuntimeException notJms) {
+                // a name JMS refuses to set, e.g. JMS_AMQP_MA_x-opt-jms-msg-type, which Artemis
+                // makes of an AMQP client's message annotations: the copy goes without it
+            }
         }
         Instant now = Instant.now();
         String p = Contract.DEAD_LETTER_HEADER_PREFIX;
