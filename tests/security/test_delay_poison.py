@@ -420,3 +420,24 @@ def test_a_processor_that_cannot_start_says_so_and_keeps_trying(secured, caplog)
         assert staging in starts[0].getMessage()
     finally:
         processor.stop()
+
+
+@pytest.mark.parametrize("target", ["bogus://MAL.X", "MAL.X", "queuex://MAL.X", "queue:/MAL.X"])
+def test_the_broker_refuses_to_stage_a_target_that_is_no_destination_key(secured, target):
+    """D11 at staging reads the target key exactly: a text that merely contains a name the
+    sender may write (MAL.X, mal's) is no destination key, so the broker refuses the put with
+    MQRC_FORMAT_ERROR (2110) and nothing is staged; a key that names a queue the sender may not
+    write is refused with 2035."""
+    mal = pyjms.ConnectionFactory(secured.vm_url, "mal", "mal-pw")
+    with mal.create_context() as ctx:
+        with pytest.raises(Exception) as refused:
+            put_raw(ctx, STAGING_QUEUE, "x", **{STAGED_TARGET: target, DELIVERY_TIME: now_ms() + 60_000})
+        assert "2110" in str(refused.value) and "not a destination key" in str(refused.value)
+        with pytest.raises(Exception) as denied:
+            put_raw(
+                ctx,
+                STAGING_QUEUE,
+                "x",
+                **{STAGED_TARGET: "queue://ALICE.X", DELIVERY_TIME: now_ms() + 60_000},
+            )
+        assert "2035" in str(denied.value)

@@ -98,14 +98,26 @@ public final class DestinationAttributes implements BrokerPlugin {
         org.apache.activemq.security.SecurityContext sc = exchange.getConnectionContext().getSecurityContext();
         if (sc == null || sc.isBrokerContext()) return;
         String key = target.toString();
-        ActiveMQDestination d = key.startsWith("topic://")
-                ? new org.apache.activemq.command.ActiveMQTopic(key.substring(8))
-                : new org.apache.activemq.command.ActiveMQQueue(key.substring(key.indexOf("://") + 3));
+        ActiveMQDestination d = stagedDestination(key);
         java.util.Set<?> allowed = authorization.getWriteACLs(d);
         if (allowed == null || !sc.isInOneOf(allowed)) {
             throw new SecurityException(org.pyjms.shim.Contract.refusal(2035, "MQRC_NOT_AUTHORIZED",
                     "User " + sc.getUserName() + " is not authorized to write to: " + key));
         }
+    }
+
+    /** The destination a staged target key names, read exactly (a key that only contains a
+     *  name the sender may write is no such name); a text that is no key is refused (2110). */
+    private static ActiveMQDestination stagedDestination(String key) throws jakarta.jms.JMSException {
+        if (!org.pyjms.shim.Poison.isKey(key)) {
+            throw refused(2110, "MQRC_FORMAT_ERROR", STAGED_TARGET + " " + key + " is not a destination key "
+                    + "(queue://NAME, topic://NAME, temp-queue://NAME, temp-topic://NAME)");
+        }
+        String name = key.substring(key.indexOf("://") + 3);
+        if (key.startsWith("topic://")) return new org.apache.activemq.command.ActiveMQTopic(name);
+        if (key.startsWith("temp-queue://")) return new org.apache.activemq.command.ActiveMQTempQueue(name);
+        if (key.startsWith("temp-topic://")) return new org.apache.activemq.command.ActiveMQTempTopic(name);
+        return new org.apache.activemq.command.ActiveMQQueue(name);
     }
 
     /** The client sees this text; the shim there reads the reason back (Contract.reasonOf). */

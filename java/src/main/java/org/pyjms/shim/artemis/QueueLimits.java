@@ -121,6 +121,11 @@ public final class QueueLimits implements ActiveMQServerMessagePlugin {
         Object target = message.getObjectProperty(STAGED_TARGET);
         if (target == null) return;
         String key = target.toString();
+        // read exactly: a key that only contains a name the sender may write is no such name
+        if (!org.pyjms.shim.Poison.isKey(key)) {
+            throw refused(2110, "MQRC_FORMAT_ERROR", STAGED_TARGET + " " + key + " is not a destination key "
+                    + "(queue://NAME, topic://NAME, temp-queue://NAME, temp-topic://NAME)", null);
+        }
         String address = key.substring(key.indexOf("://") + 3);
         try {
             server.getSecurityStore().check(SimpleString.of(address), CheckType.SEND, session);
