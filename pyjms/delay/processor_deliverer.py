@@ -13,6 +13,7 @@ Lateness is at most a slot plus the work.
 from __future__ import annotations
 
 import logging
+import queue
 import struct
 import threading
 import time
@@ -62,6 +63,8 @@ RECOVERED_OPEN_AHEAD = 256
 RECOVERED_WAIT_MS = 200
 #: ActiveMQ's default page: a chunk this big may have more behind it, paged in at its commit
 SMALLEST_PAGE = 200
+#: seconds after a compaction that gave way to a slot before the next one starts (_compact)
+COMPACT_PAUSE_S = 0.5
 #: seconds after start at which the markers are read again: what a dead processor's
 #: transaction held (markers it was compacting) comes back only when the broker drops its
 #: connection
@@ -98,7 +101,9 @@ class Deliverer:
         # the broker started with this processor: no other processor's transaction can hold
         # staged messages, so the slots found at start are read once, not again and again
         self._fresh_broker = fresh_broker
-        self._rebrowse_at = [] if fresh_broker else list(REBROWSE_AFTER_S)
+        self._rebrowse_at = () if fresh_broker else REBROWSE_AFTER_S
+        # slots the thread that looks again found (_look_again), for _recheck
+        self._found: queue.SimpleQueue[list[int]] = queue.SimpleQueue()
         self._slot_ms = book.slot_ms
         # kept across runs (a run ends when its connection fails)
         self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
@@ -107,42 +112,66 @@ class Deliverer:
         # hold some of their messages until the broker notices its connection is gone), or
         # still owed filed messages after their drain
         self._rechecks: list[tuple[float, int, int]] = []  # (monotonic time, slot, checks left)
+        # rechecks that came due, to read in spare time (_read_later) as the slots the book set
+        # aside are; each with how many times to read it again after that
+        self._later: dict[int, int] = {}
         self._started = time.monotonic()
+        self._compact_after = 0.0  # monotonic time before which no compaction starts (_compact)
         # made again on each run's context
         self._ctx: JMSContext | None = None
         self._mover: Mover | None = None
         self._due_mover: JavaDueMover | None = None
         self._opened: dict[int, tuple[JMSConsumer, float]] = {}  # slot -> its consumer, monotonic time opened
+        self._later_opened: dict[int, tuple[JMSConsumer, float]] = {}  # the same, of slots in _later
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
 
     def recover(self, ctx: JMSContext) -> None:
         """Finds the slots a previous processor filed, by their markers; each is read again a
-        few times later (unless the broker started with this processor)."""
-        for slot in self._book.recover(ctx):
-            if not self._fresh_broker:
-                self._rechecks.append((time.monotonic() + 2.0, slot, 3))
+        few times later (unless the broker started with this processor).
+
+        Those that have ended are set aside (SlotBook.recover) and read in spare time, newest
+        first (_read_later): most of them were drained before the takeover (markers go only at
+        a compaction), and reading hundreds of them first, oldest first, held up the slots due
+        after a takeover for seconds (bench/bench_takeover.py)."""
+        self._recheck_found(self._book.recover(ctx))
+
+    def _recheck_found(self, found: list[int]) -> None:
+        if not self._fresh_broker:
+            self._rechecks.extend((time.monotonic() + 2.0, slot, 3) for slot in found)
 
     def start(self) -> None:
         """Before the thread starts: finds the slots a previous processor filed."""
         self._started = time.monotonic()
         with self._factory.create_context() as ctx:
             self.recover(ctx)  # by the markers: quick, so delivery resumes at once
-        # then, once, by the broker's list of slot queues (a slot whose marker was lost), on a
-        # thread of its own: a broker keeps drained slot queues a while, and browsing hundreds
-        # of them must not hold up delivery
-        threading.Thread(target=self._list_slot_queues, name="pyjms-delay-slot-list", daemon=True).start()
+        # then, on a thread of its own: once by the broker's list of slot queues (a slot whose
+        # marker was lost; a broker keeps drained slot queues a while, and browsing hundreds of
+        # them must not hold up delivery), and by the markers again at REBROWSE_AFTER_S
+        threading.Thread(target=self._look_again, name="pyjms-delay-slot-list", daemon=True).start()
 
-    def _list_slot_queues(self) -> None:
-        if self._stop.wait(LIST_QUEUES_AFTER_S):
-            return
+    def _look_again(self) -> None:
+        """The thread that finds slots again after start: what it finds goes to the deliverer
+        through _found (read by _recheck)."""
         try:
             with jvm.java_thread(), self._factory.create_context() as ctx:
-                names = ctx.channel.queue_names(SLOT_PREFIX, QUEUE_LIST_WAIT_MS, "list slot queues")
-                if names is None:
-                    return  # the provider cannot list them: the markers are all there is
-                found = self._book.recover(
-                    ctx, names, lambda queues: ctx.channel.non_empty_queues(queues, "find slot queues")
-                )
+                if not self._stop.wait(LIST_QUEUES_AFTER_S):
+                    self._list_slot_queues(ctx)
+                for after_s in self._rebrowse_at:
+                    if self._stop.wait(max(0.0, self._started + after_s - time.monotonic())):
+                        return
+                    self._found.put(self._book.recover(ctx))
+        except Exception as e:  # the broker went away; or stopping
+            if not self._stop.is_set() and not jvm.shutting_down():
+                _log.warning("delay processor: cannot read the slot markers again: %s", e)
+
+    def _list_slot_queues(self, ctx: JMSContext) -> None:
+        try:
+            names = ctx.channel.queue_names(SLOT_PREFIX, QUEUE_LIST_WAIT_MS, "list slot queues")
+            if names is None:
+                return  # the provider cannot list them: the markers are all there is
+            found = self._book.recover(
+                ctx, names, lambda queues: ctx.channel.non_empty_queues(queues, "find slot queues")
+            )
         except Exception as e:  # e.g. not allowed to read the broker's advisories; or stopping
             if not self._stop.is_set() and not jvm.shutting_down():
                 _log.warning(
@@ -166,6 +195,7 @@ class Deliverer:
             mover_class = cast(JavaDueMoverClass, jvm.shim().jclass("org.pyjms.shim.delay.DueMover"))
             self._due_mover = mover_class(ctx.channel.java, MOST_ATTEMPTS)
             self._opened = {}
+            self._later_opened = {}
             self._uncommitted = []
             try:
                 while not self._stop.is_set():
@@ -190,25 +220,28 @@ class Deliverer:
         first = self._book.first()
         if not first:
             self._commit_moves()
-            if self._book.dead_markers():  # idle: the markers of what was drained go now,
-                assert self._ctx is not None  # until the sorter files a slot (a burst begins)
-                self._book.compact_markers(
-                    self._ctx, {slot for _, slot, _ in self._rechecks}, lambda: bool(self._book.first())
-                )
+            if self._read_later(OPEN_AHEAD_MAX):
+                return
+            # idle: the markers of what was drained go now, until the sorter files a slot (a
+            # burst begins); not while slots wait to be read later (each read would compact)
+            if self._book.dead_markers() and not self._later and not self._book.aside(1):
+                assert self._ctx is not None
+                self._book.compact_markers(self._ctx, self._kept(), lambda: bool(self._book.first()))
             self._stop.wait(0.02)
             return
         slot = first[0]
         wait_ms = (slot + 1) * self._slot_ms - now_ms()  # the slot's end: all of it is due
         if wait_ms > 0:
             self._commit_moves()
-            self._open_ahead(OPEN_AHEAD)
+            self._open_ahead(OPEN_AHEAD_MAX)
         elif not self._book.was_filed(slot):
             # found at start-up, so ended long ago, like those after it: open them together,
             # so that they share RECOVERED_WAIT_MS (a slot this processor filed is opened
             # ahead only while it is on time: more consumers at once slowed a busy broker)
             self._open_ahead(RECOVERED_OPEN_AHEAD)
         if wait_ms > 0:
-            self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
+            if not self._read_later(OPEN_AHEAD):
+                self._stop.wait(min(wait_ms, 20) / 1000)  # re-check: an earlier slot may appear
             return
         complete = self._drain(slot)
         finished = self._book.finish(slot, complete)
@@ -226,9 +259,59 @@ class Deliverer:
         if compact or not behind or sum(n for _, n in self._uncommitted) >= DRAIN_CHUNK:
             self._commit_moves()
         if compact:
-            assert self._ctx is not None
-            rechecked = {slot for _, slot, _ in self._rechecks}  # they keep their markers
-            self._book.compact_markers(self._ctx, rechecked, self._slot_is_due)
+            self._compact()
+
+    def _compact(self) -> None:
+        """Compacts the markers, unless a slot is due or a compaction gave way to one less than
+        COMPACT_PAUSE_S ago: each begins with a read of the marker queue, and after a takeover
+        (hundreds of dead markers, so every drained slot asked for a compaction that gave way
+        at its first batch) they held every slot up ~40 ms and the deliverer fell behind."""
+        if time.monotonic() < self._compact_after or self._slot_is_due():
+            return
+        assert self._ctx is not None
+        self._book.compact_markers(self._ctx, self._kept(), self._slot_is_due)
+        if self._book.dead_markers():  # it gave way to a slot that came due
+            self._compact_after = time.monotonic() + COMPACT_PAUSE_S
+
+    def _kept(self) -> set[int]:
+        """The slots read again later, which keep their markers at a compaction."""
+        return {slot for _, slot, _ in self._rechecks} | set(self._later)
+
+    def _read_later(self, opening: int) -> bool:
+        """In spare time (no slot of the book has ended): reads one slot of _later whose consumer
+        has been open RECOVERED_WAIT_MS, so that an empty one costs no wait, the newest first
+        (what a killed processor left is in the slots that ended last); opens the consumers of
+        the next ones, ``opening`` at a time, up to RECOVERED_OPEN_AHEAD. Whether it read one.
+
+        One slot per call: a slot of the book that ends meanwhile waits for one read at most."""
+        newest = sorted({*self._book.aside(RECOVERED_OPEN_AHEAD), *self._later}, reverse=True)
+        newest = newest[:RECOVERED_OPEN_AHEAD]
+        if not newest:
+            return False
+        for closed in [slot for slot in newest if slot not in self._later_opened][:opening]:
+            self._later_opened[closed] = (self._slot_consumer(closed), time.monotonic())
+        aged = time.monotonic() - RECOVERED_WAIT_MS / 1000
+        slot = next((s for s in newest if s in self._later_opened and self._later_opened[s][1] <= aged), None)
+        if slot is None:
+            return False
+        again = self._later.pop(slot, 0)
+        consumer = self._later_opened.pop(slot)
+        if slot in self._opened:  # pending in the book again (the sorter filed it late)
+            consumer[0].close()
+        else:
+            self._opened[slot] = consumer
+        complete = self._drain(slot, patience_s=0.5)
+        self._commit_moves()
+        if self._book.is_aside(slot):
+            finished = self._book.finish(slot, complete)
+            if finished is None:  # the sorter committed more to it meanwhile: read it again
+                self._later[slot] = again
+                return True
+            if finished[0]:
+                self._compact()
+        if again:
+            self._rechecks.append((time.monotonic() + 2.0, slot, again))
+        return True
 
     def _slot_is_due(self) -> bool:
         """Whether a slot has ended, so its messages wait for this thread."""
@@ -239,13 +322,17 @@ class Deliverer:
         """Opens the consumers of the first ``most`` slots that end within OPEN_AHEAD slots, so
         the broker has dispatched their messages when they end (nothing is got before then): a
         consumer opened one slot ahead often held a few of its slot's messages at the end, and
-        the rest took more transactions."""
-        horizon = now_ms() + OPEN_AHEAD * self._slot_ms
+        the rest took more transactions. A slot found at start-up is opened RECOVERED_WAIT_MS
+        ahead, so that its drain does not wait for it (its count is unknown: _drain)."""
+        now = now_ms()
+        horizon = now + OPEN_AHEAD * self._slot_ms
+        recovered_horizon = max(horizon, now + RECOVERED_WAIT_MS)
         first = self._book.first(most) if len(self._opened) < most else []
         for slot in first:
-            if (slot + 1) * self._slot_ms > horizon:
+            end = (slot + 1) * self._slot_ms
+            if end > recovered_horizon:
                 break
-            if slot not in self._opened:
+            if slot not in self._opened and (end <= horizon or not self._book.was_filed(slot)):
                 self._opened[slot] = (self._slot_consumer(slot), time.monotonic())
 
     def _slot_consumer(self, slot: int) -> JMSConsumer:
@@ -292,36 +379,25 @@ class Deliverer:
             self._stats.delivered -= n
 
     def _recheck(self) -> None:
-        """Reads slots again every 2 s: recovered ones 3 times (what a dead processor's
-        transaction held comes back only when the broker drops its connection), and ones whose
-        filed messages did not arrive 15 times."""
+        """Reads slots again every 2 s, in spare time (_read_later): recovered ones 3 times (what
+        a dead processor's transaction held comes back only when the broker drops its
+        connection), and ones whose filed messages did not arrive 15 times."""
+        while not self._found.empty():
+            self._recheck_found(self._found.get())
         now = time.monotonic()
-        if self._rebrowse_at and now - self._started >= self._rebrowse_at[0]:
-            self._rebrowse_at.pop(0)
-            assert self._ctx is not None
-            self.recover(self._ctx)
         due = [r for r in self._rechecks if r[0] <= now]
         if not due:
             return
         self._rechecks = [r for r in self._rechecks if r[0] > now]
-        ready = []
         for _, slot, left in due:
             not_over_ms = (slot + 1) * self._slot_ms - now_ms()
             if not_over_ms > 0:  # a slot still to come is read when it has ended, never early
                 self._rechecks.append((now + not_over_ms / 1000, slot, left))
             else:
-                ready.append((slot, left))
-        # their consumers open together, so that they share one wait for the broker's dispatch
-        # (read one by one, hundreds of slots found at start-up cost RECOVERED_WAIT_MS each)
-        for start in range(0, len(ready), OPEN_AHEAD_MAX):
-            group = ready[start : start + OPEN_AHEAD_MAX]
-            for slot, _ in group:
-                if slot not in self._opened:
-                    self._opened[slot] = (self._slot_consumer(slot), time.monotonic())
-            for slot, left in group:
-                self._drain(slot, patience_s=0.5)
-                if left > 1:
-                    self._rechecks.append((now + 2.0, slot, left - 1))
+                # read in spare time (their consumers open together, so that they share one
+                # wait for the broker's dispatch); read inline, hundreds of slots found at
+                # start-up held up the slots due meanwhile for seconds
+                self._later[slot] = max(self._later.get(slot, 0), left - 1)
 
     def _drain(self, slot: int, patience_s: float = 10) -> bool:
         """Moves every message of a slot to its target, in chunks of one transaction each.

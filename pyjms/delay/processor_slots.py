@@ -91,6 +91,9 @@ class SlotBook:
         self._lock = threading.Lock()
         self._pending: list[int] = []  # heap of the slots still to drain (O(log n) per slot)
         self._known: set[int] = set()  # the same slots, for lookups
+        # pending slots kept out of the heap: slots recover() found after they ended, which the
+        # deliverer reads in spare time (Deliverer._read_later: most were drained already)
+        self._aside: set[int] = set()
         # per slot: messages the sorter committed, and messages the deliverer moved on; their
         # difference is what a drain waits for (the two threads race, so never below zero)
         self._filed: dict[int, int] = {}
@@ -132,13 +135,17 @@ class SlotBook:
                 self._filed[slot] = self._filed.get(slot, 0) + count
             return [slot for slot in filed if slot not in self._known and slot not in marked]
 
-    def add(self, slot: int) -> bool:
-        """Makes a slot pending; False if it already was."""
+    def add(self, slot: int, aside: bool = False) -> bool:
+        """Makes a slot pending; False if it already was. ``aside``: kept out of first()'s
+        heap (the deliverer reads it in spare time: Deliverer._read_later)."""
         with self._lock:
             if slot in self._known:
                 return False
             self._known.add(slot)
-            heapq.heappush(self._pending, slot)
+            if aside:
+                self._aside.add(slot)
+            else:
+                heapq.heappush(self._pending, slot)
             return True
 
     def foreign_queues(self) -> list[str]:
@@ -191,7 +198,9 @@ class SlotBook:
         with self._lock:
             if complete and self._filed.get(slot, 0) > self._moved.get(slot, 0):
                 return None
-            if self._pending and self._pending[0] == slot:
+            if slot in self._aside:
+                self._aside.discard(slot)
+            elif self._pending and self._pending[0] == slot:
                 heapq.heappop(self._pending)
             elif slot in self._known:
                 # the sorter made an earlier slot pending while this one drained: that one stays
@@ -205,7 +214,16 @@ class SlotBook:
 
     def pending(self) -> int:
         with self._lock:
-            return len(self._pending)
+            return len(self._pending) + len(self._aside)
+
+    def is_aside(self, slot: int) -> bool:
+        with self._lock:
+            return slot in self._aside
+
+    def aside(self, most: int) -> list[int]:
+        """The newest ``most`` of the slots set aside (found by recover() after they ended)."""
+        with self._lock:
+            return heapq.nlargest(most, self._aside)
 
     def dead_markers(self) -> int:
         """Markers of drained slots not compacted yet."""
@@ -222,6 +240,8 @@ class SlotBook:
     ) -> list[int]:
         """Reads the markers (browse, no consume) and makes their slots pending again; returns
         the slots found that were not pending. Slots of another length are noted as foreign.
+        Those that have ended are set aside (add): most of them were drained before (a marker
+        goes only at a compaction), and the slots that end from now on go first.
 
         ``queue_names``: the slot queues the broker has (Channel.queue_names), when the provider
         can list them. Then a slot queue whose marker was lost is found too, if it holds a
@@ -250,6 +270,7 @@ class SlotBook:
             else cast("set[int]", {self._slot_of(name) for name in queue_names} - {None})
         )
         marked: set[int] = set()
+        ended = now_ms() // self.slot_ms  # the slots before it have ended
         for slot, length, text in self._markers(ctx):
             marked.add(slot)
             if existing is not None and slot not in existing:
@@ -267,7 +288,7 @@ class SlotBook:
                 continue
             with self._lock:
                 drained = slot in self._drained
-            if not drained and self.add(slot):
+            if not drained and self.add(slot, aside=slot < ended):
                 found.append(slot)
         now = now_ms()
         unmarked = sorted((existing or set()) - marked)
@@ -284,7 +305,7 @@ class SlotBook:
                 with self._lock:
                     forgotten = self._forgotten or set()
                     drained = slot in self._drained or slot in self._filed or slot in forgotten
-                if not drained and self.add(slot):
+                if not drained and self.add(slot, aside=slot < ended):
                     found.append(slot)
             else:
                 with self._lock:  # another slot length's: its messages are filed again
