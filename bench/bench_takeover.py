@@ -233,6 +233,8 @@ def run_service(service: str, provider: str, kills: int) -> tuple[list[float], l
         if load is not None:
             late = load.lateness_after(killed_ms)
     finally:
+        if browser is not None:
+            browser.close()  # its lease renewals stop with it
         if ctx is not None:
             ctx.close()
         for i in instances:

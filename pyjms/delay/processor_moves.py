@@ -42,10 +42,15 @@ MQFB_EXPIRATION = 258
 DEFAULT_DEAD_LETTER_QUEUE = contract.DEAD_LETTER_QUEUE
 #: the PutApplName of what the processor dead-letters
 PUT_APPL_NAME = "pyjms delay processor"
-#: a staged or slot message delivered more times than this (each failed attempt rolled back)
-#: goes to the dead-letter queue with MQRC_BACKOUT_THRESHOLD_REACHED instead of looping
-#: (org.pyjms.shim.Poison.quarantineStaged)
+#: a staged or slot message this processor took more times than this (each failed attempt
+#: rolled back) goes to the dead-letter queue with MQRC_BACKOUT_THRESHOLD_REACHED instead of
+#: looping (org.pyjms.shim.Poison.quarantineStaged). Counted from the delivery it first took the
+#: message at: what a killed processor held comes to its successor counted up, through no fault
+#: of its own, and many takeovers must not dead-letter it
 MOST_ATTEMPTS = 6
+#: ... and one delivered more times than this in all, through however many processors (one that
+#: kills the process that takes it): org.pyjms.shim.Poison.MOST_DELIVERIES
+MOST_DELIVERIES = 50
 #: who staged a message: the broker stamps it (None where it authenticates nobody)
 USER_ID = "JMSXUserID"
 

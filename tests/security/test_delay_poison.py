@@ -32,8 +32,9 @@ from pyjms.bridge.contract import (
 )
 from pyjms.broker import AccessRule, EmbeddedBroker
 from pyjms.broker.admin import Admin
-from pyjms.delay.processor import FEEDBACK, MOST_ATTEMPTS, REPORT_EXCEPTION, DelayProcessor
+from pyjms.delay.processor import FEEDBACK, REPORT_EXCEPTION, DelayProcessor
 from pyjms.delay.processor_log import LogLimit
+from pyjms.delay.processor_moves import MOST_DELIVERIES
 from pyjms.dlq import header as dlh
 from pyjms.dlq.forward import handler_factory
 from pyjms.providers.artemis import EmbeddedArtemisBroker
@@ -237,9 +238,10 @@ def test_malformed_slot_messages_and_markers_are_quarantined(url, qname, caplog)
 
 
 def test_a_message_that_fails_again_and_again_is_dead_lettered_after_a_few_attempts(url, qname):
-    """Bounded redelivery: a staged message the provider delivered more than MOST_ATTEMPTS
-    times (each attempt rolled back) goes to the dead-letter queue with
-    MQRC_BACKOUT_THRESHOLD_REACHED instead of looping; the others are delivered."""
+    """Bounded redelivery: a staged message the provider delivered more than MOST_DELIVERIES
+    times in all (each attempt rolled back, as by processors that each died with it in hand)
+    goes to the dead-letter queue with MQRC_BACKOUT_THRESHOLD_REACHED instead of looping; the
+    others are delivered."""
     case = f"loop-{uuid.uuid4().hex[:8]}"
     staging = f"SYSTEM.DDELAY.T{uuid.uuid4().hex[:8]}"
     factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=staging)
@@ -254,7 +256,7 @@ def test_a_message_that_fails_again_and_again_is_dead_lettered_after_a_few_attem
         )
     # a processor that fails with it in hand and restarts on a new connection, as often as the
     # bound allows
-    for _ in range(MOST_ATTEMPTS):
+    for _ in range(MOST_DELIVERIES):
         with raw.create_context(pyjms.SESSION_TRANSACTED) as tx:
             assert tx.create_consumer(tx.create_queue(staging)).receive(5000) is not None
     with DelayProcessor(factory), pyjms.ConnectionFactory(url).create_context() as ctx:
@@ -441,3 +443,24 @@ def test_the_broker_refuses_to_stage_a_target_that_is_no_destination_key(secured
                 **{STAGED_TARGET: "queue://ALICE.X", DELIVERY_TIME: now_ms() + 60_000},
             )
         assert "2035" in str(denied.value)
+
+
+def test_a_message_killed_processors_held_is_delivered_by_the_next_not_dead_lettered(url, qname):
+    """Takeovers count deliveries up through no fault of the message: one that ten processors
+    each took and died with (ten rolled-back deliveries, more than MOST_ATTEMPTS) is delivered by
+    the processor that takes over, not dead-lettered as poison."""
+    case = f"held-{uuid.uuid4().hex[:8]}"
+    staging = f"SYSTEM.DDELAY.T{uuid.uuid4().hex[:8]}"
+    factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=staging)
+    raw = handler_factory(pyjms.ConnectionFactory(url))
+    with raw.create_context() as ctx:
+        put_raw(
+            ctx, staging, "held", **{STAGED_TARGET: f"queue://{qname}", DELIVERY_TIME: now_ms(), "case": case}
+        )
+    for _ in range(10):
+        with raw.create_context(pyjms.SESSION_TRANSACTED) as tx:
+            assert tx.create_consumer(tx.create_queue(staging)).receive(5000) is not None
+    with DelayProcessor(factory), pyjms.ConnectionFactory(url).create_context() as ctx:
+        got = ctx.create_consumer(ctx.create_queue(qname), f"case = '{case}'").receive(10_000)
+        assert got is not None and got.get_text() == "held"
+        assert dead_letters(ctx, case, 0) == []

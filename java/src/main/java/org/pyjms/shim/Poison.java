@@ -123,13 +123,45 @@ public final class Poison {
     public static String[] backoutProblem(Message m, int most) {
         try {
             Object count = m.getObjectProperty("JMSXDeliveryCount");
-            if (count instanceof Number n && n.intValue() > most) {
+            if (!(count instanceof Number n)) return null;
+            // counted from the delivery this JVM first took the message at: a message a killed
+            // processor held came back to this one counted up, through no fault of its own (a
+            // standby that takes over after many kills must not dead-letter what they held)
+            int first = firstSeen(m.getJMSMessageID(), n.intValue());
+            int attempts = n.intValue() - first;
+            if (attempts >= most) {
+                return new String[] {null, "delivered " + n.intValue() + " times, " + attempts + " of them to this "
+                        + "processor: each attempt to move it failed (the most is " + most + ")"};
+            }
+            // and however many processors it went through (one that kills its process each time)
+            if (n.intValue() > MOST_DELIVERIES) {
                 return new String[] {null, "delivered " + n.intValue() + " times: each attempt to move it failed "
-                        + "(the most is " + most + ")"};
+                        + "(the most is " + MOST_DELIVERIES + " deliveries in all)"};
             }
             return null;
         } catch (JMSException | RuntimeException e) {
             return null;
+        }
+    }
+
+    /** The most deliveries of a staged or slot message, counted across processors (a takeover
+     *  hands the next one what a killed one held, counted up); pyjms.delay.processor_moves
+     *  MOST_DELIVERIES is its twin. */
+    public static final int MOST_DELIVERIES = 50;
+
+    /** The delivery count each message had when this JVM first took it (the most recent ones). */
+    private static final java.util.Map<String, Integer> FIRST_SEEN = new java.util.LinkedHashMap<>(1024, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<String, Integer> eldest) {
+            return size() > 100_000;
+        }
+    };
+
+    private static int firstSeen(String id, int count) {
+        if (id == null) return count;
+        synchronized (FIRST_SEEN) {
+            Integer first = FIRST_SEEN.putIfAbsent(id, count);
+            return first == null ? count : Math.min(first, count);
         }
     }
 
