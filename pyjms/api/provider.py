@@ -118,6 +118,12 @@ class ProviderPlugin:
             return factory  # nothing to add, or added already
         return factory.derive(properties={**factory.properties, **extra})
 
+    def synchronous_acks(self, factory: ConnectionFactory) -> ConnectionFactory:
+        """A factory whose acknowledgements have reached the broker when acknowledge() returns,
+        for a consumer that promises to lose nothing and repeat at most one message when its
+        process dies (``pyjms receive``). By default the factory itself."""
+        return factory
+
     def exclusive_queue(self, name: str) -> str:
         """The name to consume ``name`` by so that the broker dispatches all of its messages to
         one consumer at a time, failing over to another when that one goes (pyjms.api.leadership).

@@ -294,6 +294,9 @@ def cmd_receive(args: argparse.Namespace) -> int:
     factory = ConnectionFactory(
         broker_url(args), args.user, args.password, create_destinations=not args.no_create
     )
+    # each acknowledgement reaches the broker before the next message is written: a kill
+    # repeats at most the one message written and not yet acknowledged
+    factory = factory.provider.synchronous_acks(factory)
     written = 0
     with factory.create_context(CLIENT_ACKNOWLEDGE) as ctx:
         consumer = ctx.create_consumer(destination, args.selector)

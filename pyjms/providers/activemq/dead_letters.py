@@ -29,7 +29,10 @@ from pyjms.providers.activemq.java_types import JavaActiveMQMessage
 #: URL schemes the shim hands to ActiveMQ (org.pyjms.shim.Providers.forUrl)
 SCHEMES = ("vm", "tcp", "nio", "ssl", "failover", "discovery", "static", "auto", "peer")
 _HANDLER_OPTIONS = ("jms.redeliveryPolicy.maximumRedeliveries=-1",)
-for _option in _HANDLER_OPTIONS:
+#: ActiveMQ's client sends a CLIENT_ACKNOWLEDGE acknowledgement asynchronously by default: one
+#: still in its send queue when the process dies is lost, and the message comes again
+_SYNCHRONOUS_ACK_OPTIONS = ("jms.sendAcksAsync=false",)
+for _option in _HANDLER_OPTIONS + _SYNCHRONOUS_ACK_OPTIONS:
     add_internal_option(_option)
 #: at most this many entries are read per call; ActiveMQ browses no more than 400 by default
 _MAX_ENTRIES = 1000
@@ -41,8 +44,18 @@ def is_activemq_url(url: str | None) -> bool:
 
 def without_redelivery_limit(base: ConnectionFactory) -> ConnectionFactory:
     """The factory as given, plus no redelivery limit (unless the URL sets one)."""
+    return _with_options(base, _HANDLER_OPTIONS)
+
+
+def with_synchronous_acks(base: ConnectionFactory) -> ConnectionFactory:
+    """The factory as given, whose acknowledgements have reached the broker when acknowledge()
+    returns (unless the URL says otherwise)."""
+    return _with_options(base, _SYNCHRONOUS_ACK_OPTIONS)
+
+
+def _with_options(base: ConnectionFactory, wanted: tuple[str, ...]) -> ConnectionFactory:
     url = base.url
-    options = [o for o in _HANDLER_OPTIONS if o.partition("=")[0] not in url]
+    options = [o for o in wanted if o.partition("=")[0] not in url]
     if not is_activemq_url(url) or not options:
         return base
     separator = "&" if "?" in url.rpartition(")")[2] else "?"  # failover:(...)?options

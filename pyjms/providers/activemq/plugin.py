@@ -58,6 +58,9 @@ class ActiveMQPlugin(ProviderPlugin):
     def default_url(self) -> str:
         return default_broker().vm_url
 
+    def synchronous_acks(self, factory: ConnectionFactory) -> ConnectionFactory:
+        return dead_letters.with_synchronous_acks(factory)  # an ActiveMQ URL only
+
     def exclusive_queue(self, name: str) -> str:
         # ActiveMQ's exclusive consumer, asked for by a destination option
         return f"{name}?consumer.exclusive=true"
