@@ -290,9 +290,11 @@ class MarkingBrowser:
         if self._client is None:
             client = MarkClient(self._ctx)
             try:
+                sent_at = time.monotonic()
                 answer = client.call("open", handle=self._handle)
                 self._interval_ms = self._held.interval_ms = int(answer["interval_ms"])
-                self._held.seen(answer, client)
+                self._held.lease_ms = int(answer["lease_ms"])
+                self._held.seen(answer, client, sent_at)
                 self._heartbeat = Heartbeat(self._ctx, self._handle, int(answer["lease_ms"]), self._held)
             except BaseException:
                 client.close()
@@ -363,18 +365,17 @@ class MarkingBrowser:
     def _claim(self, ids: list[str], limit: int | None = None) -> tuple[list[str], int]:
         """Claims for the set up to ``limit`` of ids; (granted, how many ids were looked at)."""
         client = self._mark_service()
+        sent_at = time.monotonic()
         try:
             answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         except IllegalStateRuntimeException:
-            # the lease ran out (the process stalled): every mark we thought we held is gone
-            self._reserved.clear()
-            self._held.clear()
-            if self._paired is not None:
-                self._paired.given_up()
-            self._held.seen(client.call("open", handle=self._handle), client)
+            self._lost()
+            sent_at = time.monotonic()
+            self._held.seen(client.call("open", handle=self._handle), client, sent_at)
             answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         # another mark service took over: the marks held at the last one go back to it first
-        self._held.seen(answer, client)
+        if not self._held.seen(answer, client, sent_at):
+            return [], 0  # answered by a service that has gone since: nothing it granted holds
         self._interval_ms = self._held.interval_ms = int(answer.get("interval_ms", self._interval_ms))
         granted = list(answer["granted"])
         self._held.claimed(granted)
@@ -384,6 +385,10 @@ class MarkingBrowser:
         """BROWSE_CO_OP: the next message claimed for the set, claiming a batch at a time."""
         m: Message | None
         while True:
+            self._after_takeover()
+            if self._reserved and not self._held.current(_LAPSE_MARGIN):
+                self._confirm()
+                continue
             if self._reserved:
                 keep_s = self._interval_ms * (1 - _LAPSE_MARGIN) / 1000.0
                 now = time.monotonic()
@@ -424,6 +429,43 @@ class MarkingBrowser:
             if self._paired is not None and granted:
                 self._paired.claimed([t for t, _ in offered[:checked] if t in granted])
             self._pass_took = self._pass_took or bool(granted)
+
+    def _lost(self) -> None:
+        """The lease ran out (the process stalled): every mark we thought we held is gone."""
+        self._reserved.clear()
+        self._held.clear()
+        if self._paired is not None:
+            self._paired.given_up()
+
+    def _confirm(self) -> None:
+        """Asks the mark service whether the handle still holds its claims (a renewal): after a
+        takeover (a renewal lost with the old service) this finds the new one and restores."""
+        client = self._mark_service()
+        sent_at = time.monotonic()
+        answer = client.call("renew", handles=[self._handle])
+        if self._handle in answer.get("lost", ()):
+            self._lost()
+            self._held.seen(client.call("open", handle=self._handle), client, time.monotonic())
+        else:
+            self._held.seen(answer, client, sent_at)
+
+    def _after_takeover(self) -> None:
+        """Once after a new mark service took over: drops the claims made before it that it
+        does not hold for this handle (another dispatcher may have them now), and browses
+        afresh, since the snapshot may hold messages consumed just before the takeover, whose
+        tombstones went with the old service."""
+        takeover = self._held.taken_over()
+        if takeover is None:
+            return
+        seen_at, restored = takeover
+        kept = deque(r for r in self._reserved if r[0] in restored or r[2] >= seen_at)
+        if len(kept) < len(self._reserved) and self._paired is not None:
+            self._paired.given_up()
+        self._reserved = kept
+        self._close_pass()
+        self._page.clear()
+        self._candidates.clear()
+        self._pass_done = True
 
     def _grow(self) -> None:
         """Before a claim: an adaptive handle that handed its last claim out quickly claims twice

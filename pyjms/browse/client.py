@@ -48,7 +48,13 @@ _RESTORE_CHUNK = 1000
 class HeldMarks:
     """The marks a cooperative handle holds for the set on one queue, as it knows them, and the
     mark service epoch they are held in. Thread-safe: the handle's thread and its heartbeat
-    both see answers."""
+    both see answers.
+
+    A claim may be handed out only while the handle knows it still holds it (:meth:`current`):
+    within a lease of sending the last request that the service answered in this epoch. A new
+    active service grants nobody else's claims for a lease after it took over, so a handle cut
+    off from the service (its request went down with the old one) stops handing out claims
+    before anyone else can be granted them."""
 
     #: marks remembered at most (the oldest go first; a mark that never lapses is held until
     #: its message is consumed, which the dispatcher does not hear of)
@@ -58,7 +64,12 @@ class HeldMarks:
         self.handle = handle
         self.queue = queue
         self.interval_ms = -1
+        self.lease_ms = 0
         self._epoch: str | None = None
+        self._retired: set[str] = set()  # epochs of services that went away
+        self._confirmed = float("-inf")  # when the last request answered in this epoch was sent
+        self._takeover: tuple[float, set[str]] | None = None  # (when seen, the ids restored)
+        self._restoring = False  # a restore is under way (on one of the handle's threads)
         self._marks: OrderedDict[str, float] = OrderedDict()  # token -> when claimed (monotonic)
         self._lock = threading.Lock()
         #: how many times this handle restored its marks to a new mark service
@@ -81,16 +92,39 @@ class HeldMarks:
         with self._lock:
             self._marks.clear()
 
-    def seen(self, answer: dict[str, Any], client: MarkClient) -> None:
-        """An answer of the mark service: if it comes from a new epoch, restore the marks there."""
+    def current(self, margin: float) -> bool:
+        """Whether the handle knows it holds its claims now: it sent a request that the service
+        answered in this epoch less than a lease (less ``margin`` of it) ago."""
+        keep_s = self.lease_ms * (1 - margin) / 1000.0
+        with self._lock:
+            return not self._restoring and time.monotonic() - self._confirmed < keep_s
+
+    def taken_over(self) -> tuple[float, set[str]] | None:
+        """Once after each takeover: (when the handle saw it, the ids the new service holds for
+        it). The handle drops every claim it made before then that is not among them."""
+        with self._lock:
+            takeover, self._takeover = self._takeover, None
+        return takeover
+
+    def seen(self, answer: dict[str, Any], client: MarkClient, sent_at: float) -> bool:
+        """An answer of the mark service to a request sent at ``sent_at`` (monotonic): if it
+        comes from a new epoch, restore the marks there. False if it comes from a service that
+        went away (its grants are void)."""
         epoch = answer.get("epoch")
         now = time.monotonic()
         with self._lock:
-            if not isinstance(epoch, str) or epoch == self._epoch:
-                return
+            if not isinstance(epoch, str):
+                return True
+            if epoch in self._retired:
+                return False
+            if epoch == self._epoch or self._epoch is None:
+                self._epoch = epoch
+                if not self._restoring:
+                    self._confirmed = max(self._confirmed, sent_at)
+                return True
             previous, self._epoch = self._epoch, epoch
-            if previous is None:
-                return
+            self._retired.add(previous)
+            self._restoring = True
             # marks that lapsed at the old service need not come back
             live = [
                 (t, int((now - at) * 1000))
@@ -101,21 +135,37 @@ class HeldMarks:
         _log.info(
             "browse handle %s: a new mark service took over; restoring %d mark(s)", self.handle[:8], len(live)
         )
+        restored: set[str] = set()
         try:
             for i in range(0, max(len(live), 1), _RESTORE_CHUNK):
                 chunk = live[i : i + _RESTORE_CHUNK]
-                client.call(
-                    "restore",
-                    handle=self.handle,
-                    queue=self.queue,
-                    ids=[t for t, _ in chunk],
-                    ages_ms=[age for _, age in chunk],
+                restored.update(
+                    client.call(
+                        "restore",
+                        handle=self.handle,
+                        queue=self.queue,
+                        ids=[t for t, _ in chunk],
+                        ages_ms=[age for _, age in chunk],
+                    )["restored"]
                 )
         except BaseException:
             with self._lock:  # not restored: the next answer of the new epoch tries again
-                if self._epoch == epoch:
-                    self._epoch = previous
+                self._restoring = False
+                self._retired.discard(previous)
+                self._epoch = previous
             raise
+        with self._lock:
+            self._restoring = False
+            self._confirmed = sent_at
+            self._takeover = (now, restored)
+            for t in [t for t in self._marks if t not in restored]:
+                del self._marks[t]
+        return True
+
+    def lost(self) -> None:
+        """The service says the handle's lease ran out: none of its claims is held."""
+        with self._lock:
+            self._confirmed = float("-inf")
 
 
 class Heartbeat:
@@ -124,7 +174,9 @@ class Heartbeat:
     marks are restored there, ``held``)."""
 
     def __init__(self, parent: JMSContext, handle: str, lease_ms: int, held: HeldMarks | None = None) -> None:
-        self._marks = MarkClient(parent)  # made here; used only by the thread from now on
+        # made here; used only by the thread from now on. A renewal lost with a mature service is
+        # given up after a lease, not the default 5 s: the next one finds the new service
+        self._marks = MarkClient(parent, timeout_ms=min(5000, max(lease_ms, 500)))
         self._handle = handle
         self._held = held
         self._every_s = max(lease_ms / 3000.0, 0.05)
@@ -136,9 +188,13 @@ class Heartbeat:
         with jvm.java_thread():
             while not self._stop.wait(self._every_s):
                 try:
+                    sent_at = time.monotonic()
                     answer = self._marks.call("renew", handles=[self._handle])
                     if self._held is not None:
-                        self._held.seen(answer, self._marks)
+                        if self._handle in answer.get("lost", ()):
+                            self._held.lost()
+                        else:
+                            self._held.seen(answer, self._marks, sent_at)
                 except JMSRuntimeException as e:
                     if self._stop.is_set() or jvm.shutting_down():
                         break

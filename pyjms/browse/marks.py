@@ -133,7 +133,8 @@ class MarkTable:
 
     def restore(self, handle: str, queue: str, ids: list[str], ages_ms: list[int]) -> list[str]:
         """Marks again what a live handle held at a mark service that went away (each id as old
-        as it was there), where nobody else holds it now; returns the ids restored."""
+        as it was there), where nobody else holds it now; returns the ids the handle holds now
+        (the handle hands out no other claim it made before)."""
         if not self.renew(handle):
             raise LostHandle(f"browse handle {handle} is not live: open it before restoring its marks")
         now = self.clock()
@@ -142,7 +143,11 @@ class MarkTable:
         for mid, age_ms in zip(ids, ages_ms, strict=True):
             key = (queue, mid)
             mark = _Mark(handle, now - age_ms / 1000.0)
-            if key in self._gone or self._current(key, now) is not None or self._lapsed(mark, now):
+            current = None if key in self._gone else self._current(key, now)
+            if current is not None and current.handle == handle:
+                restored.append(mid)  # restored twice (a retry): the handle holds it
+                continue
+            if key in self._gone or current is not None or self._lapsed(mark, now):
                 continue
             self._marks[key] = mark
             held.add(key)
