@@ -32,7 +32,7 @@ from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_inte
 from pyjms.browse.service import MarkService
 from pyjms.delay.processor import DelayProcessor
 from pyjms.errors import InvalidArgumentRuntimeException
-from pyjms.providers.activemq.admin import AdminService
+from pyjms.providers.activemq.admin import AdministeredBroker, AdminService
 from pyjms.providers.activemq.java_types import (
     JavaActiveMQDestinationClass,
     JavaBrokerService,
@@ -110,11 +110,73 @@ class BrokerRights:
         return self.is_admin if self.authenticates else anyone_admin
 
 
+class BrokerServices(BrokerRights):
+    """What both embedded brokers share: their rights (BrokerRights), and pyjms's services,
+    which they run as IBM MQ runs them with the queue manager: the admin service (destination
+    attributes), the mark service (cooperative browsing) and the delay processor. Each acts for
+    whoever asks, with that user's rights on this broker (docs/security.md)."""
+
+    _system_user: tuple[str, str] | None
+    admin: AdminService | None
+    marks: MarkService | None
+    delay_processor: DelayProcessor | None
+
+    @property
+    def vm_url(self) -> str:
+        raise NotImplementedError
+
+    def _local_factory(self) -> ConnectionFactory:
+        """In-process connections, as pyjms's system user on a broker with users."""
+        user, password = self._system_user or (None, None)
+        return ConnectionFactory(self.vm_url, user, password)
+
+    def _start_services(
+        self, delay_processor: bool, mark_service: bool, mark_browse_interval: int, mark_lease_ms: int
+    ) -> None:
+        """Starts the services, each in the background so that they do not slow the start; each
+        is made here, so that a stop() right after finds it. ``mark_service=False``: only mark
+        services beside the broker (``pyjms mark-service``) stand for election."""
+        # both brokers are AdministeredBrokers (pyjms.providers.activemq.admin)
+        self.admin = AdminService(
+            cast(AdministeredBroker, self), may_write=self.write_check, is_admin=self.admin_check
+        )
+        self.admin.start(self._local_factory())  # starts its thread only
+        self.marks = None
+        if mark_service:
+            self.marks = MarkService(
+                self._local_factory(),
+                mark_browse_interval,
+                mark_lease_ms,
+                may_write=self.write_check,
+                is_admin=self.admin_check,
+            )
+            threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
+        self.delay_processor = None
+        if delay_processor:
+            # it starts with the broker: nothing of another processor's can still be in flight
+            self.delay_processor = DelayProcessor(
+                self._local_factory(), fresh_broker=True, may_write=self.write_check
+            )
+            threading.Thread(
+                target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
+            ).start()
+
+    def _start_delay_processor(self) -> None:
+        with jvm.java_thread():
+            if self.delay_processor is not None:
+                self.delay_processor.start()  # does nothing if stop() came first
+
+    def _stop_services(self) -> None:
+        for service in (self.delay_processor, self.admin, self.marks):
+            if service is not None:
+                service.stop()
+
+
 _default: EmbeddedBroker | None = None
 _default_lock = threading.Lock()
 
 
-class EmbeddedBroker(BrokerRights):
+class EmbeddedBroker(BrokerServices):
     """An ActiveMQ BrokerService in this JVM. Clients in this process use ``vm_url``."""
 
     def __init__(
@@ -178,34 +240,7 @@ class EmbeddedBroker(BrokerRights):
             str(u).replace("amqp+ssl://", "amqps://", 1) for u in self._broker.connectUris()
         ]
         jvm.on_shutdown(self, self.stop, first=True)
-        # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
-        self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
-        # start() only starts its thread: done here, so that a stop() right after finds it started
-        self.admin.start(self._local_factory())
-        # marks for cooperative browsing live with the broker, as IBM MQ keeps them in the queue manager
-        # (mark_service=False: only mark services beside it, `pyjms mark-service`, stand for election)
-        self.marks: MarkService | None = None
-        if mark_service:
-            self.marks = MarkService(
-                self._local_factory(),
-                mark_browse_interval,
-                mark_lease_ms,
-                may_write=self.write_check,
-                is_admin=self.admin_check,
-            )
-            threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
-        self.delay_processor: Any = None
-        if delay_processor:
-            # IBM MQ runs the delay processor with the queue manager; so does a pyjms broker.
-            # Made now, so that stop() always finds it; started in the background, so that it
-            # does not slow the broker's start (it starts with the broker: nothing of another
-            # processor's can still be in flight)
-            self.delay_processor = DelayProcessor(
-                self._local_factory(), fresh_broker=True, may_write=self.write_check
-            )
-            threading.Thread(
-                target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
-            ).start()
+        self._start_services(delay_processor, mark_service, mark_browse_interval, mark_lease_ms)
 
     @property
     def vm_url(self) -> str:
@@ -240,14 +275,6 @@ class EmbeddedBroker(BrokerRights):
     def service(self) -> JavaBrokerService:
         """The Java BrokerService, for pyjms components that administer the broker."""
         return self._broker.service()
-
-    def _local_factory(self) -> ConnectionFactory:
-        user, password = self._system_user or (None, None)
-        return ConnectionFactory(self.vm_url, user, password)
-
-    def _start_delay_processor(self) -> None:
-        with jvm.java_thread():
-            self.delay_processor.start()  # does nothing if stop() came first
 
     def subscribers_of(self, topic: str) -> list[str]:
         """The addresses of a topic's subscribers now (pyjms.providers.activemq.subscriptions)."""
@@ -316,11 +343,7 @@ class EmbeddedBroker(BrokerRights):
             return
         self._stopped = True
         jvm.forget(self)
-        if self.delay_processor is not None:
-            self.delay_processor.stop()
-        self.admin.stop()
-        if self.marks is not None:
-            self.marks.stop()
+        self._stop_services()
         try:
             self._broker.stop()
         except Exception:  # stopping is best effort at shutdown

@@ -13,21 +13,16 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
 from pyjms.bridge.urls import ARTEMIS
 from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
-from pyjms.browse.service import MarkService
-from pyjms.delay.processor import DelayProcessor
 from pyjms.errors import InvalidArgumentRuntimeException
-from pyjms.providers.activemq.admin import AdminService
-from pyjms.providers.activemq.embedded import SYSTEM_USER, AccessRule, BrokerRights, security_rows
+from pyjms.providers.activemq.embedded import SYSTEM_USER, AccessRule, BrokerServices, security_rows
 from pyjms.providers.artemis.java_types import JavaEmbeddedArtemis, JavaEmbeddedArtemisClass
 from pyjms.rules.attributes import Attributes, QueueAttributes
 
@@ -35,7 +30,7 @@ _counter = itertools.count(1)
 DEAD_LETTER_QUEUE = "DLQ"
 
 
-class EmbeddedArtemisBroker(BrokerRights):
+class EmbeddedArtemisBroker(BrokerServices):
     """An Artemis server in this JVM. Clients in this process use ``vm_url``; others use the
     URLs in ``connect_uris`` (``artemis+tcp://127.0.0.1:P`` for the core protocol, which
     pyjms.bridge.urls tells apart from ActiveMQ's tcp://, and ``amqp://127.0.0.1:P``)."""
@@ -103,7 +98,7 @@ class EmbeddedArtemisBroker(BrokerRights):
         except s.JException as e:
             raise translate(e, f"cannot start Artemis broker {self.name}") from None
         self._stopped = False
-        self.vm_url = str(self._broker.vmUrl())
+        self._vm_url = str(self._broker.vmUrl())
         tcp_port = int(self._broker.tcpPort())
         #: the URLs other processes reach this broker by, exactly as ConnectionFactory takes them
         # over TLS: artemis+ssl:// (pyjms.bridge.urls gives Artemis's client tcp://…?sslEnabled=true)
@@ -114,39 +109,14 @@ class EmbeddedArtemisBroker(BrokerRights):
             else []
         )
         jvm.on_shutdown(self, self.stop, first=True)
-        self.admin: Any = None
-        self.marks: Any = None
-        self.delay_processor: Any = None
+        self.admin = self.marks = self.delay_processor = None
         if services:
             self._start_services(delay_processor, mark_service, mark_browse_interval, mark_lease_ms)
 
-    def _start_services(
-        self, delay_processor: bool, mark_service: bool, mark_browse_interval: int, mark_lease_ms: int
-    ) -> None:
-        """The admin service, the mark service and the delay processor, as a pyjms ActiveMQ
-        broker runs them, each in the background so that they do not slow the start."""
-        # the services act for whoever asks, with that user's rights on this broker (docs/security.md)
-        self.admin = AdminService(self, may_write=self.write_check, is_admin=self.admin_check)
-        # start() only starts its thread: done here, so that a stop() right after finds it started
-        self.admin.start(self._local_factory())
-        if mark_service:
-            self.marks = MarkService(
-                self._local_factory(),
-                mark_browse_interval,
-                mark_lease_ms,
-                may_write=self.write_check,
-                is_admin=self.admin_check,
-            )
-            threading.Thread(target=self.marks.start, name="pyjms-marks-start", daemon=True).start()
-        if delay_processor:
-            # made now, so that stop() always finds it; started in the background
-            # (it starts with the broker: nothing of another processor's can still be in flight)
-            self.delay_processor = DelayProcessor(
-                self._local_factory(), fresh_broker=True, may_write=self.write_check
-            )
-            threading.Thread(
-                target=self._start_delay_processor, name="pyjms-delay-start", daemon=True
-            ).start()
+    @property
+    def vm_url(self) -> str:
+        """In-process URL (this JVM's Artemis in-VM acceptor)."""
+        return self._vm_url
 
     @property
     def tcp_url(self) -> str | None:
@@ -161,14 +131,6 @@ class EmbeddedArtemisBroker(BrokerRights):
     @property
     def amqp_url(self) -> str | None:
         return next((u for u in self.connect_uris if u.startswith(("amqp://", "amqps://"))), None)
-
-    def _local_factory(self) -> ConnectionFactory:
-        user, password = self._system_user or (None, None)
-        return ConnectionFactory(self.vm_url, user, password)
-
-    def _start_delay_processor(self) -> None:
-        with jvm.java_thread():
-            self.delay_processor.start()  # does nothing if stop() came first
 
     def queue_depth(self, name: str) -> int:
         """Messages on a queue now (0 if it does not exist)."""
@@ -234,9 +196,7 @@ class EmbeddedArtemisBroker(BrokerRights):
             return
         self._stopped = True
         jvm.forget(self)
-        for service in (self.delay_processor, self.admin, self.marks):
-            if service is not None:
-                service.stop()
+        self._stop_services()
         try:
             self._broker.stop()
         except Exception:  # stopping is best effort at shutdown
