@@ -47,7 +47,7 @@ from pyjms.delay.processor_deliverer import (
     SMALLEST_PAGE,
     Deliverer,
 )
-from pyjms.delay.processor_log import LogLimit
+from pyjms.delay.processor_log import processor_log
 from pyjms.delay.processor_moves import (
     DEFAULT_DEAD_LETTER_QUEUE,
     FEEDBACK,
@@ -210,7 +210,7 @@ class DelayProcessor:
         self.record_lateness = record_lateness
         self.stats = ProcessorStats()
         #: everything the processor logs about what others put (poison, refusals) is rate-limited
-        self.log = LogLimit()
+        self.log = processor_log()
         # a broker that authenticates nobody lets anyone write anywhere: nothing to check
         self.checks = Checks(
             target=None if may_write in (None, anyone) else may_write,
@@ -408,7 +408,7 @@ class DelayProcessor:
                         if time.monotonic() - began > HEALTHY_AFTER_S:
                             backoff = FIRST_BACKOFF_S  # it ran well meanwhile
                         self._health.failed(name, e, backoff)
-                        self.log.log(
+                        self.log.line(
                             _log,
                             logging.WARNING,
                             "delay processor %s failed, restarting in %g s: %s",

@@ -25,11 +25,12 @@ from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
+from pyjms.api.quietlog import QuietLog
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.delay import staging
 from pyjms.delay.java_types import JavaDueMover, JavaDueMoverClass
-from pyjms.delay.processor_log import LogLimit
+from pyjms.delay.processor_log import log_poison_notes
 from pyjms.delay.processor_moves import MOST_ATTEMPTS, Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
@@ -86,7 +87,7 @@ class Deliverer:
         stop: threading.Event,
         suspended: threading.Event,
         record_lateness: bool,
-        log: LogLimit,
+        log: QuietLog,
         fresh_broker: bool = False,
     ) -> None:
         self._factory = factory
@@ -490,7 +491,7 @@ class Deliverer:
         n: int
         (n,) = struct.unpack_from(">i", raw, 0)
         if n < 0:
-            self._log.poison_notes()  # the chunk may have had poison too
+            log_poison_notes(self._log)  # the chunk may have had poison too
             messages = [Message.from_record(rec) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
@@ -508,7 +509,7 @@ class Deliverer:
             # delivery time minus put time; QUARANTINED for poison the shim dead-lettered
             early_by = [d for d in struct.unpack_from(f">{n}i", raw, 4) if d != QUARANTINED]
             if len(early_by) < n:
-                self._log.poison_notes()
+                log_poison_notes(self._log)
             self._stats.delivered += len(early_by)
             self._stats.early += sum(1 for d in early_by if d > 0)
             if self._record_lateness:

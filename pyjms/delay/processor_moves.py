@@ -17,10 +17,10 @@ from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
+from pyjms.api.quietlog import QuietLog
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
 from pyjms.delay import staging
-from pyjms.delay.processor_log import LogLimit
 from pyjms.dlq import header as dlh
 from pyjms.errors import (
     InvalidDestinationRuntimeException,
@@ -101,7 +101,7 @@ class Mover:
         dead_letter_queue: str,
         record_lateness: bool,
         checks: Checks,
-        log: LogLimit,
+        log: QuietLog,
     ) -> None:
         self.ctx = ctx
         self._put = _Putter(ctx)
@@ -207,7 +207,7 @@ class Mover:
         if self._checks.reply_to(user, reply_to):
             self._put.report(reply_to, m, feedback)
         else:
-            self._log.log(
+            self._log.line(
                 _log,
                 logging.WARNING,
                 "no report for delayed message %s: user %r, who staged it, may not write to its reply-to %s",
@@ -226,7 +226,7 @@ class Mover:
     def fail(self, m: Message, target: Destination, error: JMSRuntimeException) -> None:
         """D20: discard if the message asked for it, else the dead-letter queue (and an exception report)."""
         self._stats.failed += 1
-        self._log.log(
+        self._log.line(
             _log,
             logging.WARNING,
             "delayed message %s could not be put to %s: %s",

@@ -20,9 +20,10 @@ from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message, TextMessage
+from pyjms.api.quietlog import QuietLog
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
-from pyjms.delay.processor_log import LogLimit
+from pyjms.delay.processor_log import processor_log
 from pyjms.dlq import header as dlh
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 
@@ -79,14 +80,14 @@ class SlotBook:
         self,
         staging: str,
         slot_ms: int,
-        log: LogLimit | None = None,
+        log: QuietLog | None = None,
         dead_letter_queue: str = contract.DEAD_LETTER_QUEUE,
     ) -> None:
         self.staging = staging
         self.slot_ms = slot_ms
         # a malformed marker is logged (within the limit) when read, and dead-lettered when a
         # compaction takes it off the marker queue
-        self._log = log or LogLimit()
+        self._log = log or processor_log()
         self._dead_letter_queue = Queue(dead_letter_queue)
         self._lock = threading.Lock()
         self._pending: list[int] = []  # heap of the slots still to drain (O(log n) per slot)
@@ -322,7 +323,7 @@ class SlotBook:
             try:
                 found.append((*parse_marker(text), text or ""))
             except InvalidArgumentRuntimeException as e:
-                self._log.log(_log, logging.WARNING, "delay processor: %s; skipped", e)
+                self._log.line(_log, logging.WARNING, "delay processor: %s; skipped", e)
                 with self._lock:
                     self._dead_markers += 1  # a compaction takes it off
         return found
@@ -391,7 +392,7 @@ class SlotBook:
                         slot, length = parse_marker(text)
                     except InvalidArgumentRuntimeException as e:
                         producer.send(self._dead_letter_queue, self._dead_letter(m, e))
-                        self._log.log(
+                        self._log.line(
                             _log, logging.WARNING, "delay processor: %s; dead-lettered (reason 2110)", e
                         )
                         continue

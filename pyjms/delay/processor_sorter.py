@@ -21,11 +21,12 @@ from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
+from pyjms.api.quietlog import QuietLog
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.delay import staging
 from pyjms.delay.java_types import JavaSlotFiler, JavaSlotFilerClass
-from pyjms.delay.processor_log import LogLimit
+from pyjms.delay.processor_log import log_poison_notes
 from pyjms.delay.processor_moves import MOST_ATTEMPTS, Mover, ProcessorStats
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
 
@@ -50,7 +51,7 @@ class Sorter:
         new_mover: Callable[[JMSContext], Mover],
         stop: threading.Event,
         suspended: threading.Event,
-        log: LogLimit,
+        log: QuietLog,
     ) -> None:
         self._factory = factory
         self._log = log
@@ -106,7 +107,7 @@ class Sorter:
         raw = bytes(self._filer.file(consumer.wire_receiver().java, FILE_BATCH, timeout_ms))
         filed, soon, quarantined = _read_filing(raw)
         if quarantined:
-            self._log.poison_notes()
+            log_poison_notes(self._log)
         if not filed and not soon:
             if quarantined:
                 ctx.commit()  # the poison's moves to the dead-letter queue

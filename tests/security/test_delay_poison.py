@@ -33,7 +33,7 @@ from pyjms.bridge.contract import (
 from pyjms.broker import AccessRule, EmbeddedBroker
 from pyjms.broker.admin import Admin
 from pyjms.delay.processor import FEEDBACK, REPORT_EXCEPTION, DelayProcessor
-from pyjms.delay.processor_log import LogLimit
+from pyjms.delay.processor_log import processor_log
 from pyjms.delay.processor_moves import MOST_DELIVERIES
 from pyjms.dlq import header as dlh
 from pyjms.dlq.forward import handler_factory
@@ -304,13 +304,13 @@ def test_log_output_is_rate_limited():
 
     log.addHandler(Keep())
     log.propagate = False
-    limit = LogLimit(most=5, every_s=0.2)
+    limit = processor_log(most=5, every_s=0.2)
     for i in range(100):
-        limit.log(log, logging.WARNING, "poison %d", i)
-    assert len(records) == 5
+        limit.line(log, logging.WARNING, "poison %d", i)
+    assert [r.getMessage() for r in records] == [f"poison {i}" for i in range(5)]
     time.sleep(0.25)
-    limit.log(log, logging.WARNING, "poison %d", 100)
-    assert "95 more line(s)" in records[5].getMessage() and records[6].getMessage() == "poison 100"
+    limit.line(log, logging.WARNING, "poison %d", 100)
+    assert records[5].getMessage() == "poison 100 (95 similar line(s) held back)"
 
 
 # ---------------------------------------------------------------------------- least privilege
