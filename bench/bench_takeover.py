@@ -24,12 +24,8 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -40,44 +36,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyjms  # noqa: E402
 from pyjms.browse import BROWSE_CO_OP  # noqa: E402
 from tests.conftest import BrokerProcess  # noqa: E402
+from tests.faults.processes import ACTIVE, PyjmsProcess  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 5.0
 #: a service says it became active: the processor prints "active", the mark service "...: active"
-ACTIVE = re.compile(r"^active\b|: active\b")
 
 
-class ServiceProcess:
+class ServiceProcess(PyjmsProcess):
     """``python -m pyjms <command> --url URL``, its output lines kept with when they came."""
 
-    def __init__(self, *args: str) -> None:
-        self.log = tempfile.NamedTemporaryFile("w+", prefix="pyjms-takeover-", suffix=".log", delete=False)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyjms", *args],
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            text=True,
-            cwd=ROOT,
-        )
-        self.lines: list[tuple[float, str]] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append((time.monotonic(), line.strip()))
-
     def active_since(self, after: float = 0.0) -> float | None:
-        """When it last said it became active after ``after`` (None: it has not)."""
-        return next((t for t, line in reversed(self.lines) if t >= after and ACTIVE.search(line)), None)
-
-    def said(self, text: str) -> bool:
-        return any(text in line for _, line in self.lines)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
+        """When it first said it became active after ``after`` (None: it has not)."""
+        return self.line_at(lambda line: bool(ACTIVE.search(line)), after)
 
 
 def wait_for(condition, within_s: float, what: str):

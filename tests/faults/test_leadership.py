@@ -4,9 +4,6 @@ stops or its process is SIGKILLed, a standby leads within 5 s."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -14,7 +11,7 @@ import uuid
 import pytest
 
 from pyjms.api.leadership import Leadership
-from tests.conftest import ROOT
+from tests.faults.processes import PyjmsProcess
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
@@ -94,21 +91,13 @@ def test_the_lock_queue_holds_one_token_however_often_candidates_start(factory):
         candidates.stop()
 
 
-def _candidate_process(url: str, role: str, provider: str | None) -> subprocess.Popen[str]:
-    args = [sys.executable, "-m", "tests.faults.leader_candidate", url, role]
-    if provider:
-        args.append(provider)
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+def _candidate_process(url: str, role: str, provider: str | None) -> PyjmsProcess:
+    """tests.faults.leader_candidate: prints "elected" when the broker makes it the leader."""
+    return PyjmsProcess(url, role, *([provider] if provider else []), module="tests.faults.leader_candidate")
 
 
-def _lines(proc: subprocess.Popen[str], into: list[tuple[float, str]]) -> threading.Thread:
-    def read():
-        for line in proc.stdout:
-            into.append((time.monotonic(), line.strip()))
-
-    t = threading.Thread(target=read, daemon=True)
-    t.start()
-    return t
+def _elected(p: PyjmsProcess) -> bool:
+    return p.said("elected")
 
 
 @pytest.mark.parametrize("broker", ["tcp_broker", "artemis_tcp_broker"])
@@ -117,26 +106,20 @@ def test_a_standby_process_leads_within_5_s_of_the_leader_being_killed(request, 
     provider = "artemis" if broker.startswith("artemis") else None
     role = f"test-{uuid.uuid4().hex[:8]}"
     procs = [_candidate_process(b.tcp_url, role, provider) for _ in range(2)]
-    said: list[list[tuple[float, str]]] = [[], []]
-    readers = [_lines(p, s) for p, s in zip(procs, said, strict=True)]
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not any(("elected" in [t for _, t in s]) for s in said):
+        while time.monotonic() < deadline and not any(_elected(p) for p in procs):
             time.sleep(0.05)
-        leaders = [i for i, s in enumerate(said) if "elected" in [t for _, t in s]]
-        assert len(leaders) == 1, said
+        leaders = [p for p in procs if _elected(p)]
+        assert len(leaders) == 1, [p.lines for p in procs]
         time.sleep(1.0)
-        assert [i for i, s in enumerate(said) if "elected" in [t for _, t in s]] == leaders
+        assert [p for p in procs if _elected(p)] == leaders
         killed = time.monotonic()
-        procs[leaders[0]].send_signal(signal.SIGKILL)
-        standby = 1 - leaders[0]
-        while time.monotonic() < killed + 30 and "elected" not in [t for _, t in said[standby]]:
-            time.sleep(0.02)
-        elected_at = next(at for at, t in said[standby] if t == "elected")
+        leaders[0].kill()
+        standby = next(p for p in procs if p is not leaders[0])
+        elected_at = standby.wait_line(lambda line: line == "elected", 30)
+        assert elected_at is not None, standby.lines
         assert elected_at - killed < TAKEOVER_S
     finally:
         for p in procs:
             p.kill()
-            p.wait()
-        for r in readers:
-            r.join(5)

@@ -8,11 +8,9 @@ active within 5 s, and every message must arrive once, none before it was due.
 
 from __future__ import annotations
 
-import queue
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections import Counter
@@ -22,6 +20,7 @@ import pytest
 
 import pyjms
 from tests.conftest import ROOT, BrokerProcess
+from tests.faults.processes import PyjmsProcess
 
 pytestmark = pytest.mark.slow
 
@@ -33,47 +32,19 @@ SPREAD_MS = 4000
 TAKEOVER_S = 5.0
 
 
-class ProcessorProcess:
-    """``pyjms delay-processor`` in its own process; a thread reads its lines as they come."""
+class ProcessorProcess(PyjmsProcess):
+    """``pyjms delay-processor`` in its own process: it prints its state on a line of its own."""
 
     def __init__(self, url: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pyjms", "delay-processor", "--url", url, "--report-every", "60"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            cwd=ROOT,
-        )
-        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
-        self.states: list[tuple[float, str]] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put((time.monotonic(), line.strip()))
+        super().__init__("delay-processor", "--url", url, "--report-every", "60")
 
     def wait_for(self, state: str, timeout: float) -> float | None:
         """When this process printed ``state`` (as its whole line), or None after timeout."""
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                at, line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            self.states.append((at, line))
-            if line == state:
-                return at
-        return None
+        return self.wait_line(lambda line: line == state, timeout)
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+    @property
+    def states(self) -> list[str]:
+        return [line for _, line in self.lines]
 
 
 # (over AMQP, processors on an Artemis broker took over at once, but a run of 1,500 messages
@@ -102,9 +73,7 @@ def test_a_standby_processor_takes_over_within_5_s_of_a_sigkill_losing_duplicati
             leader = next((p for p in (first, second) if p.wait_for("active", 0.1) is not None), None)
         assert leader is not None, (first.states, second.states)
         standby = second if leader is first else first
-        assert ("standing by" in [line for _, line in standby.states]) or standby.wait_for(
-            "standing by", 30
-        ) is not None
+        assert ("standing by" in standby.states) or standby.wait_for("standing by", 30) is not None
         assert standby.wait_for("active", 1) is None  # one active at a time
 
         target = f"TAKEOVER.{uuid.uuid4().hex[:8]}"
