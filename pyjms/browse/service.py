@@ -25,6 +25,7 @@ broker without users knowing the handle is the capability. Only an administrator
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -37,6 +38,7 @@ from pyjms.api.access import AdminCheck, WriteCheck, admins, temporary_only
 from pyjms.api.checks import is_int
 from pyjms.api.destination import Queue
 from pyjms.api.leadership import Leadership
+from pyjms.api.message import Message, TextMessage
 from pyjms.api.requests import brief, serve
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import MARK_QUEUE
@@ -46,7 +48,7 @@ from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, J
 from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
-    from pyjms.api.context import ConnectionFactory
+    from pyjms.api.context import ConnectionFactory, JMSContext
 
 _log = logging.getLogger("pyjms.browse")
 
@@ -102,6 +104,8 @@ class MarkService:
         self.epoch: str | None = None
         #: where this service runs, as `config` reports it
         self.instance = f"{socket.gethostname()}:{os.getpid()}"
+        #: the MsgMarkBrowseInterval an administrator set (mark-interval --set), kept across takeovers
+        self._set_interval: int | None = None
         self._restoring_until = 0.0  # monotonic: no claims granted before then (a takeover)
         self._ready = threading.Event()
         self._serving: tuple[threading.Thread, threading.Event] | None = None
@@ -139,7 +143,8 @@ class MarkService:
                         "of the mark service may (MQRC_NOT_AUTHORIZED)",
                         reason=MQRC.NOT_AUTHORIZED,
                     )
-                t.interval_ms = check_interval(interval)
+                t.interval_ms = self._set_interval = check_interval(interval)
+                self._leave_note()  # a service that takes over after this one keeps it
             return {"ok": True, **self.config()}
         if op == "renew":
             handles = _texts(request.get("handles"), "handles", MOST_HANDLES, MOST_NAME_CHARS)
@@ -246,7 +251,8 @@ class MarkService:
         # no claims while handles restore: for one lease (every live handle renews within it),
         # or for one MsgMarkBrowseInterval if that is shorter, as every mark made before the
         # takeover has lapsed by then anyway
-        grace_ms = t.lease_ms if t.interval_ms < 0 else min(t.lease_ms, t.interval_ms)
+        interval_ms = self.table.interval_ms
+        grace_ms = t.lease_ms if interval_ms < 0 else min(t.lease_ms, interval_ms)
         self._restoring_until = time.monotonic() + grace_ms / 1000.0 if took_over else 0.0
         stop = threading.Event()
         self._ready.clear()
@@ -262,15 +268,31 @@ class MarkService:
         )
 
     def _take_note(self) -> bool:
-        """Whether another service was active before (its note is on EPOCH_QUEUE); leaves ours."""
+        """Whether another service was active before (its note is on EPOCH_QUEUE); takes up the
+        MsgMarkBrowseInterval an administrator set there, and leaves this service's note."""
         with self._factory.create_context() as ctx:
             queue = Queue(EPOCH_QUEUE)
             consumer = ctx.create_consumer(queue)
             found = False
-            while consumer.receive(200) is not None:
+            while (m := consumer.receive(200)) is not None:
                 found = True
-            ctx.create_producer().set_delivery_mode(1).send(queue, f"{self.instance} {self.epoch}")
+                interval = _noted_interval(m)
+                if interval is not None:
+                    self.table.interval_ms = self._set_interval = interval
+            self._send_note(ctx)
         return found
+
+    def _leave_note(self) -> None:
+        """Replaces the note on EPOCH_QUEUE with this service's (after an interval was set)."""
+        with self._factory.create_context() as ctx:
+            consumer = ctx.create_consumer(Queue(EPOCH_QUEUE))
+            while consumer.receive(200) is not None:
+                pass
+            self._send_note(ctx)
+
+    def _send_note(self, ctx: JMSContext) -> None:
+        note = {"instance": self.instance, "epoch": self.epoch, "interval_ms": self._set_interval}
+        ctx.create_producer().set_delivery_mode(1).send(Queue(EPOCH_QUEUE), json.dumps(note))
 
     def _deposed(self) -> None:
         if self._serving is not None:
@@ -308,6 +330,17 @@ class MarkService:
         if self._leadership is not None:
             self._leadership.stop()
         self._deposed()
+
+
+def _noted_interval(m: Message) -> int | None:
+    """The interval an administrator set, from a service's note on EPOCH_QUEUE (None: none, or
+    a note that is not one: only pyjms's services may write the queue on a broker with users)."""
+    try:
+        note = json.loads(m.get_text() or "") if isinstance(m, TextMessage) else None
+        interval = note.get("interval_ms") if isinstance(note, dict) else None
+        return None if interval is None else check_interval(interval)
+    except (ValueError, RecursionError, JMSRuntimeException):
+        return None
 
 
 def _field_error(text: str) -> InvalidArgumentRuntimeException:

@@ -166,3 +166,28 @@ def test_mark_services_beside_a_pyjms_broker_stand_by(provider: str) -> None:
                 s.kill()
     finally:
         broker.stop()
+
+
+def test_B05_an_interval_an_administrator_set_holds_after_a_takeover(broker) -> None:
+    """MsgMarkBrowseInterval is the queue manager's: set on the active mark service, it is the
+    interval of the service that takes over (through its note on PYJMS.MARKS.EPOCH)."""
+    from pyjms.browse import mark_browse_interval, set_mark_browse_interval
+
+    factory = pyjms.ConnectionFactory(broker.tcp_url)  # type: ignore[attr-defined]
+    standby = MarkServiceProcess(broker.tcp_url)  # type: ignore[attr-defined]
+    try:
+        assert "standing by" in standby.first, standby.first
+        assert set_mark_browse_interval(factory, 7000) == 7000
+        stepped_down = time.monotonic()
+        broker.marks.stop()  # type: ignore[attr-defined]
+        assert standby.active_at(TAKEOVER_S, after=stepped_down) is not None, standby.stderr()[-2000:]
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert mark_browse_interval(factory) == 7000
+                break
+            except ServiceUnavailable:  # the new service is not serving yet
+                if time.monotonic() > deadline:
+                    raise
+    finally:
+        standby.kill()
