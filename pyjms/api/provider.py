@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pyjms.api.constants import SESSION_TRANSACTED
+from pyjms.bridge.errors import ConnectionFailures, register_connection_failures
 from pyjms.bridge.java_types import JavaConnection, JavaProvider
 from pyjms.errors import JMSRuntimeException, SetupError
 
@@ -69,6 +70,10 @@ class ProviderPlugin:
     #: the length of the delay processor's time slots on this provider, in ms (None: the
     #: processor's own default): each slot is a queue, and brokers differ in what a queue costs
     delay_slot_ms: int | None = None
+    #: how the provider's client says a connection failed (its exception classes and texts):
+    #: registering the plug-in hands them to the error translation (pyjms.bridge.errors), which
+    #: knows only the JDK's own
+    connection_failures = ConnectionFailures()
     _detects_duplicates = ContextAnswer(
         lambda provider, connection: provider.peerDetectsDuplicates(connection),
         "ask whether the broker detects duplicates",
@@ -214,8 +219,10 @@ _lock = threading.Lock()
 
 def register_provider(plugin: ProviderPlugin, *, default: bool = False) -> None:
     """Makes ``plugin`` serve the factories it says it serves (later registrations are asked
-    first). ``default``: it also gives the broker of factories with no URL."""
+    first), and the error translation know its client's connection failures. ``default``: it
+    also gives the broker of factories with no URL."""
     global _default
+    register_connection_failures(plugin.connection_failures)
     with _lock:
         _plugins.insert(0, plugin)
         if default:

@@ -29,7 +29,7 @@ from pyjms.api.message import Message
 from pyjms.api.provider import ContextAnswer, ProviderPlugin
 from pyjms.dlq.header import ACTIVEMQ_CAUSE
 from pyjms.errors import JMSRuntimeException
-from pyjms.providers.activemq import admin, dead_letters, subscriptions
+from pyjms.providers.activemq import admin, dead_letters, failures, subscriptions
 from pyjms.providers.activemq.admin import AttributeCache
 from pyjms.providers.activemq.embedded import default_broker
 
@@ -41,6 +41,7 @@ class ActiveMQPlugin(ProviderPlugin):
     provider_name = "activemq"
     attributes_max_age_s = AttributeCache.TTL_S
     dead_letter_queue: str | None = "ActiveMQ.DLQ"
+    connection_failures = failures.CONNECTION_FAILURES
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
