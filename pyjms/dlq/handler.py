@@ -65,7 +65,6 @@ from pyjms.bridge import jvm
 from pyjms.bridge.contract import DUPLICATE_ID, XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
 from pyjms.dlq.forward import handler_factory, put_unchanged
 from pyjms.dlq.header import (
-    ACTIVEMQ_CAUSE,
     HEADER_PROPERTIES,
     REASON,
     DeadLetterDetails,
@@ -104,11 +103,10 @@ _UNREACHABLE_WARNING = 3
 # When messages were out of reach, the next pass comes this soon (or after poll_interval_s,
 # if sooner): another handler holding them is likely done with them by then.
 _UNREACHED_RECHECK_S = 0.1
-# A browse that returns fewer messages than ActiveMQ's browse limit (maxBrowsePageSize) saw
-# the whole queue, except messages on their way to a consumer (a rolled-back get, another
-# reader's). What the handler remembers about a message goes when that many such browses in
-# a row miss it.
-_BROWSE_LIMIT = 400
+# A browse that returns fewer messages than the provider's browse limit (ActiveMQ's
+# maxBrowsePageSize; ProviderPlugin.browse_limit) saw the whole queue, except messages on their
+# way to a consumer (a rolled-back get, another reader's). What the handler remembers about a
+# message goes when that many such browses in a row miss it.
 _MISSED_BROWSES = 3
 # At most this many targets are kept by name (a DestQ may name any queue).
 _TARGETS_KEPT = 1000
@@ -499,7 +497,10 @@ class DLQHandler:
             unreached += browser.skipped_poison()  # poison no consumer got to quarantine
         if count_unreached:
             self._unreachable(unreached)
-        if len(seen) < _BROWSE_LIMIT:  # the whole queue was seen: forget messages gone from it
+        browse_limit = self._factory.provider.browse_limit
+        if (
+            browse_limit is None or len(seen) < browse_limit
+        ):  # the whole queue was seen: forget messages gone from it
             self._without_header &= seen
             for message_id in self._tracked.keys() - seen:
                 tracked = self._tracked[message_id]
@@ -512,7 +513,7 @@ class DLQHandler:
     def _details_unread(self, message: Message) -> bool:
         """Whether the message is an entry the provider dead-lettered whose details (ActiveMQ's
         original destination) have not been read yet."""
-        if not message.property_exists(ACTIVEMQ_CAUSE) or message.property_exists(REASON):
+        if message.property_exists(REASON) or not self._factory.provider.dead_lettered_by_broker(message):
             return False
         message_id = message.get_jms_message_id() or ""
         return message_id not in self._details and message_id not in self._details_missing
@@ -534,6 +535,7 @@ class DLQHandler:
                 queue_manager=self.queue_manager,
                 original_destination=details.original_destination if details else None,
                 dead_lettered_ms=details.dead_lettered_ms if details else None,
+                provider=self._factory.provider,
             )
         except JMSRuntimeException as e:  # a malformed header counts as none (Q05)
             _log.debug("%s", e)
