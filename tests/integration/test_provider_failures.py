@@ -36,10 +36,12 @@ def test_artemis_plugin_says_its_client_cannot_reach_the_broker(monkeypatch: pyt
     assert connect_error("artemis+tcp://127.0.0.1:1").reason is None
 
 
-def send_after_kill(provider: str) -> pyjms.JMSRuntimeException:
+def send_after_kill(provider: str, client: str) -> pyjms.JMSRuntimeException:
     broker = BrokerProcess(provider=provider)
     try:
-        ctx = pyjms.ConnectionFactory(broker.tcp_url).create_context()
+        url = broker.amqp_url if client == "amqp" else broker.tcp_url
+        assert url is not None
+        ctx = pyjms.ConnectionFactory(url).create_context()
         q = ctx.create_queue("BROKEN.PLUGIN.Q")
         ctx.create_producer().send(q, "before")
         broker.stop(signal.SIGKILL)
@@ -52,9 +54,14 @@ def send_after_kill(provider: str) -> pyjms.JMSRuntimeException:
         broker.stop()
 
 
-@pytest.mark.parametrize("provider", ["activemq", "artemis"])
-def test_plugin_says_the_connection_broke(provider: str) -> None:
-    error = send_after_kill(provider)
+@pytest.mark.parametrize(
+    ("provider", "client"), [("activemq", "activemq"), ("artemis", "artemis"), ("activemq", "amqp")]
+)
+def test_a_send_on_a_killed_brokers_connection_is_a_broken_connection(provider: str, client: str) -> None:
+    """The broker's process is killed under a connection: each client (ActiveMQ's, Artemis's,
+    Qpid JMS through AMQP) fails the next send in its own words, which the translation reads
+    with what the plug-ins declared."""
+    error = send_after_kill(provider, client)
     assert error.reason == MQRC.CONNECTION_BROKEN, str(error)
 
 
