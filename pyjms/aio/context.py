@@ -223,6 +223,11 @@ class JMSContext:
         self.check_open()
         return JMSProducer(self)
 
+    def consumer_closed(self, consumer: JMSConsumer) -> None:
+        """A consumer of this context closed: its kept messages no longer count."""
+        if consumer in self._consumers:
+            self._consumers.remove(consumer)
+
     async def _consumer(self, make: Callable[[], Any]) -> JMSConsumer:
         consumer = JMSConsumer(self, await self._call(make))
         self._consumers.append(consumer)

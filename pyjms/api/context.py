@@ -52,6 +52,9 @@ from pyjms.errors import (
 from pyjms.reasons import MQRC
 
 _log = logging.getLogger("pyjms")
+#: destination keys a context keeps as Java Strings at most (a sender to ever new destinations
+#: starts again rather than grow without end)
+_MOST_WIRE_KEYS = 10_000
 _T = TypeVar("_T")
 #: the queues pyjms's own services (admin, marks, control) answer on: never checked in strict mode
 _SERVICE_PREFIX = "PYJMS."
@@ -251,6 +254,7 @@ class JMSContext:
     _transaction: LocalTransaction
     _client_id: str | None
     _existing: set[str]  # strict mode: destinations the broker said it has
+    _wire_keys: dict[str, JavaString]
     _channel: Channel
     _sends: SendPath
     _provider_name: str
@@ -275,6 +279,7 @@ class JMSContext:
         self._auto_start = True
         self._client_id = factory.client_id if parent is None else parent._client_id
         self._existing = set()  # strict mode: destinations the broker said it has
+        self._wire_keys = {}  # destination key -> the key as a Java String, made once
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
         if parent is None:
             channel = factory.provider.open_channel(factory, session_mode, what)
@@ -428,9 +433,11 @@ class JMSContext:
             )
         if not self._factory.create_destinations and destination.key not in self._existing:
             self._require_existing(destination)
-        k = destination._jkey
+        k = self._wire_keys.get(destination.key)
         if k is None:
-            k = destination._jkey = self._channel.java_string(destination.key)
+            if len(self._wire_keys) >= _MOST_WIRE_KEYS:
+                self._wire_keys.clear()
+            k = self._wire_keys[destination.key] = self._channel.java_string(destination.key)
         return k
 
     def _require_existing(self, destination: Destination) -> None:
@@ -476,16 +483,12 @@ class JMSContext:
     def create_temporary_queue(self) -> TemporaryQueue:
         self._check_open()
         key = self._channel.create_temporary_queue()
-        q = TemporaryQueue(key.partition("://")[2])
-        q._delete = self._delete_temporary
-        return q
+        return TemporaryQueue(key.partition("://")[2], delete=self._delete_temporary)
 
     def create_temporary_topic(self) -> TemporaryTopic:
         self._check_open()
         key = self._channel.create_temporary_topic()
-        t = TemporaryTopic(key.partition("://")[2])
-        t._delete = self._delete_temporary
-        return t
+        return TemporaryTopic(key.partition("://")[2], delete=self._delete_temporary)
 
     def _delete_temporary(self, d: Destination) -> None:
         self._check_open()

@@ -243,6 +243,11 @@ class EmbeddedBroker(BrokerServices):
         self._start_services(delay_processor, mark_service, mark_browse_interval, mark_lease_ms)
 
     @property
+    def stopped(self) -> bool:
+        """Whether stop() was called."""
+        return self._stopped
+
+    @property
     def vm_url(self) -> str:
         """In-process URL; create=false so a stopped broker is an error, not a new broker."""
         return f"vm://{self.name}?create=false"
@@ -407,6 +412,6 @@ def default_broker() -> EmbeddedBroker:
     """The process-wide embedded broker behind ConnectionFactory() with no URL."""
     global _default
     with _default_lock:
-        if _default is None or _default._stopped:
+        if _default is None or _default.stopped:
             _default = EmbeddedBroker()
         return _default
