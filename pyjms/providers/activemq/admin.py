@@ -18,8 +18,9 @@ from dataclasses import asdict
 from typing import Any, Protocol, cast
 
 from pyjms.api.access import AdminCheck, WriteCheck, admins, anyone_admin, temporary_only
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, Queue, Topic, from_key
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.requests import ServiceClient, ServiceUnavailable, brief, serve
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import ADMIN_QUEUE

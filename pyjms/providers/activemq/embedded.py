@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from pyjms.api.access import AdminCheck, WriteCheck, anyone, anyone_admin
-from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Destination
+from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import (
     ADMIN_QUEUE,
