@@ -98,6 +98,14 @@ class BrokerRights:
         """Whether ``user`` administers pyjms's services (is_administrator)."""
         return is_administrator(self._users, user)
 
+    def is_service(self, user: str | None) -> bool:
+        """Whether ``user`` runs pyjms's services beside the broker (SERVICES_GROUP), or
+        administers them: it may ask what another user may write."""
+        if is_administrator(self._users, user):
+            return True
+        assert self._users is not None  # is_administrator answers True without users
+        return user is not None and user in self._users and SERVICES_GROUP in self._users[user][1]
+
     @property
     def write_check(self) -> WriteCheck:
         """may_write for the services this broker runs; ``anyone`` on a broker without users,
@@ -138,7 +146,10 @@ class BrokerServices(BrokerRights):
         services beside the broker (``pyjms mark-service``) stand for election."""
         # both brokers are AdministeredBrokers (pyjms.providers.activemq.admin)
         self.admin = AdminService(
-            cast(AdministeredBroker, self), may_write=self.write_check, is_admin=self.admin_check
+            cast(AdministeredBroker, self),
+            may_write=self.write_check,
+            is_admin=self.admin_check,
+            is_service=self.is_service,
         )
         self.admin.start(self._local_factory())  # starts its thread only
         self.marks = None
