@@ -10,6 +10,12 @@ A job that waits (a receive, a marking browser's get) runs in short slices and g
 back of the queue between them, so one idle receive neither holds up a send on the same context
 for long nor keeps a cancelled or closed caller waiting.
 
+Results reach the loop through the loop's inbox (LoopInbox): however many jobs the worker
+finishes while the loop is busy, the loop is woken once (one ``call_soon_threadsafe``) and
+settles them all. Sends queued one after another join one job (``add_to_batch``): the loop
+keeps adding to it until it yields, or until it queues any other call, and the worker takes it
+as a whole (pyjms.aio.outbox).
+
 A cancelled job that has not started never runs. One that was running when its caller was
 cancelled finishes, and its result goes to the job's ``orphan`` handler on the loop (a consumer
 keeps a received message for its next receive: pyjms.aio.consumer).
@@ -53,7 +59,7 @@ class Job(Generic[T]):
     a copy of the submitting coroutine's context variables, as ``asyncio.to_thread`` would, so
     what the caller has current (an OpenTelemetry span, say) is current in the call."""
 
-    __slots__ = ("step", "future", "loop", "orphan", "cancelled", "context")
+    __slots__ = ("step", "future", "loop", "orphan", "cancelled", "context", "taken")
 
     def __init__(
         self, step: Callable[[], T], loop: asyncio.AbstractEventLoop, orphan: Callable[[T], None] | None
@@ -65,6 +71,7 @@ class Job(Generic[T]):
         self.cancelled = False  # set on the loop when the future is cancelled; read by the worker
         self.context = contextvars.copy_context()
         self.future.add_done_callback(self._done)
+        self.taken = False  # set, under the worker's lock, when the thread takes the job
 
     def _done(self, future: asyncio.Future[T]) -> None:
         if future.cancelled():
@@ -83,6 +90,65 @@ class Job(Generic[T]):
             self.future.set_exception(error)
 
 
+class BatchJob(Job[T]):
+    """A job that calls made one after another on the loop join (``Worker.add_to_batch``)
+    until the worker takes it: ``items`` grows on the loop until then, and is the worker's
+    alone from then on."""
+
+    __slots__ = ("items", "queued")
+
+    def __init__(self, step: Callable[[], T], loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(step, loop, None)
+        self.items: list[Any] = []
+        self.queued = False  # handed to the thread's queue
+
+
+class LoopInbox:
+    """Calls for one event loop from other threads, run in order, with one
+    ``call_soon_threadsafe`` for as many as arrive before the loop gets to them: a loop that is
+    busy, or a worker that finishes many jobs in a row, costs one wake-up, not one per call."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._calls: deque[tuple[Callable[..., None], tuple[Any, ...]]] = deque()
+        self._scheduled = False
+
+    def post(self, fn: Callable[..., None], *args: Any) -> None:
+        """From any thread: ``fn(*args)`` runs on the loop (dropped if the loop is closed)."""
+        self._calls.append((fn, args))
+        if not self._scheduled:
+            self._scheduled = True
+            try:
+                self._loop.call_soon_threadsafe(self._run)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                self._calls.clear()
+
+    def _run(self) -> None:
+        self._scheduled = False  # before taking: what is posted from now on schedules again
+        calls = self._calls
+        while calls:
+            fn, args = calls.popleft()
+            try:
+                fn(*args)
+            except Exception:  # one failing call must not keep the others from running
+                _log.exception("pyjms.aio: a call from a worker failed on the loop")
+
+
+_inboxes: dict[asyncio.AbstractEventLoop, LoopInbox] = {}
+_inboxes_lock = threading.Lock()
+
+
+def inbox(loop: asyncio.AbstractEventLoop) -> LoopInbox:
+    """The inbox of ``loop`` (made at its first use; dropped when the loop is closed)."""
+    box = _inboxes.get(loop)
+    if box is None:
+        with _inboxes_lock:
+            for old in [k for k in _inboxes if k.is_closed()]:
+                del _inboxes[old]
+            box = _inboxes.setdefault(loop, LoopInbox(loop))
+    return box
+
+
 class Worker:
     """A context's thread. ``submit`` is called on the loop; ``run_first`` opens the context
     on the thread (starting the JVM if it is the first) before it attaches for good."""
@@ -97,6 +163,7 @@ class Worker:
         self.before_step: Callable[[], None] | None = None
         #: set when the thread has ended
         self.ended = threading.Event()
+        self._batch: BatchJob[Any] | None = None  # the batch the next add_to_batch may join
         # threading.Thread.start() waits until the new thread runs, which on a loaded machine
         # holds the loop for as long as the thread waits for a CPU and the GIL: _thread does not
         _thread.start_new_thread(self._main, ())
@@ -107,9 +174,40 @@ class Worker:
         with self._ready:
             if self._stopped:
                 raise RuntimeError("the context's worker has stopped")
+            self._queue_batch()  # the sends queued before this call go first
+            self._batch = None  # and the sends after it go after it
             self._jobs.append(job)
             self._ready.notify()
         return job.future
+
+    def add_to_batch(self, item: Any, make: Callable[[], BatchJob[Any]]) -> BatchJob[Any]:
+        """On the loop: adds ``item`` to the batch the worker has not taken yet, if no other
+        call was queued since it was made; else to a new one, ``make()``. A new batch goes to
+        the thread when the loop next runs its callbacks (so what the loop queues meanwhile
+        joins it), or before the next other call, whichever comes first."""
+        with self._ready:
+            if self._stopped:
+                raise RuntimeError("the context's worker has stopped")
+            batch = self._batch
+            if batch is None or batch.taken:
+                batch = self._batch = make()
+                batch.loop.call_soon(self._hand_batch, batch)
+            batch.items.append(item)
+            return batch
+
+    def _hand_batch(self, batch: BatchJob[Any]) -> None:
+        with self._ready:
+            if not batch.queued and not self._stopped:
+                batch.queued = True
+                self._jobs.append(batch)
+                self._ready.notify()
+
+    def _queue_batch(self) -> None:
+        """Under the lock: a batch still on the loop goes to the thread's queue now."""
+        batch = self._batch
+        if batch is not None and not batch.queued:
+            batch.queued = True
+            self._jobs.append(batch)
 
     def submit_detached(self, step: Callable[[], Any], what: str) -> None:
         """Queues ``step`` that nobody awaits (the clean-up after a caller went away); a failure
@@ -135,12 +233,15 @@ class Worker:
 
     def backlog(self) -> int:
         """How many jobs wait behind the one running (a waiting job slices shorter then)."""
-        return len(self._jobs)
+        batch = self._batch
+        return len(self._jobs) + (batch is not None and not batch.queued)
 
     def stop(self) -> None:
         """The worker ends after the jobs queued so far."""
         with self._ready:
             if not self._stopped:
+                self._queue_batch()
+                self._batch = None
                 self._stopped = True
                 self._jobs.append(None)
                 self._ready.notify()
@@ -149,7 +250,10 @@ class Worker:
         with self._ready:
             while not self._jobs:
                 self._ready.wait()
-            return self._jobs.popleft()
+            job = self._jobs.popleft()
+            if job is not None:
+                job.taken = True
+            return job
 
     def _main(self) -> None:
         threading.current_thread().name = self.name
@@ -190,7 +294,4 @@ class Worker:
 
     @staticmethod
     def _settle(job: Job[Any], result: Any, error: BaseException | None) -> None:
-        try:
-            job.loop.call_soon_threadsafe(job.settle, result, error)
-        except RuntimeError:  # the loop is closed: nobody is waiting any more
-            pass
+        inbox(job.loop).post(job.settle, result, error)
