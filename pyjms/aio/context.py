@@ -15,6 +15,7 @@ from pyjms.aio.browse import MarkingBrowser
 from pyjms.aio.consumer import JMSConsumer, QueueBrowser
 from pyjms.aio.handover import MODES as ACKNOWLEDGED_AT_HAND_OVER
 from pyjms.aio.handover import HandOver, session_mode_for
+from pyjms.aio.outbox import Outbox
 from pyjms.aio.producer import JMSProducer
 from pyjms.aio.worker import IN_LISTENER, Worker
 from pyjms.api.constants import AUTO_ACKNOWLEDGE
@@ -96,6 +97,8 @@ class JMSContext:
         self.sync = sync
         #: the thread that makes this context's calls (pyjms.aio.worker)
         self.worker = worker
+        #: the context's queued sends, coalesced (pyjms.aio.outbox)
+        self.outbox = Outbox(sync, worker)
         self._mode = session_mode
         #: how many times the session handed back what it had delivered (rollback, recover):
         #: messages a cancelled receive kept from before then are the provider's again
@@ -160,6 +163,12 @@ class JMSContext:
             await self.worker.submit(self.sync.close)
         finally:
             self.worker.stop()
+            if self.outbox.failure is not None:
+                _log.warning(
+                    "%r closed before a send could report that a send completed at its call failed: %r",
+                    self,
+                    self.outbox.failure,
+                )
 
     async def __aenter__(self) -> JMSContext:
         return self
@@ -301,7 +310,16 @@ class JMSContext:
         self.epoch += 1
 
     async def commit(self) -> None:
-        await self._call(self.sync.commit)
+        """Commits; a send completed at its call whose crossing failed fails the commit instead
+        (pyjms.aio.outbox): roll back and send again."""
+        sync = self.sync
+        outbox = self.outbox
+
+        def commit() -> None:
+            outbox.raise_failure()
+            sync.commit()
+
+        await self._call(commit)
 
     async def rollback(self) -> None:
         sync = self.sync

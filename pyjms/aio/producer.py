@@ -17,10 +17,12 @@ completion thread (pyjms.api.completions) and reach the loop through call_soon_t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pyjms.aio.worker import inbox
+from pyjms.api.constants import PERSISTENT
 from pyjms.api.destination import Destination
 from pyjms.api.message import Message
 from pyjms.api.producer import JMSProducer as SyncProducer
@@ -36,6 +38,13 @@ async def _outcome(queued: asyncio.Future[T]) -> T:
     """A coroutine for a call queued already (so asyncio.create_task takes it too); cancelling
     it cancels the call if the worker has not started it."""
     return await queued
+
+
+async def _sent(producer: JMSProducer, queued: asyncio.Future[Any] | None) -> JMSProducer:
+    """A send queued already: the producer once it is made (None: complete at the call)."""
+    if queued is not None:
+        await queued
+    return producer
 
 
 class JMSProducer:
@@ -164,25 +173,37 @@ class JMSProducer:
         self._shared = True
         return self._current
 
+    def _queue(self, destination: Any, call: Callable[[SyncProducer], Any]) -> asyncio.Future[Any]:
+        """Queues a send made by ``call`` on the synchronous producer as it is now."""
+        producer = self._held()
+        future = self._ctx.outbox.queue(destination, None, False, lambda: call(producer))
+        assert future is not None
+        return future
+
     def send(self, destination: Destination, body: Any) -> Coroutine[Any, Any, JMSProducer]:
         """Sends a str, bytes, dict, None or a Message: queued at the call, with the options as
         they are then; awaited, returns this producer when the send has been made (with
         the provider's confirmation where the client waits for one, as the synchronous send
-        does). Cancelled before the worker starts it, nothing is sent."""
-        producer = self._held()
-
-        def send() -> JMSProducer:
-            producer.send(destination, body)
-            return self
-
-        return _outcome(self._ctx.worker.submit(send))
+        does). Cancelled before the worker starts it, nothing is sent. A NON_PERSISTENT str or
+        bytes send to a destination the context sent to before completes at the call
+        (pyjms.aio.outbox): the provider does not wait for the broker there either."""
+        ctx = self._ctx
+        ctx.check_open()
+        ctx.outbox.raise_failure()
+        current = self._current
+        routed = current.routed_entry(destination, body)
+        if routed is None:
+            return _sent(self, self._queue(destination, lambda p: p.send(destination, body)))
+        persistent = current.get_delivery_mode() == PERSISTENT
+        return _sent(self, ctx.outbox.queue(destination, routed, persistent))
 
     def send_async(self, destination: Destination, body: Any) -> asyncio.Future[Message]:
         """Sends with a CompletionListener, as a future: it resolves to the sent message when the
         provider confirms the send, or fails with the send's error. The sends of a context are
         made, and complete, in call order. Cancelling the future does not unsend the message."""
-        producer = self._held()
+        self._ctx.outbox.raise_failure()
         loop = asyncio.get_running_loop()
+        box = inbox(loop)
         completed: asyncio.Future[Message] = loop.create_future()
 
         def resolve(message: Message, error: JMSRuntimeException | None) -> None:
@@ -194,12 +215,9 @@ class JMSProducer:
                 completed.set_exception(error)
 
         def listener(message: Message, error: JMSRuntimeException | None) -> None:  # completion thread
-            try:
-                loop.call_soon_threadsafe(resolve, message, error)
-            except RuntimeError:  # the loop is closed: nobody is waiting any more
-                pass
+            box.post(resolve, message, error)
 
-        def send() -> None:
+        def send(producer: SyncProducer) -> None:
             producer.set_async(listener)
             try:
                 producer.send(destination, body)
@@ -210,25 +228,20 @@ class JMSProducer:
             if not call.cancelled() and call.exception() is not None and not completed.done():
                 completed.set_exception(call.exception())  # type: ignore[arg-type]
 
-        self._ctx.worker.submit(send).add_done_callback(refused)
+        self._queue(destination, send).add_done_callback(refused)
         return completed
 
     def send_batch(self, destination: Destination, bodies: Iterable[str | bytes]) -> Coroutine[Any, Any, int]:
         """Sends many str/bytes bodies with one JVM crossing (queued at the call, as send is);
         returns how many were sent."""
-        producer = self._held()
+        self._ctx.outbox.raise_failure()
         batch = list(bodies)
-        return _outcome(self._ctx.worker.submit(lambda: producer.send_batch(destination, batch)))
+        return _outcome(self._queue(destination, lambda p: p.send_batch(destination, batch)))
 
     def send_reply(
         self, request: Message, body: Any, expiry: str | int | timedelta = "copy"
     ) -> Coroutine[Any, Any, JMSProducer]:
         """Replies to a request: to its JMSReplyTo, correlated by its message id (E13); queued
         at the call, as send is."""
-        producer = self._held()
-
-        def reply() -> JMSProducer:
-            producer.send_reply(request, body, expiry)
-            return self
-
-        return _outcome(self._ctx.worker.submit(reply))
+        self._ctx.outbox.raise_failure()
+        return _sent(self, self._queue(None, lambda p: p.send_reply(request, body, expiry)))

@@ -335,6 +335,25 @@ class JMSProducer:
         self._send_checked(destination, message_for_body(body), policies, describe=True)
         return self
 
+    def routed_entry(self, destination: Destination, body: Any) -> tuple[bytes, int] | None:
+        """For a sender that coalesces sends into one crossing (pyjms.aio): the send of ``body``
+        to ``destination`` with this producer's options as they are now, as a routed entry
+        (codec.pack_routed, for SendPath.send_routed) and its flags, when it would go straight
+        to the wire (a str or bytes body, no send policy, no completion listener); else None,
+        and the send goes through send(). It checks neither the context nor the destination
+        against the session: SendPath.key does, before the crossing."""
+        if (
+            self._listener is not None
+            or not isinstance(body, (str, bytes))
+            or not isinstance(destination, Destination)
+            or self._policies()
+        ):
+            return None
+        headers, props = self._packed_blocks()
+        record = C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
+        entry = C.pack_routed(destination.key, self._mode, self._priority, self._ttl, self._delay, record)
+        return entry, self._flags()
+
     def _send_message(self, destination: Destination, message: Message, *, describe: bool) -> None:
         """send(destination, message) for forwarders (pyjms.api.forward): without describe, the
         message does not get the headers the provider assigned (message id, timestamp...),

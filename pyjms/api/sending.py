@@ -74,16 +74,17 @@ class SendPath:
         self.drain()
         return self._channel.send_batch(key, C.pack_batch(records, len(records)), *options, what)
 
-    def send_routed(self, entries: Sequence[bytes]) -> int:
+    def send_routed(self, entries: Sequence[bytes], flags: int = 0) -> int:
         """Routed entries (codec.pack_routed: each its own destination and options), in one
-        crossing."""
+        crossing; ``flags`` (pyjms.bridge.contract.SEND_*) apply to all of them
+        (JMSProducer.routed_entry gives a send's)."""
         if self._closed():
             raise IllegalStateRuntimeException("the JMSContext is closed")
         if not entries:
             return 0
         self.drain()
         return self._channel.send_routed(
-            C.pack_batch(entries, len(entries)), 0, f"send of {len(entries)} routed messages"
+            C.pack_batch(entries, len(entries)), flags, f"send of {len(entries)} routed messages"
         )
 
     def forward_consumed(
