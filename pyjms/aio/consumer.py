@@ -44,6 +44,8 @@ _log = logging.getLogger("pyjms")
 SLICE_MS = 50
 #: ... and when other jobs of the context wait behind it
 SHORT_SLICE_MS = 5
+#: how many messages a receive takes at once where it may read ahead (see JMSConsumer.receive)
+READ_AHEAD = 500
 
 
 class Taken:
@@ -136,6 +138,20 @@ class JMSConsumer:
             if k[0] == epoch
         )
 
+    def keeps_any(self, besides: object | None = None) -> bool:
+        """kept_count(besides) > 0, without counting: entries are appended with the epoch of
+        their take, which only grows, so those of the current epoch are at the end."""
+        epoch = self._ctx.epoch
+        for store in (self._kept, self._kept_bodies):
+            if store is besides:
+                continue
+            try:
+                if store[-1][0] == epoch:
+                    return True
+            except IndexError:
+                continue
+        return False
+
     def _check(self) -> None:
         if self._closing:
             raise IllegalStateRuntimeException("the consumer is closed")
@@ -149,11 +165,13 @@ class JMSConsumer:
         orphan: Callable[[Taken], None],
         kept: deque[tuple[int, Any]],
         n: int = 1,
+        ahead: bool = False,
     ) -> Any:
         """Runs ``take(slice_ms)`` on the worker until it returns something other than
         ``empty``, the time is up, or the consumer or its context closes. Before each slice it
         looks at what cancelled receives kept (one may have taken a message after this receive
-        began waiting)."""
+        began waiting). ``ahead``: ``take`` returns a list, whose first message is the
+        caller's and the rest kept for the next receives."""
         deadline = None if timeout_ms is None else time.monotonic() + timeout_ms / 1000.0
         ctx = self._ctx
         worker = ctx.worker
@@ -181,13 +199,28 @@ class JMSConsumer:
             return AGAIN
 
         taken = await worker.call(step, orphan)
-        return self._handed(taken.value)
+        value = taken.value
+        if ahead and isinstance(value, list):
+            # the caller gets the first; the consumer keeps the rest for the next receives
+            self._kept.extend((taken.epoch, m) for m in value[1:])
+            value = value[0] if value else None
+        return self._handed(value)
 
     def _handed(self, value: Any) -> Any:
         """On the loop: ``value`` reaches its caller (AUTO/DUPS_OK: acknowledge it)."""
         if self._ctx.hand_over is not None and value is not None and value != []:
-            self._ctx.hand_over.handed_over()
+            messages = value if isinstance(value, list) else [value] if isinstance(value, Message) else []
+            self._ctx.hand_over.handed_over(self.sync, messages)
         return value
+
+    def _read_ahead(self) -> int:
+        """How many messages a receive may take at once: READ_AHEAD in an AUTO or DUPS_OK
+        context whose only consumer this is (each is acknowledged once it, and the ones taken
+        with it, reached a caller: pyjms.aio.handover), else 1. In CLIENT_ACKNOWLEDGE and
+        transacted contexts the application's acknowledge or commit covers everything the
+        session took, so a receive takes only its own message there."""
+        ctx = self._ctx
+        return READ_AHEAD if ctx.hand_over is not None and ctx.sole_consumer(self) else 1
 
     # ------------------------------------------------------------------ receiving
 
@@ -199,6 +232,19 @@ class JMSConsumer:
         if kept:
             return cast("Message | None", self._handed(kept[0]))
         sync = self.sync
+        ahead = self._read_ahead()
+        if ahead > 1:
+            return cast(
+                "Message | None",
+                await self._receive(
+                    wait_ms(timeout_ms),
+                    lambda ms: sync.receive_batch(ahead, ms),
+                    [],
+                    self._keep,
+                    self._kept,
+                    ahead=True,
+                ),
+            )
         return cast(
             "Message | None",
             await self._receive(wait_ms(timeout_ms), sync.receive, None, self._keep, self._kept),
@@ -328,8 +374,8 @@ class JMSConsumer:
         kept = self.kept_count()
         if kept:
             _log.warning(
-                "closing %r with %d message(s) a cancelled receive took and no receive had since; "
-                "each goes back to the provider with the session's %s",
+                "closing %r with %d message(s) taken ahead or by a cancelled receive and no receive had "
+                "since; each goes back to the provider with the session's %s",
                 self,
                 kept,
                 "recovery now" if hand_over is not None else "rollback, recovery or close",

@@ -303,7 +303,12 @@ class JMSContext:
         """Whether a consumer keeps a message a cancelled receive took (since the last
         recovery) anywhere but in ``besides`` (on the worker: copies of the stores are taken
         under the GIL, as the loop may append meanwhile)."""
-        return any(consumer.kept_count(besides) for consumer in tuple(self._consumers))
+        return any(consumer.keeps_any(besides) for consumer in tuple(self._consumers))
+
+    def sole_consumer(self, consumer: JMSConsumer) -> bool:
+        """Whether ``consumer`` is the only open consumer of this context."""
+        consumers = self._consumers
+        return len(consumers) == 1 and consumers[0] is consumer
 
     def _recovered(self) -> None:
         """On the worker, after a rollback or recover: messages kept from before are redelivered."""

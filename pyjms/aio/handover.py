@@ -23,9 +23,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from pyjms.aio.worker import Worker
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
+from pyjms.api.consumer import JMSConsumer as SyncConsumer
 from pyjms.api.context import JMSContext as SyncContext
 
 #: the session modes whose acknowledgements pyjms.aio makes itself
@@ -36,6 +38,9 @@ MODES = (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
 SETTLE_WAIT_S = 0.005
 #: how long other consumers' takes wait for a consumer that keeps a message to receive it
 KEPT_PATIENCE_S = 1.0
+#: how long a recovery waits for each message handed over since the last acknowledgement to
+#: come back, to take it again (see HandOver.recover_now)
+RETAKE_MS = 3000
 
 
 def session_mode_for(mode: int) -> int:
@@ -70,6 +75,8 @@ class HandOver:
         self._recover_owed = False
         self._waiting_since: float | None = None  # takes wait for a keeper since then
         self._nudged = False  # a job that settles what is owed is queued
+        # the messages handed over since the last acknowledgement, by consumer, in order
+        self._handed: list[tuple[SyncConsumer, Any]] = []
         worker.before_step = self.before_step
 
     # ------------------------------------------------------------------ on the worker
@@ -109,6 +116,7 @@ class HandOver:
             self.recover_now()
         if self._ack_owed and not self._keeps(None):
             self._ack_owed = False
+            self._handed = []  # covered by this acknowledgement (one handed meanwhile is too)
             self._sync.acknowledge()
 
     def recovered_what_is_kept(self) -> bool:
@@ -121,9 +129,28 @@ class HandOver:
     def recover_now(self) -> None:
         """Hands back everything unacknowledged (also for a receive_body that took a message
         it could not convert: it is left for redelivery, as the synchronous API does in
-        AUTO/DUPS_OK)."""
+        AUTO/DUPS_OK).
+
+        A recovery also hands back the messages handed over to callers since the last
+        acknowledgement (those taken together with messages a consumer still keeps, which the
+        acknowledgement waits for). Each is taken again, in order, from the consumer that
+        handed it over, and acknowledged, so no caller gets it twice; if one does not come back
+        as it went (another consumer got it first), the session recovers again, and what was
+        handed over is redelivered, marked JMSRedelivered: nothing is lost."""
+        handed, self._handed = self._handed, []
         self._sync.recover()
         self._recovered()
+        for consumer, message in handed:
+            again = consumer.receive(RETAKE_MS)
+            if again is None or again.get_jms_message_id() != message.get_jms_message_id():
+                self._sync.recover()
+                self._recovered()
+                return
+        if handed:
+            self._ack_owed = True
+            if not self._keeps(None):
+                self._ack_owed = False
+                self._sync.acknowledge()
 
     def _settle_owed(self) -> None:
         self._nudged = False  # before looking: what the loop owes from now on nudges again
@@ -131,11 +158,16 @@ class HandOver:
 
     # ------------------------------------------------------------------ on the loop
 
-    def handed_over(self) -> None:
-        """A caller has the message(s) of the last take, or kept ones."""
+    def handed_over(self, consumer: SyncConsumer | None = None, messages: list[Any] | None = None) -> None:
+        """A caller has the message(s) of the last take, or kept ones (``messages``, from
+        ``consumer``). Their acknowledgement waits while a consumer keeps messages (taken
+        with them), so the worker is nudged only when none does."""
+        if consumer is not None and messages:
+            self._handed.extend((consumer, m) for m in messages)
         self._ack_owed = True
         self._settled.set()
-        self._nudge()
+        if not self._keeps(None):
+            self._nudge()
 
     def kept(self) -> None:
         """The caller of the last take went away: its consumer keeps the message(s)."""

@@ -281,3 +281,61 @@ def test_a_marking_get_cancelled_after_it_marked_unmarks(afactory: aio.Connectio
             await marking.close()
 
     run(main)
+
+
+@pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE])
+def test_a_receive_cancelled_while_a_batch_is_held_hands_its_message_to_the_next_receive(
+    afactory: aio.ConnectionFactory, qname: str, mode: int
+) -> None:
+    """A context's only consumer takes what the provider holds in one batch (pyjms.aio.consumer
+    READ_AHEAD) and hands the messages to receives one by one. A receive cancelled after the
+    worker took the batch, and one cancelled while the rest of the batch is held, lose nothing:
+    each message reaches exactly one receive, in order, and is acknowledged then."""
+
+    async def main() -> None:
+        bodies = [f"m{i}" for i in range(1, 7)]
+        async with afactory.create_context(mode) as ctx, afactory.create_context() as other:
+            q = ctx.create_queue(qname)
+            await other.create_producer().send_batch(q, bodies)
+            consumer = await ctx.create_consumer(q)
+            await asyncio.sleep(0.5)  # the provider delivers all six to the consumer meanwhile
+            await _cancel_after_it_took(consumer)  # the worker took the batch; its caller went away
+            assert (await consumer.receive(5000)).get_text() == "m1"
+            assert consumer.kept_count() >= 1  # held for the next receives: m2 at least
+            held = asyncio.create_task(consumer.receive(5000))
+            held.cancel()  # before it ran: it takes nothing, not even from what is held
+            with pytest.raises(asyncio.CancelledError):
+                await held
+            got = [(await consumer.receive(5000)).get_text() for _ in range(5)]
+            assert got == bodies[1:]
+            assert await consumer.receive(300) is None
+        async with afactory.create_context() as check:
+            assert await (await check.create_consumer(q)).receive(300) is None
+
+    run(main)
+
+
+def test_a_consumer_closed_while_a_batch_is_held_hands_back_only_what_no_receive_got(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
+    """AUTO_ACKNOWLEDGE: the consumer took six messages in one batch and handed two over; it is
+    closed. The session's recovery hands back all six (the two handed over were not
+    acknowledged yet: the acknowledgement covers the whole session), and the two are taken
+    again and acknowledged: another consumer gets m3..m6, and nobody gets m1 or m2 twice."""
+
+    async def main() -> None:
+        bodies = [f"m{i}" for i in range(1, 7)]
+        async with afactory.create_context() as other:
+            q = other.create_queue(qname)
+            await other.create_producer().send_batch(q, bodies)
+            async with afactory.create_context() as ctx:
+                consumer = await ctx.create_consumer(q)
+                await asyncio.sleep(0.5)
+                got = [(await consumer.receive(5000)).get_text() for _ in range(2)]
+                assert got == ["m1", "m2"] and consumer.kept_count() >= 1
+                await consumer.close()
+            elsewhere = await other.create_consumer(q)
+            rest = [m.get_text() async for m in elsewhere.messages(1000)]
+            assert rest == bodies[2:]
+
+    run(main)
