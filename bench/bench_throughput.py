@@ -15,8 +15,9 @@ in interleaved rounds, N non-persistent 100-byte messages sent and received back
     acknowledging every 1,000 messages); each acknowledgement pattern against the other side's
     same pattern, and raw Java's against its per-message loop;
   * pyjms pipelined: a consumer thread receives while the main thread sends;
-  * pyjms.aio (asyncio) per message and batched, sequential, each an `await` on one context
-    whose calls run on its worker thread, printed beside the synchronous rows they match.
+  * pyjms.aio (asyncio) on one context whose calls run on its worker thread, printed beside
+    the synchronous rows they match: an `await` per send and per receive; sends started
+    1,000 at a time and `gather`ed, then `async for`; `await send_batch`/`receive_batch`.
 Both sides first run --warmup untimed rounds of every case (same volume, same JVM options
 as a library user gets). Prints medians and ratios (pyjms sequential against raw Java
 sequential, pyjms pipelined against raw Java pipelined), then the cold start of a new
@@ -144,6 +145,27 @@ async def aio_per_message(factory: pyjms.aio.ConnectionFactory, queue: str, n: i
         return n / elapsed
 
 
+async def aio_gathered(factory: pyjms.aio.ConnectionFactory, queue: str, n: int) -> float:
+    """pyjms.aio: sends started BATCH at a time and gathered, then `async for` over the consumer."""
+    async with factory.create_context() as ctx:
+        q = ctx.create_queue(queue)
+        p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+        c = await ctx.create_consumer(q)
+        t0 = time.perf_counter()
+        for start in range(0, n, BATCH):
+            await asyncio.gather(*(p.send(q, BODY) for _ in range(min(BATCH, n - start))))
+        got = chars = 0
+        async for m in c:
+            chars += len(m.get_text())
+            got += 1
+            if got == n:
+                break
+        elapsed = time.perf_counter() - t0
+        await c.close()
+        assert chars == n * len(BODY), "lost messages"
+        return n / elapsed
+
+
 async def aio_batched(factory: pyjms.aio.ConnectionFactory, queue: str, n: int) -> float:
     async with factory.create_context() as ctx:
         q = ctx.create_queue(queue)
@@ -169,6 +191,7 @@ CASES = (
     "raw Java, pipelined",
     "pyjms per message",
     "pyjms.aio per message",
+    "pyjms.aio gathered, async for",
     "pyjms send_batch/receive_batch",
     "pyjms.aio send_batch/receive_batch",
     "raw Java, CLIENT_ACK per 1,000",
@@ -184,6 +207,7 @@ BASELINE = {
     "pyjms per message, pipelined": "raw Java, pipelined",
     # the asyncio rows beside the synchronous ones they wrap
     "pyjms.aio per message": "pyjms per message",
+    "pyjms.aio gathered, async for": "pyjms per message",
     "pyjms.aio send_batch/receive_batch": "pyjms send_batch/receive_batch",
     CLIENT_DEFAULTS: "raw Java, sequential",
     "raw Java, CLIENT_ACK per 1,000": "raw Java, sequential",
@@ -193,6 +217,10 @@ TARGETS = {
     "pyjms per message": 0.5,
     "pyjms send_batch/receive_batch": 1.0,
     "pyjms per message, pipelined": 0.5,
+    # issue 34: asyncio against the synchronous API
+    "pyjms.aio per message": 0.5,
+    "pyjms.aio gathered, async for": 1.0,
+    "pyjms.aio send_batch/receive_batch": 1.0,
 }
 
 
@@ -238,6 +266,7 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
                 "pyjms batches, CLIENT_ACK each": lambda q: pyjms_batched(acknowledging, q, n),
                 "pyjms per message, pipelined": lambda q: pyjms_pipelined(factory, q, n),
                 "pyjms.aio per message": lambda q: asyncio.run(aio_per_message(afactory, q, n)),
+                "pyjms.aio gathered, async for": lambda q: asyncio.run(aio_gathered(afactory, q, n)),
                 "pyjms.aio send_batch/receive_batch": lambda q: asyncio.run(aio_batched(afactory, q, n)),
             }
             results = Results(cases, raw.url)
