@@ -23,7 +23,9 @@ an earlier send of the context passed, is one the provider makes without waiting
 broker error to the sender). Its ``await`` returns at once, without a round trip to the worker;
 an error the crossing meets all the same (the connection broke, the session closed) is raised by
 the context's next send or commit, and logged when the context closes first. To keep the loop
-responsive and the queue bounded, one send in EARLY_RUN waits for its crossing like any other.
+responsive and the queue bounded, a send waits for its crossing like any other once the loop has
+completed sends at their call for EARLY_RUN_S without yielding, or once EARLY_PENDING of them
+wait for their crossing.
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ from pyjms.api.destination import Destination
 
 _log = logging.getLogger("pyjms")
 
-#: sends completed at their call in a row, before one waits for its crossing
-EARLY_RUN = 256
+#: how long the loop may complete sends at their call without yielding (seconds)
+EARLY_RUN_S = 0.004
+#: how many sends completed at their call may wait for their crossing at once
+EARLY_PENDING = 8192
 
 #: a send's outcome on the worker: (the send, its result, its error)
 Outcome = tuple["Outgoing", Any, "BaseException | None"]
@@ -107,7 +111,9 @@ class Outbox:
         self.passed: set[str] = set()
         #: what a send completed at its call met, for the context's next send to raise
         self.failure: BaseException | None = None
-        self._early_run = 0
+        self._run_since: float | None = None  # the loop completes sends at their call since
+        self._early_queued = 0  # sends completed at their call (counted on the loop)
+        self.early_crossed = 0  # ... and crossed or failed since (counted on the worker)
 
     # ------------------------------------------------------------------ on the loop
 
@@ -136,15 +142,22 @@ class Outbox:
         early = (
             routed is not None
             and not persistent
-            and self._early_run < EARLY_RUN
             and isinstance(destination, Destination)
             and destination.key in self.passed
+            and self._early_queued - self.early_crossed < EARLY_PENDING
         )
         if early:
-            self._early_run += 1
+            now = loop.time()
+            if self._run_since is None:
+                self._run_since = now
+                loop.call_soon(self._yielded)  # runs once the loop has yielded
+            elif now - self._run_since > EARLY_RUN_S:
+                early = False
+        if early:
+            self._early_queued += 1
             future = None
         else:
-            self._early_run = 0
+            self._run_since = None
             future = loop.create_future()
         if routed is None:
             item = Outgoing(destination, None, 0, False, call, future)
@@ -152,6 +165,9 @@ class Outbox:
             item = Outgoing(destination, routed[0], routed[1], not persistent, None, future)
         self._worker.add_to_batch(item, lambda: SendBatch(self, loop))
         return future
+
+    def _yielded(self) -> None:
+        self._run_since = None
 
     # ------------------------------------------------------------------ on the worker
 
@@ -178,6 +194,7 @@ class Outbox:
             entries.clear()
             crossing.clear()
 
+        self.early_crossed += sum(1 for item in items if item.future is None)
         for item in items:
             future = item.future
             if future is not None and future.cancelled():
