@@ -268,6 +268,17 @@ class JMSConsumer:
         kept = self._from_kept(self._kept_bodies)
         if kept:
             return self._handed(kept[0])
+        ahead = self._from_kept(self._kept)  # messages taken ahead come first
+        if ahead:
+            message = ahead[0]
+            if not message.is_body_assignable_to(body_type):
+                self._kept.appendleft((self._ctx.epoch, message))  # still the next message
+                raise MessageFormatRuntimeException(
+                    f"the body of {type(message).__name__} {message.get_jms_message_id()} "
+                    f"cannot be returned as {body_type.__name__}"
+                )
+            self._handed(message)
+            return message.get_body(body_type)
         sync = self.sync
         hand_over = self._ctx.hand_over
 
@@ -358,7 +369,19 @@ class JMSConsumer:
                     loop.call_soon_threadsafe(ctx.delivery_ended)
 
         sync = self.sync
-        await self._ctx.worker.submit(lambda: sync.set_message_listener(deliver))
+        hand_over = self._ctx.hand_over
+        if listener is not None and hand_over is not None and self.kept_count():
+            # what receives took ahead goes back to the provider first, which delivers it to
+            # the listener (else the listener's acknowledgements would cover it unseen)
+            hand_over.recover_soon()
+
+        def set_listener() -> Any:
+            if hand_over is not None and not hand_over.recovered_what_is_kept():
+                return AGAIN
+            sync.set_message_listener(deliver)
+            return None
+
+        await self._ctx.worker.submit(set_listener)
 
     # ------------------------------------------------------------------ closing
 

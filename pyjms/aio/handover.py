@@ -165,7 +165,8 @@ class HandOver:
         if consumer is not None and messages:
             self._handed.extend((consumer, m) for m in messages)
         self._ack_owed = True
-        self._settled.set()
+        if not self._settled.is_set():  # (a receive served from what is kept finds it set)
+            self._settled.set()
         if not self._keeps(None):
             self._nudge()
 
