@@ -23,9 +23,9 @@ an earlier send of the context passed, is one the provider makes without waiting
 broker error to the sender). Its ``await`` returns at once, without a round trip to the worker;
 an error the crossing meets all the same (the connection broke, the session closed) is raised by
 the context's next send or commit, and logged when the context closes first. To keep the loop
-responsive and the queue bounded, a send waits for its crossing like any other once the loop has
-completed sends at their call for EARLY_RUN_S without yielding, or once EARLY_PENDING of them
-wait for their crossing.
+responsive, a send's await yields to the loop once (``asyncio.sleep(0)``) when the loop has
+completed sends at their call for EARLY_RUN_S without yielding; to keep the queue bounded, a
+send waits for its crossing like any other while EARLY_PENDING of them wait for theirs.
 """
 
 from __future__ import annotations
@@ -135,9 +135,10 @@ class Outbox:
         routed: tuple[bytes, int] | None,
         persistent: bool,
         call: Callable[[], Any] | None = None,
-    ) -> asyncio.Future[Any] | None:
+    ) -> tuple[asyncio.Future[Any] | None, bool]:
         """Queues a send: a routed entry and its flags, or else ``call``. Returns the future of
-        its outcome, or None if the send is complete at its call (see the module)."""
+        its outcome, or None if the send is complete at its call (see the module), and whether
+        its await is to yield to the loop."""
         loop = asyncio.get_running_loop()
         early = (
             routed is not None
@@ -146,16 +147,17 @@ class Outbox:
             and destination.key in self.passed
             and self._early_queued - self.early_crossed < EARLY_PENDING
         )
+        pause = False
         if early:
+            self._early_queued += 1
+            future = None
             now = loop.time()
             if self._run_since is None:
                 self._run_since = now
                 loop.call_soon(self._yielded)  # runs once the loop has yielded
             elif now - self._run_since > EARLY_RUN_S:
-                early = False
-        if early:
-            self._early_queued += 1
-            future = None
+                pause = True
+                self._run_since = None
         else:
             self._run_since = None
             future = loop.create_future()
@@ -164,7 +166,7 @@ class Outbox:
         else:
             item = Outgoing(destination, routed[0], routed[1], not persistent, None, future)
         self._worker.add_to_batch(item, lambda: SendBatch(self, loop))
-        return future
+        return future, pause
 
     def _yielded(self) -> None:
         self._run_since = None

@@ -40,10 +40,15 @@ async def _outcome(queued: asyncio.Future[T]) -> T:
     return await queued
 
 
-async def _sent(producer: JMSProducer, queued: asyncio.Future[Any] | None) -> JMSProducer:
-    """A send queued already: the producer once it is made (None: complete at the call)."""
+async def _sent(
+    producer: JMSProducer, queued: asyncio.Future[Any] | None, pause: bool = False
+) -> JMSProducer:
+    """A send queued already: the producer once it is made (None: complete at the call;
+    ``pause``: yield to the loop once all the same)."""
     if queued is not None:
         await queued
+    elif pause:
+        await asyncio.sleep(0)
     return producer
 
 
@@ -176,7 +181,7 @@ class JMSProducer:
     def _queue(self, destination: Any, call: Callable[[SyncProducer], Any]) -> asyncio.Future[Any]:
         """Queues a send made by ``call`` on the synchronous producer as it is now."""
         producer = self._held()
-        future = self._ctx.outbox.queue(destination, None, False, lambda: call(producer))
+        future, _ = self._ctx.outbox.queue(destination, None, False, lambda: call(producer))
         assert future is not None
         return future
 
@@ -195,7 +200,7 @@ class JMSProducer:
         if routed is None:
             return _sent(self, self._queue(destination, lambda p: p.send(destination, body)))
         persistent = current.get_delivery_mode() == PERSISTENT
-        return _sent(self, ctx.outbox.queue(destination, routed, persistent))
+        return _sent(self, *ctx.outbox.queue(destination, routed, persistent))
 
     def send_async(self, destination: Destination, body: Any) -> asyncio.Future[Message]:
         """Sends with a CompletionListener, as a future: it resolves to the sent message when the
