@@ -29,6 +29,7 @@ from pyjms.aio.worker import Worker
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
 from pyjms.api.consumer import JMSConsumer as SyncConsumer
 from pyjms.api.context import JMSContext as SyncContext
+from pyjms.errors import JMSRuntimeException
 
 #: the session modes whose acknowledgements pyjms.aio makes itself
 MODES = (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
@@ -136,12 +137,16 @@ class HandOver:
         acknowledgement waits for). Each is taken again, in order, from the consumer that
         handed it over, and acknowledged, so no caller gets it twice; if one does not come back
         as it went (another consumer got it first), the session recovers again, and what was
-        handed over is redelivered, marked JMSRedelivered: nothing is lost."""
+        handed over is redelivered, marked JMSRedelivered: nothing is lost (so too when that
+        consumer has closed since)."""
         handed, self._handed = self._handed, []
         self._sync.recover()
         self._recovered()
         for consumer, message in handed:
-            again = consumer.receive(RETAKE_MS)
+            try:
+                again = consumer.receive(RETAKE_MS)
+            except JMSRuntimeException:  # that consumer closed meanwhile: its messages went back
+                again = None
             if again is None or again.get_jms_message_id() != message.get_jms_message_id():
                 self._sync.recover()
                 self._recovered()
