@@ -44,7 +44,7 @@ _log = logging.getLogger("pyjms")
 
 #: how long the loop may complete sends at their call without yielding (seconds)
 EARLY_RUN_S = 0.004
-#: how many sends completed at their call may wait for their crossing at once
+#: how many messages sent by sends completed at their call may wait for their crossing at once
 EARLY_PENDING = 8192
 
 #: a send's outcome on the worker: (the send, its result, its error)
@@ -52,15 +52,16 @@ Outcome = tuple["Outgoing", Any, "BaseException | None"]
 
 
 class Outgoing:
-    """One queued send: a routed entry (``entry``, with its ``flags``), or a ``call`` of the
-    synchronous producer; ``future`` is None for a send completed at its call."""
+    """One queued send: a routed entry, or a list of them (a send_batch), with its ``flags``,
+    or a ``call`` of the synchronous producer; ``future`` is None for a send completed at its
+    call."""
 
     __slots__ = ("destination", "entry", "flags", "together", "call", "context", "future")
 
     def __init__(
         self,
         destination: Any,
-        entry: bytes | None,
+        entry: bytes | list[bytes] | None,
         flags: int,
         together: bool,
         call: Callable[[], Any] | None,
@@ -132,11 +133,12 @@ class Outbox:
     def queue(
         self,
         destination: Any,
-        routed: tuple[bytes, int] | None,
+        routed: tuple[bytes | list[bytes], int] | None,
         persistent: bool,
         call: Callable[[], Any] | None = None,
     ) -> tuple[asyncio.Future[Any] | None, bool]:
-        """Queues a send: a routed entry and its flags, or else ``call``. Returns the future of
+        """Queues a send: a routed entry (or a batch's list of them) and its flags, or else
+        ``call``. Returns the future of
         its outcome, or None if the send is complete at its call (see the module), and whether
         its await is to yield to the loop."""
         loop = asyncio.get_running_loop()
@@ -149,7 +151,8 @@ class Outbox:
         )
         pause = False
         if early:
-            self._early_queued += 1
+            assert routed is not None
+            self._early_queued += len(routed[0]) if isinstance(routed[0], list) else 1
             future = None
             now = loop.time()
             if self._run_since is None:
@@ -196,7 +199,9 @@ class Outbox:
             entries.clear()
             crossing.clear()
 
-        self.early_crossed += sum(1 for item in items if item.future is None)
+        self.early_crossed += sum(
+            len(item.entry) if isinstance(item.entry, list) else 1 for item in items if item.future is None
+        )
         for item in items:
             future = item.future
             if future is not None and future.cancelled():
@@ -220,7 +225,10 @@ class Outbox:
             if not item.together or item.flags != flags:
                 cross()
                 flags = item.flags
-            entries.append(item.entry)
+            if isinstance(item.entry, list):
+                entries.extend(item.entry)
+            else:
+                entries.append(item.entry)
             crossing.append(item)
             if not item.together:
                 cross()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pyjms.aio.worker import inbox
 from pyjms.api.constants import PERSISTENT
@@ -38,6 +38,15 @@ async def _outcome(queued: asyncio.Future[T]) -> T:
     """A coroutine for a call queued already (so asyncio.create_task takes it too); cancelling
     it cancels the call if the worker has not started it."""
     return await queued
+
+
+async def _counted(count: int, queued: asyncio.Future[Any] | None, pause: bool = False) -> int:
+    """A send_batch of routed entries queued already: how many it sent (see _sent)."""
+    if queued is not None:
+        await queued
+    elif pause:
+        await asyncio.sleep(0)
+    return count
 
 
 async def _sent(
@@ -239,8 +248,18 @@ class JMSProducer:
     def send_batch(self, destination: Destination, bodies: Iterable[str | bytes]) -> Coroutine[Any, Any, int]:
         """Sends many str/bytes bodies with one JVM crossing (queued at the call, as send is);
         returns how many were sent."""
-        self._ctx.outbox.raise_failure()
+        ctx = self._ctx
+        ctx.check_open()
+        ctx.outbox.raise_failure()
         batch = list(bodies)
+        current = self._current
+        if batch and current.get_delivery_mode() != PERSISTENT:
+            # NON_PERSISTENT: routed entries, which may complete at the call (pyjms.aio.outbox)
+            routed = [current.routed_entry(destination, body) for body in batch]
+            entries = [r[0] for r in routed if r is not None]
+            if len(entries) == len(batch):
+                flags = cast("tuple[bytes, int]", routed[0])[1]
+                return _counted(len(batch), *ctx.outbox.queue(destination, (entries, flags), False))
         return _outcome(self._queue(destination, lambda p: p.send_batch(destination, batch)))
 
     def send_reply(

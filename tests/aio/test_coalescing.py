@@ -119,3 +119,27 @@ def test_a_send_completed_at_the_call_that_fails_fails_the_next_send(
             assert [m.get_text() async for m in consumer.messages(500)] == ["first", "after"]
 
     run(main)
+
+
+def test_a_non_persistent_send_batch_crosses_with_the_sends_around_it(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
+    async def main() -> None:
+        async with afactory.create_context() as ctx:
+            q = ctx.create_queue(qname)
+            producer = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+            assert await producer.send_batch(q, ["a", "b"]) == 2
+            crossings = _count_crossings(ctx)
+            results = await asyncio.gather(
+                producer.send(q, "c"), producer.send_batch(q, ["d", b"e"]), producer.send(q, "f")
+            )
+            assert results == [producer, 2, producer]  # complete at the call: maybe not crossed yet
+            await ctx.worker.submit(lambda: None)  # now they have
+            assert crossings == [4]  # one crossing for all three calls
+            with pytest.raises(pyjms.MessageFormatRuntimeException):
+                await producer.send_batch(q, ["g", 1])  # type: ignore[list-item]
+            consumer = await ctx.create_consumer(q)
+            got = [m.get_body(object) async for m in consumer.messages(500)]
+            assert got == ["a", "b", "c", "d", b"e", "f"]
+
+    run(main)
