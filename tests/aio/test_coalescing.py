@@ -31,13 +31,16 @@ def _count_crossings(ctx: aio.JMSContext) -> list[int]:
     return crossings
 
 
+def _non_persistent(ctx: aio.JMSContext, qname: str) -> tuple[pyjms.Queue, aio.JMSProducer]:
+    return ctx.create_queue(qname), ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+
+
 def test_gathered_sends_cross_together_in_call_order_and_fail_alone(
     afactory: aio.ConnectionFactory, qname: str
 ) -> None:
     async def main() -> None:
         async with afactory.create_context() as ctx:
-            q = ctx.create_queue(qname)
-            producer = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+            q, producer = _non_persistent(ctx, qname)
             crossings = _count_crossings(ctx)
             await producer.send(q, "first")
             results = await asyncio.gather(
@@ -71,8 +74,7 @@ def test_a_lone_non_persistent_send_completes_at_the_call(
 
     async def main() -> None:
         async with afactory.create_context() as ctx:
-            q = ctx.create_queue(qname)
-            producer = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+            q, producer = _non_persistent(ctx, qname)
             await producer.send(q, "first")  # the destination passes
             ran: list[bool] = []
 
@@ -100,8 +102,7 @@ def test_a_send_completed_at_the_call_that_fails_fails_the_next_send(
 ) -> None:
     async def main() -> None:
         async with afactory.create_context() as ctx:
-            q = ctx.create_queue(qname)
-            producer = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+            q, producer = _non_persistent(ctx, qname)
             await producer.send(q, "first")
             sends = ctx.sync.sends
 
@@ -126,8 +127,7 @@ def test_a_non_persistent_send_batch_crosses_with_the_sends_around_it(
 ) -> None:
     async def main() -> None:
         async with afactory.create_context() as ctx:
-            q = ctx.create_queue(qname)
-            producer = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+            q, producer = _non_persistent(ctx, qname)
             assert await producer.send_batch(q, ["a", "b"]) == 2
             crossings = _count_crossings(ctx)
             results = await asyncio.gather(
