@@ -49,7 +49,8 @@ from pyspark.sql.types import DataType, StringType
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT, SESSION_TRANSACTED
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, from_key
-from pyjms.api.message import TextMessage, check_duplicate_id, check_property_name
+from pyjms.api.message import TextMessage
+from pyjms.api.message.properties import check_duplicate_id, check_property_name
 from pyjms.bridge import codec as C
 from pyjms.bridge.contract import DLQ_DETAIL, DUPLICATE_ID
 from pyjms.dlq.header import MQFMT_NONE, MQFMT_STRING, DeadLetterHeader, destination_name, reason_for
