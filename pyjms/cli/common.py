@@ -36,6 +36,13 @@ def broker_url(args: argparse.Namespace) -> str:
     return url
 
 
+def subcommand(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, helptext: str
+) -> argparse.ArgumentParser:
+    """A subcommand whose --help starts with what it does."""
+    return sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
+
+
 def add_url_options(parser: argparse.ArgumentParser, *, user: bool = True) -> None:
     parser.add_argument(
         "--url",
