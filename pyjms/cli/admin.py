@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Queue, Topic
-from pyjms.cli.common import add_url_options, broker_url, parse_destination, subcommand
+from pyjms.cli.common import Subcommands, add_url_options, broker_url, parse_destination, subcommand
 from pyjms.providers.activemq import Admin
 from pyjms.rules.attributes import Attributes
 
@@ -47,7 +47,7 @@ def run_admin(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Adds ``pyjms admin``."""
     a = subcommand(sub, "admin", "define or show IBM MQ-style destination attributes on a pyjms broker")
     add_url_options(a)

@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from pyjms.bridge import jvm
-from pyjms.cli.common import CommandError, note, subcommand
+from pyjms.cli.common import CommandError, Subcommands, note, subcommand
 from pyjms.cli.interrupts import exit_status, stop_on_signals
 from pyjms.cli.startup import check_data_dir, interruptible
 from pyjms.providers.activemq import EmbeddedBroker
@@ -101,7 +101,7 @@ def run_broker(args: argparse.Namespace) -> int:
     return exit_status(stopped_by)
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Adds ``pyjms broker``."""
     b = subcommand(sub, "broker", "run an ActiveMQ (or Artemis) broker on 127.0.0.1 until Ctrl-C or SIGTERM")
     b.add_argument(

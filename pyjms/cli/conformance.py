@@ -20,7 +20,7 @@ from pyjms.api.constants import PERSISTENT, SESSION_TRANSACTED
 from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Queue, Topic
 from pyjms.bridge.contract import STAGING_QUEUE
-from pyjms.cli.common import broker_url, subcommand
+from pyjms.cli.common import Subcommands, broker_url, subcommand
 from pyjms.cli.messaging import name_values
 from pyjms.delay import delay_mechanism
 from pyjms.errors import JMSRuntimeException
@@ -333,7 +333,7 @@ def run_conformance(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Adds ``pyjms conformance``."""
     c = subcommand(sub, "conformance", "run IBM MQ's delay/expiry restrictions against a provider")
     c.add_argument(

@@ -26,6 +26,7 @@ from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.cli.common import (
     INTERRUPTS,
     CommandError,
+    Subcommands,
     add_url_options,
     broker_url,
     destination_from,
@@ -370,7 +371,7 @@ def cmd_queues(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: Subcommands) -> None:
     s = sub.add_parser(
         "send",
         help="send messages: the arguments, else one per line of standard input as it is read",

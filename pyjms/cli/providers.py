@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from pyjms.bridge import classpath, jvm
-from pyjms.cli.common import subcommand
+from pyjms.cli.common import Subcommands, subcommand
 
 
 def run_providers(args: argparse.Namespace) -> int:
@@ -24,7 +24,7 @@ def run_providers(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: Subcommands) -> None:
     """Adds ``pyjms providers``."""
     pv = subcommand(sub, "providers", "resolve providers' jars from Maven Central ahead of use, or list them")
     pv.add_argument(

@@ -13,7 +13,7 @@ from pyjms.api.context import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_interval
-from pyjms.cli.common import add_url_options, broker_url, subcommand
+from pyjms.cli.common import Subcommands, add_url_options, broker_url, subcommand
 from pyjms.cli.interrupts import exit_status, stop_on_signals
 from pyjms.cli.startup import interruptible, reach
 from pyjms.delay.processor import DelayProcessor
@@ -136,7 +136,7 @@ def run_mark_interval(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: Subcommands) -> None:
     """Adds ``pyjms mark-service``, ``mark-interval`` and ``delay-processor``."""
     m = subcommand(
         sub,
