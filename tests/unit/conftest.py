@@ -1,0 +1,46 @@
+"""Unit tests run without a JVM: neither in this process (JPype) nor as a child (java, javac,
+Maven). A test that needs one belongs in tests/integration; the guard below fails it here, so
+``pytest tests/unit`` stays JVM-free and quick (issue 33 item 5). Client logic that talks to
+the wire is tested against tests/fakes instead."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+import jpype
+import pytest
+
+#: the programs that are (or start) a JVM
+JVM_PROGRAMS = frozenset({"java", "javac", "jar", "mvn", "mvnw"})
+
+
+class JVMStartedInUnitTest(AssertionError):
+    """A unit test started a JVM."""
+
+
+def _refuse_jvm(*args: Any, **kwargs: Any) -> None:
+    raise JVMStartedInUnitTest("a unit test started the JVM: move it to tests/integration or use tests/fakes")
+
+
+class _NoJVMPopen(subprocess.Popen):  # type: ignore[type-arg]
+    """subprocess.Popen that refuses to run a JVM program (subprocess.run and friends use it)."""
+
+    def __init__(self, args: Any, *rest: Any, **kwargs: Any) -> None:
+        program = args if isinstance(args, (str, bytes, os.PathLike)) else args[0]
+        name = os.path.basename(os.fsdecode(program)).split()[0] if program else ""
+        if name in JVM_PROGRAMS:
+            raise JVMStartedInUnitTest(f"a unit test ran {name}: move it to tests/integration")
+        super().__init__(args, *rest, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def no_jvm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fails the test that starts a JVM, and any test run after one started anyway."""
+    assert not jpype.isJVMStarted(), "a JVM was running before this unit test"
+    monkeypatch.setattr(jpype, "startJVM", _refuse_jvm)
+    monkeypatch.setattr(subprocess, "Popen", _NoJVMPopen)
+    yield
+    assert not jpype.isJVMStarted(), "this unit test started a JVM"
