@@ -144,7 +144,8 @@ class MarkService:
                         reason=MQRC.NOT_AUTHORIZED,
                     )
                 t.interval_ms = self._set_interval = check_interval(interval)
-                self._leave_note()  # a service that takes over after this one keeps it
+                if self.active:
+                    self._leave_note()  # a service that takes over after this one keeps it
             return {"ok": True, **self.config()}
         if op == "renew":
             handles = _texts(request.get("handles"), "handles", MOST_HANDLES, MOST_NAME_CHARS)
@@ -284,11 +285,14 @@ class MarkService:
 
     def _leave_note(self) -> None:
         """Replaces the note on EPOCH_QUEUE with this service's (after an interval was set)."""
-        with self._factory.create_context() as ctx:
-            consumer = ctx.create_consumer(Queue(EPOCH_QUEUE))
-            while consumer.receive(200) is not None:
-                pass
-            self._send_note(ctx)
+        try:
+            with self._factory.create_context() as ctx:
+                consumer = ctx.create_consumer(Queue(EPOCH_QUEUE))
+                while consumer.receive(200) is not None:
+                    pass
+                self._send_note(ctx)
+        except JMSRuntimeException as e:  # the interval holds here; a takeover would lose it
+            _log.warning("mark service %s: cannot leave its note on %s: %s", self.instance, EPOCH_QUEUE, e)
 
     def _send_note(self, ctx: JMSContext) -> None:
         note = {"instance": self.instance, "epoch": self.epoch, "interval_ms": self._set_interval}
