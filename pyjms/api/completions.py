@@ -4,55 +4,52 @@ The shim sends at once and queues each outcome under a ticket (Channel.sendAsync
 nextCompletion); one Python thread per context takes the outcomes and calls the listeners in
 send order, as JMS requires, holding back outcomes that arrive early (Artemis reports a refused
 send before the confirmations of earlier ones), so Python never runs on a provider thread. Where
-the client has no async send (ActiveMQ Classic's), pyjms.api.context._AsyncSender sends
-synchronously on a thread of its own instead.
+the client has no async send (ActiveMQ Classic's), pyjms.api.sending sends synchronously on a
+thread of its own instead.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
-from pyjms.bridge.errors import translate
-from pyjms.bridge.java_types import JavaBytes, JavaStringArg, JavaThrowable
+from pyjms.bridge.channel import Channel, SendArgs, SendOutcome
+from pyjms.errors import JMSRuntimeException
 
 if TYPE_CHECKING:
-    from pyjms.api.context import JMSContext
     from pyjms.api.destination import Destination
 
 #: how long the completion thread waits for an outcome before it looks at its context again
 _POLL_MS = 200
 
-#: a send's outcome from the shim: the header block it got, or the exception that failed it
-Outcome = tuple[JavaBytes | None, JavaThrowable | None]
+#: a send's outcome from the shim: the header block it got, or the error that failed it
+Outcome = SendOutcome
 
 #: the outcome of a send the client refused at the call (it raised to the sender)
 _NEVER_SENT: Outcome = (None, None)
 
-#: Channel.send's arguments but ``what``: destination key, record, delivery mode, priority,
-#: time to live, delivery delay, flags
-SendArgs = tuple[JavaStringArg, bytes, int, int, int, int, int]
 
 #: called with the sent message's headers, or with the error that failed the send
-Completion = Callable[[Any, Any], None]
+Completion = Callable[[Mapping[str, Any] | None, JMSRuntimeException | None], None]
 
 
 class NativeAsyncSends:
-    """The outstanding async sends of one context, and the thread that completes them."""
+    """The outstanding async sends of one session, and the thread that completes them."""
 
-    def __init__(self, ctx: JMSContext) -> None:
-        self._ctx = ctx
+    def __init__(self, channel: Channel, closed: Callable[[], bool]) -> None:
+        self._channel = channel
+        self._closed = closed
         self._tickets = itertools.count(1)
         self._pending: dict[int, tuple[Destination, Completion]] = {}
         self._arrived: dict[int, Outcome] = {}  # outcomes ahead of an earlier send's
         self._next = 1  # the ticket whose completion is due next
         self._idle = threading.Condition()
         self._stopping = False
-        self._thread = threading.Thread(target=self._run, name=f"pyjms-completions-{id(ctx):x}", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="pyjms-completions", daemon=True)
         self._thread.start()
 
     def send(self, destination: Destination, args: SendArgs, completion: Completion) -> None:
@@ -61,13 +58,12 @@ class NativeAsyncSends:
         ticket = next(self._tickets)
         with self._idle:
             self._pending[ticket] = (destination, completion)
-        ctx = self._ctx
         try:
-            ctx._ch.sendAsync(*args, ticket)
-        except ctx._s.JException as e:
+            self._channel.send_async(args, ticket, f"send to {destination}")
+        except JMSRuntimeException:
             with self._idle:
                 self._arrived[ticket] = _NEVER_SENT  # no outcome will come: later ones must not wait
-            raise translate(e, f"send to {destination}") from None
+            raise
 
     def drain(self) -> None:
         """Waits until every send so far has completed and its listener has run."""
@@ -86,14 +82,15 @@ class NativeAsyncSends:
         with jvm.java_thread():
             while not self._stopping:
                 try:
-                    outcome = self._ctx._ch.nextCompletion(_POLL_MS)
-                except Exception:  # the channel went away under us: nothing more will complete
-                    if self._ctx._closed:
+                    outcome = self._channel.next_completion(_POLL_MS, "async send completion")
+                except JMSRuntimeException:  # the channel went away under us: nothing more will complete
+                    if self._closed():
                         return
                     raise
                 with self._idle:
                     if outcome is not None:
-                        self._arrived[int(outcome[0])] = (outcome[1], outcome[2])
+                        ticket, arrived = outcome
+                        self._arrived[ticket] = arrived
                 self._complete_due()
 
     def _complete_due(self) -> None:
@@ -120,9 +117,9 @@ class NativeAsyncSends:
         try:
             if error is None:
                 # a success always carries the header block the provider assigned
-                completion(C.read_headers(bytes(cast(JavaBytes, headers)), 0)[0], None)
+                completion(C.read_headers(cast(bytes, headers), 0)[0], None)
             else:
-                completion(None, translate(error, f"send to {destination}"))
+                completion(None, self._channel.translated(error, f"send to {destination}"))
         finally:
             with self._idle:
                 self._pending.pop(ticket, None)

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import logging
 import os
-import queue as _queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from pyjms.api import extension, observers
 from pyjms.api.checks import check_positive_int
-from pyjms.api.completions import NativeAsyncSends
 from pyjms.api.constants import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
@@ -35,13 +33,14 @@ from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
 from pyjms.api.policy import SendPolicy, installed_policies
 from pyjms.api.producer import JMSProducer
 from pyjms.api.provider import ProviderPlugin, default_provider, provider_for
+from pyjms.api.sending import SendPath
 from pyjms.api.synchronization import TransactionSynchronization
 from pyjms.bridge import codec, jvm, urls
 from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
 from pyjms.bridge.errors import translate
-from pyjms.bridge.java_types import JavaChannel, JavaConnectionFactory, JavaProvider, JavaString
+from pyjms.bridge.java_types import JavaConnectionFactory, JavaProvider, JavaString
 from pyjms.errors import (
     DuplicateRejectedRuntimeException,
     IllegalStateRuntimeException,
@@ -243,17 +242,13 @@ class JMSContext:
     _lock: threading.RLock
     _listeners: dict[int, JMSConsumer]
     _dispatcher: threading.Thread | None
-    _async: _AsyncSender | None
-    _native_sends: NativeAsyncSends | None  # the client's own async sends
     _jms2: bool | None  # whether the client has JMS 2.0's async send and receive_body
-    _sends_async: bool | None  # whether the client has JMS 2.0's async send
     _auto_start: bool
     _synchronizations: list[TransactionSynchronization]
     _client_id: str | None
     _existing: set[str]  # strict mode: destinations the broker said it has
     _channel: Channel
-    _ch: JavaChannel  # the raw shim objects, for pyjms.api.completions
-    _s: jvm.Shim
+    _sends: SendPath
     _provider_name: str
 
     def __init__(self) -> None:  # use ConnectionFactory.create_context
@@ -274,10 +269,7 @@ class JMSContext:
         self._lock = threading.RLock()
         self._listeners = {}
         self._dispatcher = None
-        self._async = None
-        self._native_sends = None  # the client's own async sends
         self._jms2 = None  # whether the client has JMS 2.0's async send and receive_body
-        self._sends_async = None  # whether the client has JMS 2.0's async send
         self._auto_start = True
         self._synchronizations = []
         self._client_id = factory.client_id if parent is None else parent._client_id
@@ -293,9 +285,7 @@ class JMSContext:
         self._channel = channel
         # poison a receiver of this session meets goes to the provider's dead-letter queue
         channel.set_dead_letter_queue(f"queue://{factory.provider.dead_letter_queue or DEAD_LETTER_QUEUE}")
-        # the raw shim objects, for the async sends of pyjms.api.completions (same package)
-        self._ch = channel.java
-        self._s = jvm.shim()
+        self._sends = SendPath(channel, self._jkey, lambda: self._closed)
         self._provider_name = channel.provider_name()
         jvm.on_shutdown(self, self.close)
         return self
@@ -319,10 +309,7 @@ class JMSContext:
         """
         if self._closed:
             return
-        if self._async is not None:
-            self._async.stop()
-        if self._native_sends is not None:
-            self._native_sends.stop()
+        self._sends.close()
         self._closed = True
         if self._dispatcher is not None and self._dispatcher is not threading.current_thread():
             self._dispatcher.join(timeout=5)
@@ -395,6 +382,12 @@ class JMSContext:
         return self._channel
 
     @property
+    def sends(self) -> SendPath:
+        """The one send path of this context's session (pyjms.api.sending): producers, bulk
+        senders and features send through it."""
+        return self._sends
+
+    @property
     def closed(self) -> bool:
         return self._closed
 
@@ -437,35 +430,12 @@ class JMSContext:
         ``ctx.provider.target_attributes(ctx, destination)``."""
         return self._factory.provider.target_attributes(self, destination)
 
-    def _drain_async(self) -> None:
-        """JMS keeps a session's sends in order: a synchronous call waits for async sends."""
-        if self._async is not None:
-            self._async.drain()
-        if self._native_sends is not None:
-            self._native_sends.drain()
-
     def _jms2_client(self) -> bool:
         """Whether the provider's client does JMS 2.0's async send and receive_body itself
         (Qpid JMS does; ActiveMQ Classic's does not, and pyjms emulates them). Asked once."""
         if self._jms2 is None:
             self._jms2 = self._channel.jms2_client()
         return self._jms2
-
-    def _native_async(self) -> NativeAsyncSends | None:
-        """The client's own async sends (pyjms.api.completions), or None where it has none
-        (Artemis's client has them, but is no JMS 2.0 client in receive_body's sense)."""
-        if self._sends_async is None:
-            self._sends_async = self._channel.sends_async()
-        if not self._sends_async:
-            return None
-        if self._native_sends is None:
-            self._native_sends = NativeAsyncSends(self)
-        return self._native_sends
-
-    def _async_sender(self) -> _AsyncSender:
-        if self._async is None:
-            self._async = _AsyncSender(self)
-        return self._async
 
     # ------------------------------------------------------------------ destinations
 
@@ -634,13 +604,7 @@ class JMSContext:
         (Message.encode). For bulk senders that checked their messages themselves (the Spark
         sink, the delay processor): the factory's send policies do not see these sends.
         """
-        self._check_open()
-        if not entries:
-            return 0
-        self._drain_async()
-        return self._channel.send_routed(
-            codec.pack_batch(entries, len(entries)), 0, f"send of {len(entries)} routed messages"
-        )
+        return self._sends.send_routed(entries)
 
     # ------------------------------------------------------------------ transactions and acks
 
@@ -648,7 +612,7 @@ class JMSContext:
         self._check_open()
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("commit() needs a SESSION_TRANSACTED context")
-        self._drain_async()
+        self._sends.drain()
         # A commit on a connection known to have failed before never left: nothing was committed.
         # Otherwise a commit that fails for a broken connection is in doubt, whatever the error
         # says: ActiveMQ's client, once a written commit has lost its answer, reports the error
@@ -689,7 +653,7 @@ class JMSContext:
         self._check_open()
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("rollback() needs a SESSION_TRANSACTED context")
-        self._drain_async()
+        self._sends.drain()
         self._channel.rollback()
         self._synchronize("after_rollback")
 
@@ -789,39 +753,6 @@ class JMSContext:
 
     def _acker(self) -> Callable[[], None] | None:
         return self.acknowledge if self._mode == CLIENT_ACKNOWLEDGE else None
-
-
-class _AsyncSender:
-    """JMS 2.0 async send: one thread per context sends in order and calls the listeners."""
-
-    def __init__(self, ctx: JMSContext) -> None:
-        self._ctx = ctx
-        self._q: _queue.Queue[Any] = _queue.Queue()
-        self._thread = threading.Thread(target=self._run, name=f"pyjms-async-{id(ctx):x}", daemon=True)
-        self._thread.start()
-
-    def submit(self, job: Callable[[], None]) -> None:
-        self._q.put(job)
-
-    def drain(self) -> None:
-        if threading.current_thread() is not self._thread:
-            self._q.join()
-
-    def stop(self) -> None:
-        self.drain()
-        self._q.put(None)
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        with jvm.java_thread():
-            while True:
-                job = self._q.get()
-                try:
-                    if job is None:
-                        return
-                    job()
-                finally:
-                    self._q.task_done()
 
 
 def _duplicate_rejected(error: JMSRuntimeException) -> DuplicateRejectedRuntimeException:

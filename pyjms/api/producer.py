@@ -30,6 +30,7 @@ from pyjms.api.message import (
     tag_for,
 )
 from pyjms.api.policy import OutgoingSend, ProducerOptions, SendPolicy, SendResult
+from pyjms.api.sending import SendOptions
 from pyjms.bridge import codec as C
 from pyjms.bridge.contract import SEND_DELAY_NATIVE, SEND_NO_MESSAGE_ID, SEND_NO_TIMESTAMP
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, MessageFormatRuntimeException
@@ -299,6 +300,9 @@ class JMSProducer:
             out["reply_to"] = self._reply_to
         return out
 
+    def _wire_options(self) -> SendOptions:
+        return (self._mode, self._priority, self._ttl, self._delay, self._flags())
+
     def _outgoing(self, destination: Destination, messages: list[Message], describe: bool) -> OutgoingSend:
         return OutgoingSend(
             self._ctx,
@@ -316,9 +320,8 @@ class JMSProducer:
 
     def send(self, destination: Destination, body: Any) -> JMSProducer:
         """Sends a str (TextMessage), bytes (BytesMessage), dict (MapMessage), None or a Message."""
-        ctx = self._ctx
-        ctx._check_open()
-        key = ctx._jkey(destination)
+        sends = self._ctx.sends
+        key = sends.key(destination)
         policies = self._policies()
         if not policies and self._listener is None and isinstance(body, (str, bytes)):
             # the fast path: no Message object, one JVM call
@@ -326,18 +329,7 @@ class JMSProducer:
             record = C.pack_record(
                 C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props
             )
-            if ctx._async is not None:
-                ctx._drain_async()
-            ctx._channel.send(
-                key,
-                record,
-                self._mode,
-                self._priority,
-                self._ttl,
-                self._delay,
-                self._flags(),
-                f"send to {destination}",
-            )
+            sends.send(key, record, self._wire_options(), f"send to {destination}")
             return self
         self._send_checked(destination, message_for_body(body), policies, describe=True)
         return self
@@ -346,9 +338,7 @@ class JMSProducer:
         """send(destination, message) for forwarders (pyjms.api.forward): without describe, the
         message does not get the headers the provider assigned (message id, timestamp...),
         which JMS's send sets on it, and they are not brought back from the shim."""
-        ctx = self._ctx
-        ctx._check_open()
-        ctx._jkey(destination)
+        self._ctx.sends.key(destination)  # the session and the destination pass first
         self._send_checked(destination, message, self._policies(), describe=describe)
 
     def _forward_consumed(
@@ -360,21 +350,10 @@ class JMSProducer:
         header of its own. False if it sent nothing: the caller then sends its own copy."""
         if self._delay or self._props or self._listener is not None or self._overrides() or self._policies():
             return False
-        ctx = self._ctx
-        ctx._check_open()
-        key = ctx._jkey(destination)
-        if ctx._async is not None:
-            ctx._drain_async()
-        return ctx._channel.forward_consumed(
-            message_id,
-            key,
-            drop,
-            block,
-            self._mode,
-            self._priority,
-            self._ttl,
-            self._flags(),
-            f"send to {destination}",
+        sends = self._ctx.sends
+        key = sends.key(destination)
+        return sends.forward_consumed(
+            message_id, key, drop, block, self._wire_options(), f"send to {destination}"
         )
 
     def _send_checked(
@@ -451,9 +430,8 @@ class JMSProducer:
         message its duplicate-detection id (Message.set_duplicate_id), so that the same batch
         resent after an in-doubt commit arrives once.
         """
-        ctx = self._ctx
-        ctx._check_open()
-        key = ctx._jkey(destination)
+        sends = self._ctx.sends
+        key = sends.key(destination)
         if not isinstance(bodies, (list, tuple)):
             bodies = list(bodies)  # read twice when policies apply
         headers, props = self._packed_blocks()
@@ -494,66 +472,21 @@ class JMSProducer:
             out = self._outgoing(destination, messages, describe=False)
             out._records = records  # what encoding the messages would give, made already
             return self._through(policies, out).count
-        ctx._drain_async()
-        return ctx._channel.send_batch(
-            key,
-            C.pack_batch(records, len(records)),
-            self._mode,
-            self._priority,
-            self._ttl,
-            self._delay,
-            self._flags(),
-            f"send_batch of {len(records)} messages to {destination}",
+        return sends.send_batch(
+            key, records, self._wire_options(), f"send_batch of {len(records)} messages to {destination}"
         )
 
 
 def _to_wire(send: OutgoingSend) -> SendResult:
-    """The end of every send chain: the send's records go to the shim, in the caller's thread
-    or (async) on the context's sender thread."""
-    ctx = send.context
-    key = ctx._jkey(send.destination)
-    records = send.records()
-    channel = ctx._channel
-    options = (send.delivery_mode, send.priority, send.time_to_live, send.delivery_delay, send.flags)
-    describe = send.describe or send.completion is not None
-
-    def wire() -> Mapping[str, Any] | None:
-        if not records:
-            return None
-        if len(records) == 1:
-            what = f"send to {send.destination}"
-            if describe:
-                headers, _ = C.read_headers(channel.send_described(key, records[0], *options, what), 0)
-                return headers
-            channel.send(key, records[0], *options, what)
-            return None
-        channel.send_batch(
-            key,
-            C.pack_batch(records, len(records)),
-            *options,
-            f"send_batch of {len(records)} messages to {send.destination}",
-        )
-        return None
-
-    completion = send.completion
-    native = ctx._native_async() if completion is not None and len(records) == 1 else None
-    if native is not None and completion is not None:
-        native.send(send.destination, (key, records[0], *options), completion)  # the client's own
-        return SendResult(1)
-    if completion is not None:
-
-        def job() -> None:
-            try:
-                headers = wire()
-            except JMSRuntimeException as e:
-                completion(None, e)
-            else:
-                completion(headers, None)
-
-        ctx._async_sender().submit(job)
-        return SendResult(len(records))
-    ctx._drain_async()
-    return SendResult(len(records), wire())
+    """The end of every send chain: the send's records go to the context's send path."""
+    count, headers = send.context.sends.send_records(
+        send.destination,
+        send.records(),
+        (send.delivery_mode, send.priority, send.time_to_live, send.delivery_delay, send.flags),
+        describe=send.describe,
+        completion=send.completion,
+    )
+    return SendResult(count, headers)
 
 
 def _notify(listener: Any, message: Message, error: JMSRuntimeException | None) -> None:

@@ -172,6 +172,15 @@ class Browser:
             raise self._translated(e, what) from None
 
 
+#: Channel.send's arguments but ``what``: destination key, record, delivery mode, priority,
+#: time to live, delivery delay, flags
+SendArgs = tuple[JavaStringArg, bytes, int, int, int, int, int]
+
+#: an async send's outcome: the header block the message got, or the exception that failed it
+#: (for Channel.translated)
+SendOutcome = tuple[bytes | None, JavaThrowable | None]
+
+
 class Channel:
     """One session (and the connection it shares with its siblings) on the wire."""
 
@@ -394,6 +403,25 @@ class Channel:
             )
         except self._jexc as e:
             raise self.translated(e, what) from None
+
+    def send_async(self, args: SendArgs, ticket: int, what: str) -> None:
+        """Hands one send to the client's own async send (Channel.sendAsync); its outcome comes
+        under ``ticket`` from next_completion."""
+        try:
+            self.java.sendAsync(*args, ticket)
+        except self._jexc as e:
+            raise self.translated(e, what) from None
+
+    def next_completion(self, timeout_ms: int, what: str) -> tuple[int, SendOutcome] | None:
+        """The next async send's outcome, by its ticket, or None within timeout_ms."""
+        try:
+            outcome = self.java.nextCompletion(timeout_ms)
+        except self._jexc as e:
+            raise self.translated(e, what) from None
+        if outcome is None:
+            return None
+        headers = outcome[1]
+        return int(outcome[0]), (None if headers is None else bytes(headers), outcome[2])
 
     def send_described(
         self,

@@ -115,7 +115,8 @@ def delay_works(ctx: JMSContext, flag: int) -> bool:
             q = probe_ctx.create_temporary_queue()
             consumer = probe_ctx.create_consumer(q)
             record = C.pack_record(C.KIND_TEXT, "pyjms delay probe")
-            probe_ctx.channel.send(q.key, record, 1, 4, 0, PROBE_DELAY_MS, flag, "delay probe")
+            sends = probe_ctx.sends
+            sends.send(sends.key(q), record, (1, 4, 0, PROBE_DELAY_MS, flag), "delay probe")
         except JMSRuntimeException:
             return False  # the provider has no such mechanism at all
         if consumer.receive(PROBE_DELAY_MS // 4) is not None:
