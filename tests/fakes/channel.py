@@ -19,6 +19,7 @@ connection. Those stay with the real-broker tests.
 from __future__ import annotations
 
 import itertools
+import queue
 import struct
 import threading
 import time
@@ -314,6 +315,7 @@ class FakeChannel:
         self._receivers: dict[int, FakeReceiver] = {}
         self._receiver_ids = itertools.count(1)
         self._listened: tuple[FakeReceiver, StoredMessage] | None = None
+        self._completions: queue.Queue[tuple[int, tuple[bytes | None, Any]]] = queue.Queue()
 
     @property
     def transacted(self) -> bool:
@@ -516,6 +518,19 @@ class FakeChannel:
     ) -> bytes:
         self._check_open(what)
         return encode_headers(self._send(key, decode_record(record)[0], mode, priority, ttl, delay, flags))
+
+    def send_async(self, args: tuple[str, bytes, int, int, int, int, int], ticket: int, what: str) -> None:
+        """The client's own async send: sent at once, its outcome queued under ``ticket``."""
+        key, record, *options = args
+        headers = self.send_described(key, record, *options, what)
+        self._completions.put((ticket, (headers, None)))
+
+    def next_completion(self, timeout_ms: int, what: str) -> tuple[int, tuple[bytes | None, Any]] | None:
+        """The next async send's outcome (ticket, (header block, error)), or None in time."""
+        try:
+            return self._completions.get(timeout=max(0, timeout_ms) / 1000)
+        except queue.Empty:
+            return None
 
     def send_batch(
         self, key: str, batch: bytes, mode: int, priority: int, ttl: int, delay: int, flags: int, what: str

@@ -346,3 +346,14 @@ def test_a_closed_channel_refuses_every_call_and_gives_back_what_it_held(broker:
 def test_selectors_are_refused_not_ignored(broker: FakeBroker) -> None:
     with pytest.raises(NotImplementedError):
         started(broker).consumer(Q, "x = 1", False, "consumer")
+
+
+def test_an_async_send_completes_under_its_ticket_with_the_providers_headers(broker: FakeBroker) -> None:
+    channel = started(broker)
+    assert channel.next_completion(0, "completion") is None
+    channel.send_async((Q, pyjms.TextMessage("a").encode(), *PLAIN), 41, "send")
+    done = channel.next_completion(0, "completion")
+    assert done is not None
+    ticket, (headers, error) = done
+    assert ticket == 41 and error is None and headers is not None
+    assert C.read_headers(headers, 0)[0]["message_id"] == broker.queue("Q")[0].message_id
