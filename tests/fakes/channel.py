@@ -34,6 +34,7 @@ from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidDestinationRuntimeException,
     JMSRuntimeException,
+    MessageFormatRuntimeException,
 )
 
 _T = TypeVar("_T")
@@ -45,6 +46,9 @@ _I8 = struct.Struct(">b")
 SESSION_TRANSACTED, AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE = 0, 1, 2, 3
 #: an incoming record's length, kind, flags and body offset, before its blocks
 _RECORD_HEAD = 10
+#: message ids are unique in the process, as a real broker's are (pyjms.api.duplicates keeps
+#: what it received by id, across contexts and so across tests)
+_MESSAGE_IDS = itertools.count(1)
 #: the JMSXDeliveryCount a message has on its first delivery
 FIRST_DELIVERY = 1
 
@@ -213,7 +217,6 @@ class FakeBroker:
         self.temporaries: set[str] = set()
         self.sent: list[StoredMessage] = []  # every message as it reached the broker, for tests
         self.changed = threading.Condition()
-        self._ids = itertools.count(1)
         self._temp_names = itertools.count(1)
 
     def open_channel(self, session_mode: int = AUTO_ACKNOWLEDGE, client_id: str | None = None) -> FakeChannel:
@@ -235,7 +238,7 @@ class FakeBroker:
     # -------------------------------------------------------------- the broker's work
 
     def next_id(self) -> str:
-        return f"ID:fake-{next(self._ids)}"
+        return f"ID:fake-{next(_MESSAGE_IDS)}"
 
     def temporary(self, scheme: str) -> str:
         key = f"{scheme}://fake-temp-{next(self._temp_names)}"
@@ -365,6 +368,7 @@ class FakeChannel:
 
     def queue_names(self, prefix: str, wait_ms: int, what: str) -> list[str] | None:
         self._check_open(what)
+        self._started()
         if not self.broker.capabilities.lists_queues:
             return None
         names = (k.partition("://")[2] for k in self.broker.queues if k.startswith("queue://"))
@@ -372,6 +376,7 @@ class FakeChannel:
 
     def non_empty_queues(self, names: list[str], what: str) -> list[str]:
         self._check_open(what)
+        self._started()
         return [n for n in names if self.broker.queues.get(f"queue://{n}")]
 
     def set_dead_letter_queue(self, key: str, put_appl_name: str = "pyjms") -> None:
@@ -394,6 +399,10 @@ class FakeChannel:
 
     def start(self) -> None:
         self._check_open("start")
+        self._started()
+
+    def _started(self) -> None:
+        """JMS 2.0's autostart, as the shim does it: consumers and browsers start the connection."""
         with self.broker.changed:
             self.connection.started = True
             self.broker.changed.notify_all()
@@ -600,6 +609,7 @@ class FakeChannel:
     def consumer(self, key: str, selector: str | None, no_local: bool, what: str) -> FakeReceiver:
         self._check_open(what)
         self._no_selector(selector, what)
+        self._started()
         with self.broker.changed:
             if key.partition("://")[0] in ("topic", "temp-topic"):
                 sub = _Subscription(None, key, False, self.connection.client_id)
@@ -625,6 +635,7 @@ class FakeChannel:
     ) -> FakeReceiver:
         self._check_open(what)
         self._no_selector(selector, what)
+        self._started()
         with self.broker.changed:
             sub = next(
                 (
@@ -652,6 +663,7 @@ class FakeChannel:
     def browser(self, key: str, selector: str | None, what: str, read_ahead: int = 0) -> FakeBrowser:
         self._check_open(what)
         self._no_selector(selector, what)
+        self._started()
         return FakeBrowser(self, key)
 
     def create_temporary_queue(self) -> str:
@@ -761,7 +773,9 @@ class FakeReceiver:
             if kind != C.KIND_MESSAGE and m.kind != kind:
                 self.source.appendleft(m)
                 m.delivery_count -= 1
-                raise JMSRuntimeException(f"{what}: the message's body is not of the kind asked for")
+                raise MessageFormatRuntimeException(
+                    f"{what}: the message's body is not of the kind asked for"
+                )
             self.channel._consumed(m, self.source, ack=True)
             return m
 

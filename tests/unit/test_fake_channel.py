@@ -256,10 +256,12 @@ def test_an_auto_acknowledged_receive_without_ack_waits_for_ack_last(broker: Fak
     assert received(receiver) is None
 
 
-def test_a_stopped_connection_delivers_nothing(broker: FakeBroker) -> None:
+def test_a_consumer_starts_the_connection_and_a_stopped_one_delivers_nothing(broker: FakeBroker) -> None:
     channel = broker.open_channel()
     send(channel, pyjms.TextMessage("a"))
-    receiver = channel.consumer(Q, None, False, "consumer")
+    assert not channel.connection.started
+    receiver = channel.consumer(Q, None, False, "consumer")  # JMS 2.0 autostart
+    channel.stop()
     assert received(receiver) is None
     channel.sibling(AUTO_ACKNOWLEDGE, "sibling").start()  # the connection is shared
     assert texts(receiver) == ["a"]

@@ -1,0 +1,84 @@
+"""A provider plug-in for the fake broker: real ConnectionFactory and JMSContext objects whose
+channel is tests/fakes/channel.py's FakeChannel, so producers, consumers, transactions and the
+features built on them run in unit tests without a JVM.
+
+``fake_factory(broker)`` gives a factory for one FakeBroker. The plug-in serves factories of
+the class FAKE_FACTORY_CLASS only, so registering it changes nothing for other factories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from pyjms.api import context as context_module
+from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.provider import ProviderPlugin, register_provider
+from tests.fakes.channel import FakeBroker, FakeChannel
+
+#: the factory class that names the fake broker (no Java class: nothing is loaded)
+FAKE_FACTORY_CLASS = "tests.fakes.FakeConnectionFactory"
+
+
+class FakeProvider(ProviderPlugin):
+    """Serves the fake brokers, each by its factory's URL (fake://<n>)."""
+
+    name = "the fake broker"
+
+    def __init__(self) -> None:
+        self.brokers: dict[str, FakeBroker] = {}
+
+    def serves(self, url: str | None, factory_class: str | None) -> bool:
+        return factory_class == FAKE_FACTORY_CLASS
+
+    def broker_of(self, factory: ConnectionFactory) -> FakeBroker:
+        return self.brokers[factory.url]
+
+    def open_channel(
+        self, factory: ConnectionFactory, session_mode: int, *args: Any, **kwargs: Any
+    ) -> FakeChannel:
+        """A new connection with one session on the factory's fake broker."""
+        return self.broker_of(factory).open_channel(session_mode, factory.client_id)
+
+    def detects_duplicates(self, ctx: JMSContext) -> bool:
+        return False  # as ActiveMQ Classic: pyjms's receivers drop duplicates
+
+
+PROVIDER = FakeProvider()
+register_provider(PROVIDER)
+
+
+def fake_factory(broker: FakeBroker, **options: Any) -> ConnectionFactory:
+    """A ConnectionFactory whose contexts talk to ``broker``."""
+    url = f"fake://{id(broker)}"
+    PROVIDER.brokers[url] = broker
+    return ConnectionFactory(url, factory_class=FAKE_FACTORY_CLASS, **options)
+
+
+@contextmanager
+def contexts_open_fake_channels(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Until JMSContext opens its channel through its provider plug-in: makes it open a fake
+    factory's channel with FakeProvider.open_channel instead of the Java shim."""
+    if hasattr(ProviderPlugin, "open_channel"):
+        yield  # the client asks the plug-in itself
+        return
+
+    class _Opener:
+        @staticmethod
+        def open(
+            provider: Any,
+            factory: ConnectionFactory,
+            user: Any,
+            password: Any,
+            client_id: Any,
+            session_mode: int,
+            what: str,
+        ) -> FakeChannel:
+            return PROVIDER.open_channel(factory, session_mode)
+
+    monkeypatch.setattr(context_module, "Channel", _Opener)
+    monkeypatch.setattr(ConnectionFactory, "_java", lambda self: (None, self))
+    yield
