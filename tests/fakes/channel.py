@@ -182,6 +182,16 @@ def encode_batch(messages: Iterable[StoredMessage]) -> bytes:
 # ---------------------------------------------------------------------------- the broker
 
 
+class ManualClock:
+    """A broker clock (FakeBroker's now_ms) that moves only when a test sets ``now``."""
+
+    def __init__(self, now: int = 1_800_000_000_000) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What the fake provider answers to the channel's capability questions."""

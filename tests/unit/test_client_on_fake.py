@@ -24,25 +24,17 @@ from pyjms.api.policy import OutgoingSend, Proceed, SendPolicy, SendResult
 from pyjms.bridge import contract
 from pyjms.errors import JMSRuntimeException, MessageFormatRuntimeException
 from pyjms.rules.reasons import MQRC
-from tests.fakes.channel import Capabilities, FakeBroker, StoredMessage
+from tests.fakes.channel import Capabilities, FakeBroker, ManualClock, StoredMessage
 from tests.fakes.provider import contexts_open_fake_channels, fake_factory
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_800_000_000_000
-
-    def __call__(self) -> int:
-        return self.now
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def broker(clock: Clock) -> FakeBroker:
+def broker(clock: ManualClock) -> FakeBroker:
     return FakeBroker(now_ms=clock)
 
 
@@ -67,7 +59,7 @@ def only(broker: FakeBroker, queue: str = "Q") -> StoredMessage:
 
 
 def test_producer_options_become_the_messages_headers(
-    ctx: JMSContext, broker: FakeBroker, clock: Clock
+    ctx: JMSContext, broker: FakeBroker, clock: ManualClock
 ) -> None:
     producer = ctx.create_producer().set_delivery_mode(NON_PERSISTENT).set_priority(9)
     producer.set_time_to_live(timedelta(seconds=5)).set_jms_correlation_id("c").set_jms_type("t")
@@ -84,7 +76,7 @@ def test_default_options_are_persistent_priority_4_and_no_expiry(ctx: JMSContext
 
 
 def test_a_sent_message_gets_the_providers_id_and_times(
-    ctx: JMSContext, broker: FakeBroker, clock: Clock
+    ctx: JMSContext, broker: FakeBroker, clock: ManualClock
 ) -> None:
     message = TextMessage("x")
     ctx.create_producer().set_time_to_live(1000).send(ctx.create_queue("Q"), message)
@@ -142,7 +134,7 @@ def test_a_batch_is_sent_in_order_with_one_set_of_options(ctx: JMSContext, broke
 # ---------------------------------------------------------------------------- delivery delay
 
 
-def test_d01_a_delayed_message_arrives_at_send_time_plus_delay(ctx: JMSContext, clock: Clock) -> None:
+def test_d01_a_delayed_message_arrives_at_send_time_plus_delay(ctx: JMSContext, clock: ManualClock) -> None:
     queue = ctx.create_queue("Q")
     consumer = ctx.create_consumer(queue)
     ctx.create_producer().set_delivery_delay(2000).send(queue, "later")
@@ -186,7 +178,9 @@ def test_d04_with_no_delay_mechanism_a_delay_is_function_not_supported(
     assert [m.text() for m in broker.queue("Q")] == ["now"]
 
 
-def test_a_delay_by_the_scheduler_records_pyjms_times(clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_delay_by_the_scheduler_records_pyjms_times(
+    clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     broker = FakeBroker(Capabilities(scheduler_markable=True), now_ms=clock)
     with contexts_open_fake_channels(monkeypatch):
         with fake_factory(broker, delivery_delay="scheduler").create_context() as ctx:
@@ -322,7 +316,7 @@ def test_receive_body_of_another_type_leaves_the_message(ctx: JMSContext) -> Non
     assert consumer.receive_body(bytes, 100) == b"bytes"
 
 
-def test_e03_an_expired_message_is_never_received(ctx: JMSContext, clock: Clock) -> None:
+def test_e03_an_expired_message_is_never_received(ctx: JMSContext, clock: ManualClock) -> None:
     queue = ctx.create_queue("Q")
     ctx.create_producer().set_time_to_live(100).send(queue, "short")
     clock.now += 100

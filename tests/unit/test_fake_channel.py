@@ -20,6 +20,7 @@ from tests.fakes.channel import (
     FakeBroker,
     FakeChannel,
     FakeReceiver,
+    ManualClock,
     StoredMessage,
     decode_record,
     encode_record,
@@ -31,21 +32,13 @@ T = "topic://T"
 PLAIN = (2, 4, 0, 0, 0)
 
 
-class Clock:
-    def __init__(self, now: int = 1_000_000) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def broker(clock: Clock) -> FakeBroker:
+def broker(clock: ManualClock) -> FakeBroker:
     return FakeBroker(now_ms=clock)
 
 
@@ -147,7 +140,7 @@ def test_a_record_python_packs_decodes_as_the_shim_decodes_it() -> None:
         decode_record(bytes((C.KIND_OBJECT, 0)))
 
 
-def test_a_send_gets_the_providers_headers(broker: FakeBroker, clock: Clock) -> None:
+def test_a_send_gets_the_providers_headers(broker: FakeBroker, clock: ManualClock) -> None:
     channel = started(broker)
     headers, _ = C.read_headers(
         channel.send_described(Q, pyjms.TextMessage("x").encode(), 1, 7, 5000, 0, 0, "send"), 0
@@ -162,7 +155,9 @@ def test_a_send_gets_the_providers_headers(broker: FakeBroker, clock: Clock) -> 
     assert (headers["message_id"], headers["timestamp"], headers["expiration"]) == (None, 0, 0)
 
 
-def test_a_native_delay_holds_the_message_until_its_delivery_time(broker: FakeBroker, clock: Clock) -> None:
+def test_a_native_delay_holds_the_message_until_its_delivery_time(
+    broker: FakeBroker, clock: ManualClock
+) -> None:
     channel = started(broker)
     receiver = channel.consumer(Q, None, False, "consumer")
     send(channel, pyjms.TextMessage("later"), options=(2, 4, 0, 1000, contract.SEND_DELAY_NATIVE))
@@ -175,7 +170,7 @@ def test_a_native_delay_holds_the_message_until_its_delivery_time(broker: FakeBr
     assert contract.DELIVERY_TIME not in got.typed_properties()  # the client carries it itself
 
 
-def test_a_scheduler_delay_records_pyjms_times(broker: FakeBroker, clock: Clock) -> None:
+def test_a_scheduler_delay_records_pyjms_times(broker: FakeBroker, clock: ManualClock) -> None:
     channel = started(broker)
     sent_at = clock.now
     send(channel, pyjms.TextMessage("x"), options=(2, 4, 5000, 1000, contract.SEND_DELAY_SCHEDULER))
@@ -190,14 +185,16 @@ def test_a_scheduler_delay_records_pyjms_times(broker: FakeBroker, clock: Clock)
     assert got.get_jms_expiration() == sent_at + 5000 and got.get_jms_timestamp() == sent_at
 
 
-def test_a_delay_without_a_mechanism_is_only_recorded(broker: FakeBroker, clock: Clock) -> None:
+def test_a_delay_without_a_mechanism_is_only_recorded(broker: FakeBroker, clock: ManualClock) -> None:
     channel = started(broker)
     send(channel, pyjms.TextMessage("now"), options=(2, 4, 0, 60_000, 0))
     got = received(channel.consumer(Q, None, False, "consumer"))  # at once: a processor holds it
     assert got is not None and got.get_jms_delivery_time() == clock.now + 60_000
 
 
-def test_e03_an_expired_message_is_neither_received_nor_browsed(broker: FakeBroker, clock: Clock) -> None:
+def test_e03_an_expired_message_is_neither_received_nor_browsed(
+    broker: FakeBroker, clock: ManualClock
+) -> None:
     channel = started(broker)
     send(channel, pyjms.TextMessage("short"), options=(2, 4, 100, 0, 0))
     send(channel, pyjms.TextMessage("long"), options=(2, 4, 0, 0, 0))
