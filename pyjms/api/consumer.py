@@ -64,7 +64,7 @@ class JMSConsumer:
         self._selector = selector
         self._closed = False
         self._listener: Callable[[Message], None] | None = None
-        self._ack = ctx._acker()
+        self._ack = ctx.acknowledger
         # where this consumer's resent messages are recognised (pyjms.api.duplicates): its
         # queue, or itself on a topic; None where the broker drops them itself
         self._duplicate_scope: Any = _UNKNOWN
@@ -88,8 +88,8 @@ class JMSConsumer:
     def _check(self) -> None:
         if self._closed:
             raise IllegalStateRuntimeException("the consumer is closed")
-        self._ctx._check_open()
-        self._ctx._check_no_listener()
+        self._ctx.check_open()
+        self._ctx.listeners.check_none()
 
     def _wire(self) -> Receiver:
         if self._r is None:
@@ -202,7 +202,7 @@ class JMSConsumer:
         self._check()
         started = _started()
         auto = self._ctx.get_session_mode() in (AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE)
-        if auto and self._ctx._jms2_client():
+        if auto and self._ctx.client_does_jms2():
             # the client acknowledges as it receives: only its own receiveBody can leave a
             # message it cannot convert (in the other modes the application acknowledges)
             return self._client_receive_body(body_type, _timeout(timeout_ms), started)
@@ -211,7 +211,7 @@ class JMSConsumer:
             return None
         if not m.is_body_assignable_to(body_type):
             if auto:
-                self._ctx._channel.recover()
+                self._ctx.channel.recover()
             raise MessageFormatRuntimeException(
                 f"the body of {type(m).__name__} {m.get_jms_message_id()} cannot be returned as {body_type.__name__}"
             )
@@ -325,7 +325,7 @@ class JMSConsumer:
         self._park()
         wait_ms = _timeout(timeout_ms) or 0
         ctx = self._ctx
-        key = ctx._jkey(self._destination)
+        key = ctx.wire_key(self._destination)
         what = f"receive_by_token from {self._destination}"
         got: list[Message] = []
         deadline = time.monotonic() + wait_ms / 1000.0
@@ -339,7 +339,7 @@ class JMSConsumer:
                 break
             selector = self._selecting_ids(missing)
             # it selects exactly the missing messages, so it may be sent them all at once
-            r = ctx._channel.prefetching_consumer(
+            r = ctx.channel.prefetching_consumer(
                 key, selector, len(missing), f"receive_by_token on {self._destination}"
             )
             try:
@@ -379,8 +379,8 @@ class JMSConsumer:
         wanted = list(dict.fromkeys(message_ids))
         ctx = self._ctx
         selector = self._selecting_ids(wanted)
-        receiver = ctx._channel.prefetching_consumer(
-            ctx._jkey(self._destination),
+        receiver = ctx.channel.prefetching_consumer(
+            ctx.wire_key(self._destination),
             selector,
             len(wanted),
             f"create_consumer({self._destination}, selector={selector[:80]!r}...)",
@@ -403,7 +403,7 @@ class JMSConsumer:
     def __iter__(self) -> Iterator[Message]:
         """Messages as they arrive, until the consumer or its context is closed."""
         started = _started()
-        while not self._closed and not self._ctx._closed:
+        while not self._closed and not self._ctx.closed:
             m = self._one(_SLICE_MS)
             if m is not None:
                 if started:
@@ -419,7 +419,7 @@ class JMSConsumer:
         """
         if self._closed:
             raise IllegalStateRuntimeException("the consumer is closed")
-        self._ctx._check_open()
+        self._ctx.check_open()
         if listener is not None and not callable(listener):
             raise InvalidArgumentRuntimeException(f"a message listener must be callable, got {listener!r}")
         if listener is not None and self._listener is None:
@@ -427,12 +427,18 @@ class JMSConsumer:
         elif listener is None and self._listener is not None and self._r is not None:
             self._r.unlisten()
         self._listener = listener
-        self._ctx._set_listener(self, listener is not None)
+        self._ctx.listeners.listen(self, listener is not None)
 
     def get_message_listener(self) -> Callable[[Message], None] | None:
         return self._listener
 
-    def _listener_error(self, error: BaseException) -> None:
+    @property
+    def receiver_id(self) -> int:
+        """The shim's id of this consumer's wire receiver (its listened messages carry it)."""
+        return self._id
+
+    def listener_failed(self, error: BaseException) -> None:
+        """The listener raised (pyjms.api.dispatch): the message is redelivered."""
         _log.error(
             "message listener on %s failed; the message will be redelivered: %r", self._destination, error
         )
@@ -441,8 +447,8 @@ class JMSConsumer:
         if self._closed:
             return
         self._closed = True
-        self._ctx._set_listener(self, False)
-        if not self._ctx._closed:
+        self._ctx.listeners.listen(self, False)
+        if not self._ctx.closed:
             if self._r is not None:
                 self._r.close(f"close consumer on {self._destination}")
 

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from pyjms.api import extension, observers
+from pyjms.api import extension
 from pyjms.api.checks import check_positive_int
 from pyjms.api.constants import (
     AUTO_ACKNOWLEDGE,
@@ -29,13 +29,14 @@ from pyjms.api.constants import (
 )
 from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from pyjms.api.dispatch import ListenerDispatch
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
 from pyjms.api.policy import SendPolicy, installed_policies
 from pyjms.api.producer import JMSProducer
 from pyjms.api.provider import ProviderPlugin, default_provider, provider_for
 from pyjms.api.sending import SendPath
 from pyjms.api.synchronization import TransactionSynchronization
-from pyjms.bridge import codec, jvm, urls
+from pyjms.bridge import jvm, urls
 from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
@@ -224,6 +225,12 @@ class ConnectionFactory:
         """A new connection with one session (JMSContext)."""
         return JMSContext._open(self, session_mode)
 
+    def open_wire_channel(self, session_mode: int, what: str) -> Channel:
+        """A new connection with one session, through the provider's own JMS client in the
+        JVM: what ProviderPlugin.open_channel does unless a plug-in says otherwise."""
+        provider, jfactory = self._java()
+        return Channel.open(provider, jfactory, self.user, self.password, self.client_id, session_mode, what)
+
     def __repr__(self) -> str:
         return f"ConnectionFactory({self._url or self.factory_class!r})"
 
@@ -240,8 +247,7 @@ class JMSContext:
     _mode: int
     _closed: bool
     _lock: threading.RLock
-    _listeners: dict[int, JMSConsumer]
-    _dispatcher: threading.Thread | None
+    _listeners: ListenerDispatch
     _jms2: bool | None  # whether the client has JMS 2.0's async send and receive_body
     _auto_start: bool
     _synchronizations: list[TransactionSynchronization]
@@ -267,25 +273,21 @@ class JMSContext:
         self._mode = session_mode
         self._closed = False
         self._lock = threading.RLock()
-        self._listeners = {}
-        self._dispatcher = None
         self._jms2 = None  # whether the client has JMS 2.0's async send and receive_body
         self._auto_start = True
         self._synchronizations = []
         self._client_id = factory.client_id if parent is None else parent._client_id
         self._existing = set()  # strict mode: destinations the broker said it has
-        provider, jfactory = factory._java()
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
         if parent is None:
-            channel = Channel.open(
-                provider, jfactory, factory.user, factory.password, factory.client_id, session_mode, what
-            )
+            channel = factory.provider.open_channel(factory, session_mode, what)
         else:
             channel = parent._channel.sibling(session_mode, what)
         self._channel = channel
         # poison a receiver of this session meets goes to the provider's dead-letter queue
         channel.set_dead_letter_queue(f"queue://{factory.provider.dead_letter_queue or DEAD_LETTER_QUEUE}")
         self._sends = SendPath(channel, self._jkey, lambda: self._closed)
+        self._listeners = ListenerDispatch(channel, lambda: self._closed, self._acker())
         self._provider_name = channel.provider_name()
         jvm.on_shutdown(self, self.close)
         return self
@@ -302,6 +304,11 @@ class JMSContext:
         if self._closed:
             raise IllegalStateRuntimeException("the JMSContext is closed")
 
+    def check_open(self) -> None:
+        """Raises IllegalStateRuntimeException if the context is closed (for its consumers and
+        features: a closed context does nothing)."""
+        self._check_open()
+
     def close(self) -> None:
         """Closes the session (and the connection when no sibling context uses it).
 
@@ -311,8 +318,7 @@ class JMSContext:
             return
         self._sends.close()
         self._closed = True
-        if self._dispatcher is not None and self._dispatcher is not threading.current_thread():
-            self._dispatcher.join(timeout=5)
+        self._listeners.join()
         try:
             self._channel.close()
         except JMSRuntimeException as e:
@@ -380,6 +386,28 @@ class JMSContext:
         features and provider plug-ins. What goes through it bypasses producers and their
         send policies; its failures are pyjms errors."""
         return self._channel
+
+    @property
+    def listeners(self) -> ListenerDispatch:
+        """This session's message listeners and their dispatch thread (pyjms.api.dispatch)."""
+        return self._listeners
+
+    @property
+    def acknowledger(self) -> Callable[[], None] | None:
+        """What a received message's acknowledge() calls: the context's acknowledge in
+        CLIENT_ACKNOWLEDGE mode, else None (acknowledge does nothing)."""
+        return self._acker()
+
+    def wire_key(self, destination: Destination) -> JavaString:
+        """The destination's key on the channel, once the context and the destination passed
+        (strict mode: the broker has it)."""
+        self._check_open()
+        return self._jkey(destination)
+
+    def client_does_jms2(self) -> bool:
+        """Whether the provider's client does JMS 2.0's async send and receive_body itself
+        (Qpid JMS does; ActiveMQ Classic's does not, and pyjms emulates them). Asked once."""
+        return self._jms2_client()
 
     @property
     def sends(self) -> SendPath:
@@ -699,57 +727,6 @@ class JMSContext:
             hook(self)
         except Exception:  # one failing feature must not stop the others, nor the commit's caller
             _log.exception("transaction synchronization %s failed", name)
-
-    # ------------------------------------------------------------------ listeners
-
-    def _check_no_listener(self) -> None:
-        if self._listeners:
-            raise IllegalStateRuntimeException(
-                "this context has a message listener: synchronous receive is not allowed on it (JMS 2.0)"
-            )
-
-    def _set_listener(self, consumer: JMSConsumer, has_listener: bool) -> None:
-        with self._lock:
-            if has_listener:
-                self._listeners[consumer._id] = consumer
-                if self._dispatcher is None:
-                    self._dispatcher = threading.Thread(
-                        target=self._dispatch, name=f"pyjms-dispatch-{id(self):x}", daemon=True
-                    )
-                    self._dispatcher.start()
-            else:
-                self._listeners.pop(consumer._id, None)
-
-    def _dispatch(self) -> None:
-        """The context's one listener thread: takes each message from the shim, runs the
-        listener, and returns a verdict (a failed listener gets the message redelivered)."""
-        with jvm.java_thread():
-            while not self._closed:
-                try:
-                    buf = self._channel.next_listened(200)
-                except Exception:
-                    if self._closed:
-                        return
-                    raise
-                if buf is None:
-                    continue
-                receiver_id, rec = codec.read_listened(buf)
-                consumer = self._listeners.get(receiver_id)
-                ok = False
-                try:
-                    if consumer is not None and consumer._listener is not None:
-                        message = Message.from_record(rec, self._acker())
-                        if not consumer.is_resend(message):  # a resend is consumed, not handed over
-                            observers.deliver(consumer, message, consumer._listener)
-                        ok = True
-                except Exception as e:  # a failing listener must not kill the dispatcher
-                    if consumer is not None:  # (always: only the listener raises)
-                        consumer._listener_error(e)
-                try:
-                    self._channel.listened_done(ok)
-                except Exception:
-                    if self._closed:
-                        return
 
     def _acker(self) -> Callable[[], None] | None:
         return self.acknowledge if self._mode == CLIENT_ACKNOWLEDGE else None

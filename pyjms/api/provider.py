@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pyjms.api.context import ConnectionFactory, JMSContext
     from pyjms.api.destination import Destination, Topic
     from pyjms.api.message import Message
+    from pyjms.bridge.channel import Channel
 
 
 class ContextAnswer:
@@ -73,6 +74,13 @@ class ProviderPlugin:
         lambda provider, connection: provider.peerDetectsDuplicates(connection),
         "ask whether the broker detects duplicates",
     )
+
+    def open_channel(self, factory: ConnectionFactory, session_mode: int, what: str) -> Channel:
+        """A new connection with one session for a context of ``factory`` (``what``: the text
+        of the error if it fails). The default goes through the provider's JMS client in the
+        JVM; a plug-in may give another implementation of the channel's contract (the tests'
+        in-memory fake, tests/fakes)."""
+        return factory.open_wire_channel(session_mode, what)
 
     def serves(self, url: str | None, factory_class: str | None) -> bool:
         """Whether this plug-in serves factories with this URL or factory class (no I/O)."""
