@@ -9,7 +9,7 @@ the class FAKE_FACTORY_CLASS only, so registering it changes nothing for other f
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ import pytest
 from pyjms.api import context as context_module
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.provider import ProviderPlugin, register_provider
+from pyjms.bridge import jvm
 from tests.fakes.channel import FakeBroker, FakeChannel
 
 #: the factory class that names the fake broker (no Java class: nothing is loaded)
@@ -61,7 +62,9 @@ def fake_factory(broker: FakeBroker, **options: Any) -> ConnectionFactory:
 @contextmanager
 def contexts_open_fake_channels(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Until JMSContext opens its channel through its provider plug-in: makes it open a fake
-    factory's channel with FakeProvider.open_channel instead of the Java shim."""
+    factory's channel with FakeProvider.open_channel instead of the Java shim. And the threads
+    pyjms runs (listener dispatch, async sends) attach to no JVM: there is none."""
+    monkeypatch.setattr(jvm, "java_thread", nullcontext)
     if hasattr(ProviderPlugin, "open_channel"):
         yield  # the client asks the plug-in itself
         return

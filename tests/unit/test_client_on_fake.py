@@ -5,7 +5,9 @@ the client's own logic in milliseconds and without a JVM."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
@@ -359,3 +361,63 @@ def test_a_closed_context_refuses_sends(factory: ConnectionFactory) -> None:
     ctx.close()
     with pytest.raises(pyjms.IllegalStateRuntimeException):
         producer.send(ctx.create_queue("Q"), "x")
+
+
+# ---------------------------------------------------------------------------- listeners, async sends
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def test_a_listener_gets_each_message_on_the_sessions_one_thread(ctx: JMSContext, broker: FakeBroker) -> None:
+    got: list[tuple[str, str]] = []
+    consumer = ctx.create_consumer(ctx.create_queue("Q"))
+    consumer.set_message_listener(lambda m: got.append((m.get_text(), threading.current_thread().name)))
+    ctx.create_producer().send_batch(ctx.create_queue("Q"), ["a", "b", "c"])
+    assert wait_for(lambda: len(got) == 3)
+    assert [text for text, _ in got] == ["a", "b", "c"]
+    assert {thread for _, thread in got} == {"pyjms-dispatch"}
+    with pytest.raises(pyjms.IllegalStateRuntimeException):
+        consumer.receive_no_wait()  # JMS 2.0: no synchronous receive beside a listener
+    assert wait_for(lambda: broker.queue("Q") == [])
+
+
+def test_a_listener_that_raises_gets_the_message_again_redelivered(ctx: JMSContext) -> None:
+    seen: list[tuple[str, bool, int]] = []
+
+    def listener(m: pyjms.Message) -> None:
+        seen.append((m.get_body(), m.get_jms_redelivered(), m.get_delivery_count()))
+        if len(seen) == 1:
+            raise RuntimeError("the application failed")
+
+    ctx.create_consumer(ctx.create_queue("Q")).set_message_listener(listener)
+    ctx.create_producer().send(ctx.create_queue("Q"), "once more")
+    assert wait_for(lambda: len(seen) == 2)
+    assert seen == [("once more", False, 1), ("once more", True, 2)]
+
+
+def test_an_async_send_completes_in_send_order_with_the_providers_headers(
+    ctx: JMSContext, broker: FakeBroker
+) -> None:
+    outcomes: list[tuple[str | None, Exception | None]] = []
+
+    class Listener(pyjms.CompletionListener):
+        def on_completion(self, message: pyjms.Message) -> None:
+            outcomes.append((message.get_jms_message_id(), None))
+
+        def on_exception(self, message: pyjms.Message, exception: Exception) -> None:
+            outcomes.append((None, exception))
+
+    producer = ctx.create_producer().set_async(Listener())
+    sent = [TextMessage(text) for text in "abc"]
+    for message in sent:
+        producer.send(ctx.create_queue("Q"), message)
+    assert wait_for(lambda: len(outcomes) == 3)
+    assert outcomes == [(m.message_id, None) for m in broker.queue("Q")]
+    assert [m.get_jms_message_id() for m in sent] == [m.message_id for m in broker.queue("Q")]
