@@ -12,14 +12,16 @@ Qpid JMS tests its client against its MockProvider:
   apply the send flags and delivery delay as Channel.java does, consumers, browsers, listeners;
 - FakeReceiver and FakeBrowser are the shim's Receiver and Browser.
 
-What the fake does not do: message selectors (it refuses them), poison quarantine, a broken
-connection. Those stay with the real-broker tests.
+What the fake does not do: message selectors other than by JMSMessageID, which pyjms's own
+components use (it refuses the others), poison quarantine, a broken connection. Those stay
+with the real-broker tests.
 """
 
 from __future__ import annotations
 
 import itertools
 import queue
+import re
 import struct
 import threading
 import time
@@ -179,6 +181,35 @@ def encode_batch(messages: Iterable[StoredMessage]) -> bytes:
     return _I32.pack(len(records)) + b"".join(records)
 
 
+# ---------------------------------------------------------------------------- selectors
+
+#: which messages a consumer or browser takes (None: all)
+Selector = Callable[[StoredMessage], bool]
+_QUOTED = r"'(?:[^']|'')*'"
+_ID_LIST = re.compile(rf"^\s*JMSMessageID\s+IN\s*\(\s*({_QUOTED}(?:\s*,\s*{_QUOTED})*)\s*\)\s*$")
+_NOT = re.compile(r"^\s*NOT\s*\((.*)\)\s*$", re.DOTALL)
+_ONE_ID = re.compile(rf"^\s*JMSMessageID\s*=\s*({_QUOTED})\s*$")
+
+
+def selector_of(text: str | None, what: str) -> Selector | None:
+    """The selectors pyjms's own components make, by message id: ``JMSMessageID = 'x'``,
+    ``JMSMessageID IN ('x', ...)`` and ``NOT (...)`` of one. Any other is refused, never ignored."""
+    if text is None:
+        return None
+    negated = _NOT.match(text)
+    if negated is not None:
+        inner = selector_of(negated.group(1), what)
+        assert inner is not None
+        return lambda m: not inner(m)
+    found = _ID_LIST.match(text) or _ONE_ID.match(text)
+    if found is None:
+        raise NotImplementedError(
+            f"{what}: the fake channel evaluates only JMSMessageID selectors, not {text!r}"
+        )
+    ids = {quoted[1:-1].replace("''", "'") for quoted in re.findall(_QUOTED, found.group(1))}
+    return lambda m: m.message_id in ids
+
+
 # ---------------------------------------------------------------------------- the broker
 
 
@@ -271,13 +302,14 @@ class FakeBroker:
             self.queues.setdefault(key, deque()).append(message)
         self.changed.notify_all()
 
-    def _take(self, source: deque[StoredMessage]) -> StoredMessage | None:
-        """Called holding ``changed``: the first deliverable message, its expired ones dropped
-        (a receiver never sees one: E03), highest priority first as a broker may order them."""
+    def _take(self, source: deque[StoredMessage], selector: Selector | None = None) -> StoredMessage | None:
+        """Called holding ``changed``: the first deliverable message the selector takes, expired
+        ones dropped (a receiver never sees one: E03), highest priority first as a broker may
+        order them."""
         now = self.now_ms()
         for m in [m for m in source if m.is_expired(now)]:
             source.remove(m)
-        ready = [m for m in source if m.delivery_time <= now]
+        ready = [m for m in source if m.delivery_time <= now and (selector is None or selector(m))]
         if not ready:
             return None
         chosen = max(ready, key=lambda m: m.priority)  # max keeps the oldest of equal priority
@@ -605,27 +637,25 @@ class FakeChannel:
     # -------------------------------------------------------------- consuming
 
     def _receiver(
-        self, source: deque[StoredMessage], subscription: _Subscription | None = None
+        self,
+        source: deque[StoredMessage],
+        selector: Selector | None,
+        subscription: _Subscription | None = None,
     ) -> FakeReceiver:
-        receiver = FakeReceiver(self, next(self._receiver_ids), source, subscription)
+        receiver = FakeReceiver(self, next(self._receiver_ids), source, selector, subscription)
         self._receivers[receiver.id] = receiver
         return receiver
 
-    @staticmethod
-    def _no_selector(selector: str | None, what: str) -> None:
-        if selector is not None:
-            raise NotImplementedError(f"{what}: the fake channel evaluates no message selector")
-
     def consumer(self, key: str, selector: str | None, no_local: bool, what: str) -> FakeReceiver:
         self._check_open(what)
-        self._no_selector(selector, what)
+        accept = selector_of(selector, what)
         self._started()
         with self.broker.changed:
             if key.partition("://")[0] in ("topic", "temp-topic"):
                 sub = _Subscription(None, key, False, self.connection.client_id)
                 self.broker.subscriptions.append(sub)
-                return self._receiver(sub.queue, sub)
-            return self._receiver(self.broker.queues.setdefault(key, deque()))
+                return self._receiver(sub.queue, accept, sub)
+            return self._receiver(self.broker.queues.setdefault(key, deque()), accept)
 
     def prefetching_consumer(self, key: str, selector: str | None, prefetch: int, what: str) -> FakeReceiver:
         return self.consumer(key, selector, False, what)
@@ -633,6 +663,8 @@ class FakeChannel:
     def durable_consumer(
         self, key: str, name: str, selector: str | None, no_local: bool, what: str
     ) -> FakeReceiver:
+        if self.connection.client_id is None:  # as the shim says (Channel.durableConsumer)
+            raise IllegalStateRuntimeException(f"{what}: a durable subscription needs a client id")
         return self._subscriber(key, name, selector, True, what, self.connection.client_id)
 
     def shared_consumer(
@@ -644,7 +676,7 @@ class FakeChannel:
         self, key: str, name: str, selector: str | None, durable: bool, what: str, client_id: str | None
     ) -> FakeReceiver:
         self._check_open(what)
-        self._no_selector(selector, what)
+        accept = selector_of(selector, what)
         self._started()
         with self.broker.changed:
             sub = next(
@@ -660,7 +692,7 @@ class FakeChannel:
                     self.broker.subscriptions.remove(sub)
                 sub = _Subscription(name, key, durable, client_id)
                 self.broker.subscriptions.append(sub)
-            return self._receiver(sub.queue, sub)
+            return self._receiver(sub.queue, accept, sub)
 
     def unsubscribe(self, name: str, what: str) -> None:
         self._check_open(what)
@@ -672,9 +704,9 @@ class FakeChannel:
 
     def browser(self, key: str, selector: str | None, what: str, read_ahead: int = 0) -> FakeBrowser:
         self._check_open(what)
-        self._no_selector(selector, what)
+        accept = selector_of(selector, what)
         self._started()
-        return FakeBrowser(self, key)
+        return FakeBrowser(self, key, accept)
 
     def create_temporary_queue(self) -> str:
         self._check_open("create_temporary_queue")
@@ -699,7 +731,10 @@ class FakeChannel:
             if not self.connection.started:
                 return None
             for receiver in self._receivers.values():
-                if receiver.listening and (m := self.broker._take(receiver.source)) is not None:
+                if (
+                    receiver.listening
+                    and (m := self.broker._take(receiver.source, receiver.selector)) is not None
+                ):
                     self._consumed(m, receiver.source, ack=False)
                     return receiver, m
             return None
@@ -730,11 +765,13 @@ class FakeReceiver:
         channel: FakeChannel,
         receiver_id: int,
         source: deque[StoredMessage],
+        selector: Selector | None,
         subscription: _Subscription | None,
     ) -> None:
         self.channel = channel
         self.id = receiver_id
         self.source = source
+        self.selector = selector
         self.subscription = subscription
         self.listening = False
         self.closed = False
@@ -747,7 +784,9 @@ class FakeReceiver:
         self.channel._check_open(what)
 
     def _take(self) -> StoredMessage | None:
-        return self.channel.broker._take(self.source) if self.channel.connection.started else None
+        if not self.channel.connection.started:
+            return None
+        return self.channel.broker._take(self.source, self.selector)
 
     def receive(self, timeout_ms: int, ack: bool, what: str) -> bytes | None:
         self._check_open(what)
@@ -820,16 +859,21 @@ class FakeReceiver:
 class FakeBrowser:
     """A queue browser (org.pyjms.shim.Browser): the queue as it is, nothing consumed."""
 
-    def __init__(self, channel: FakeChannel, key: str) -> None:
+    def __init__(self, channel: FakeChannel, key: str, selector: Selector | None) -> None:
         self.channel = channel
         self.key = key
+        self.selector = selector
         self._seen = 0
 
     def next(self, max_messages: int, what: str) -> bytes:
         self.channel._check_open(what)
         now = self.channel.broker.now_ms()
         with self.channel.broker.changed:
-            waiting = [m for m in self.channel.broker.queues.get(self.key, ()) if not m.is_expired(now)]
+            waiting = [
+                m
+                for m in self.channel.broker.queues.get(self.key, ())
+                if not m.is_expired(now) and (self.selector is None or self.selector(m))
+            ]
         page = waiting[self._seen : self._seen + max_messages]
         self._seen += len(page)
         return encode_batch(page)

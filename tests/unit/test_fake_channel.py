@@ -265,7 +265,7 @@ def test_a_consumer_starts_the_connection_and_a_stopped_one_delivers_nothing(bro
 
 
 def test_every_subscriber_of_a_topic_gets_its_copy(broker: FakeBroker) -> None:
-    channel = started(broker)
+    channel = broker.open_channel(client_id="me")
     first, second = (channel.consumer(T, None, False, "consumer") for _ in range(2))
     durable = channel.durable_consumer(T, "d", None, False, "durable")
     durable.close()
@@ -342,9 +342,23 @@ def test_a_closed_channel_refuses_every_call_and_gives_back_what_it_held(broker:
     assert [m.text() for m in broker.queue("Q")] == ["a"]  # unacknowledged: redelivered later
 
 
-def test_selectors_are_refused_not_ignored(broker: FakeBroker) -> None:
+def test_selectors_by_message_id_select_and_others_are_refused_not_ignored(broker: FakeBroker) -> None:
+    channel = started(broker)
+    for text in ("a", "b", "c"):
+        send(channel, pyjms.TextMessage(text))
+    first, second, third = (m.message_id for m in broker.queue("Q"))
+    browser = channel.browser(Q, f"NOT (JMSMessageID IN ('{first}', '{third}'))", "browse")
+    assert [r.body() for r in C.iter_batch(browser.next(10, "browse"))] == ["b"]
+    assert texts(channel.consumer(Q, f"JMSMessageID = '{third}'", False, "consumer")) == ["c"]
+    assert texts(channel.consumer(Q, f"JMSMessageID IN ('{first}','it''s')", False, "consumer")) == ["a"]
+    assert [m.message_id for m in broker.queue("Q")] == [second]
     with pytest.raises(NotImplementedError):
-        started(broker).consumer(Q, "x = 1", False, "consumer")
+        channel.consumer(Q, "x = 1", False, "consumer")
+
+
+def test_a_durable_subscription_needs_a_client_id(broker: FakeBroker) -> None:
+    with pytest.raises(IllegalStateRuntimeException, match="client id"):
+        started(broker).durable_consumer(T, "d", None, False, "durable")
 
 
 def test_an_async_send_completes_under_its_ticket_with_the_providers_headers(broker: FakeBroker) -> None:
