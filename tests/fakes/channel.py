@@ -257,6 +257,8 @@ class FakeBroker:
         self.subscriptions: list[_Subscription] = []
         self.temporaries: set[str] = set()
         self.sent: list[StoredMessage] = []  # every message as it reached the broker, for tests
+        #: destinations whose sends fail, with the error each raises (refuse_sends)
+        self.refused: dict[str, JMSRuntimeException] = {}
         self.changed = threading.Condition()
         self._temp_names = itertools.count(1)
 
@@ -270,6 +272,13 @@ class FakeBroker:
         """The messages waiting on a queue (by name or key), oldest first."""
         key = name if "://" in name else f"queue://{name}"
         return list(self.queues.get(key, ()))
+
+    def refuse_sends(self, key: str, error: JMSRuntimeException | None) -> None:
+        """Makes every send to a destination fail with ``error`` (None: accept them again)."""
+        if error is None:
+            self.refused.pop(key, None)
+        else:
+            self.refused[key] = error
 
     def put(self, key: str, message: StoredMessage) -> None:
         """Puts a message on a destination as another client's send would (given its headers)."""
@@ -550,6 +559,9 @@ class FakeChannel:
         return message
 
     def _send(self, key: str, message: StoredMessage, *options: int) -> StoredMessage:
+        refused = self.broker.refused.get(key)
+        if refused is not None:
+            raise refused
         self._stamp(message, key, *options)
         with self.broker.changed:
             if self.transacted:

@@ -370,3 +370,13 @@ def test_an_async_send_completes_under_its_ticket_with_the_providers_headers(bro
     ticket, (headers, error) = done
     assert ticket == 41 and error is None and headers is not None
     assert C.read_headers(headers, 0)[0]["message_id"] == broker.queue("Q")[0].message_id
+
+
+def test_a_broker_told_to_refuse_a_destination_fails_its_sends(broker: FakeBroker) -> None:
+    channel = started(broker)
+    broker.refuse_sends("queue://FULL", pyjms.ResourceAllocationRuntimeException("full", reason=2053))
+    with pytest.raises(pyjms.ResourceAllocationRuntimeException):
+        send(channel, pyjms.TextMessage("x"), key="queue://FULL")
+    broker.refuse_sends("queue://FULL", None)
+    send(channel, pyjms.TextMessage("y"), key="queue://FULL")
+    assert [m.text() for m in broker.queue("FULL")] == ["y"]
