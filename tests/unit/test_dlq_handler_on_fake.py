@@ -46,8 +46,8 @@ def dead(ctx: JMSContext, text: str, reason: int, dest_q: str, *, persistent: bo
     dead_letter(ctx, message, "DLQ", reason, dest_q=dest_q)
 
 
-def run(factory: ConnectionFactory) -> DLQHandler:
-    handler = DLQHandler(factory, "DLQ", TABLE, retry_interval_s=0, wait=False, poll_interval_s=0.01)
+def run(factory: ConnectionFactory, table: str = TABLE) -> DLQHandler:
+    handler = DLQHandler(factory, "DLQ", table, retry_interval_s=0, wait=False, poll_interval_s=0.01)
     handler.run()
     return handler
 
@@ -90,10 +90,9 @@ def test_q05_a_message_without_a_header_stays_and_is_counted(
 def test_a_rule_whose_target_is_the_dlq_itself_is_a_failed_attempt(
     factory: ConnectionFactory, broker: FakeBroker
 ) -> None:
-    handler = DLQHandler(factory, "DLQ", "ACTION(FWD) FWDQ(DLQ)\n", retry_interval_s=0, wait=False)
     with factory.create_context() as ctx:
         dead(ctx, "loop", MQRC.Q_FULL, "ORDERS")
-    handler.run()
+    handler = run(factory, "ACTION(FWD) FWDQ(DLQ)\n")
     assert [m.text() for m in broker.queue("DLQ")] == ["loop"]  # never sent round again
     assert handler.stats.failed_attempts >= 1 and handler.stats.forwarded == 0
 
