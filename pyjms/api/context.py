@@ -36,6 +36,7 @@ from pyjms.api.producer import JMSProducer
 from pyjms.api.provider import ProviderPlugin, default_provider, provider_for
 from pyjms.api.sending import SendPath
 from pyjms.api.synchronization import TransactionSynchronization
+from pyjms.api.transactions import LocalTransaction
 from pyjms.bridge import jvm, urls
 from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
@@ -43,13 +44,10 @@ from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
 from pyjms.bridge.errors import translate
 from pyjms.bridge.java_types import JavaConnectionFactory, JavaProvider, JavaString
 from pyjms.errors import (
-    DuplicateRejectedRuntimeException,
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
     InvalidDestinationRuntimeException,
     JMSRuntimeException,
-    TransactionInDoubtRuntimeException,
-    TransactionRolledBackRuntimeException,
 )
 from pyjms.reasons import MQRC
 
@@ -250,7 +248,7 @@ class JMSContext:
     _listeners: ListenerDispatch
     _jms2: bool | None  # whether the client has JMS 2.0's async send and receive_body
     _auto_start: bool
-    _synchronizations: list[TransactionSynchronization]
+    _transaction: LocalTransaction
     _client_id: str | None
     _existing: set[str]  # strict mode: destinations the broker said it has
     _channel: Channel
@@ -275,7 +273,6 @@ class JMSContext:
         self._lock = threading.RLock()
         self._jms2 = None  # whether the client has JMS 2.0's async send and receive_body
         self._auto_start = True
-        self._synchronizations = []
         self._client_id = factory.client_id if parent is None else parent._client_id
         self._existing = set()  # strict mode: destinations the broker said it has
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
@@ -288,6 +285,7 @@ class JMSContext:
         channel.set_dead_letter_queue(f"queue://{factory.provider.dead_letter_queue or DEAD_LETTER_QUEUE}")
         self._sends = SendPath(channel, self._jkey, lambda: self._closed)
         self._listeners = ListenerDispatch(channel, lambda: self._closed, self._acker())
+        self._transaction = LocalTransaction(self, channel, self._sends, factory.provider)
         self._provider_name = channel.provider_name()
         jvm.on_shutdown(self, self.close)
         return self
@@ -327,9 +325,7 @@ class JMSContext:
             _log.debug("closing %r after its connection failed: %s", self, e)
         finally:
             jvm.forget(self)
-            synchronizations, self._synchronizations = self._synchronizations, []
-            for sync in synchronizations:
-                self._tell(sync.on_close, "on_close")
+            self._transaction.closed()
 
     def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
         """Another session on this context's connection."""
@@ -637,53 +633,18 @@ class JMSContext:
     # ------------------------------------------------------------------ transactions and acks
 
     def commit(self) -> None:
+        """Commits the session's transaction (pyjms.api.transactions: committed, rolled back,
+        or in doubt)."""
         self._check_open()
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("commit() needs a SESSION_TRANSACTED context")
-        self._sends.drain()
-        # A commit on a connection known to have failed before never left: nothing was committed.
-        # Otherwise a commit that fails for a broken connection is in doubt, whatever the error
-        # says: ActiveMQ's client, once a written commit has lost its answer, reports the error
-        # its consumers' rollback then met ("Cannot send, channel has already failed"), not its own.
-        try:
-            self._channel.commit()
-        except TransactionRolledBackRuntimeException as e:
-            self._synchronize("after_rollback")
-            if self.provider.commit_rejected_duplicate(e):
-                raise _duplicate_rejected(e) from None
-            if self.provider.commit_in_doubt(e):
-                raise _in_doubt(e) from None
-            raise
-        except IllegalStateRuntimeException as e:
-            broke = e.reason == MQRC.CONNECTION_BROKEN or self.provider.commit_in_doubt(e)
-            if not broke or self._channel.lost_before_last_commit():
-                raise  # nothing was tried: the context was closed, or its connection had failed
-            # Qpid JMS, Artemis: the connection broke while the commit waited for its answer
-            self._synchronize("after_rollback")
-            raise _in_doubt(e) from None
-        except JMSRuntimeException as e:
-            if self.provider.commit_rejected_duplicate(e):
-                # Artemis's core client reports this rollback as a plain error: its outcome is known
-                self._synchronize("after_rollback")
-                raise _duplicate_rejected(e) from None
-            self._synchronize("after_rollback")
-            if self._channel.lost_before_last_commit():
-                raise IllegalStateRuntimeException(
-                    f"the commit was not sent, so nothing was committed: {e.message}",
-                    error_code=e.error_code,
-                    reason=e.reason or MQRC.CONNECTION_BROKEN,
-                ) from None
-            # the commit was sent and no answer came back: committed or not, nobody can say here
-            raise _in_doubt(e) from None
-        self._synchronize("after_commit")
+        self._transaction.commit()
 
     def rollback(self) -> None:
         self._check_open()
         if self._mode != SESSION_TRANSACTED:
             raise IllegalStateRuntimeException("rollback() needs a SESSION_TRANSACTED context")
-        self._sends.drain()
-        self._channel.rollback()
-        self._synchronize("after_rollback")
+        self._transaction.rollback()
 
     def recover(self) -> None:
         """Redelivers every unacknowledged message (not for transacted contexts)."""
@@ -703,45 +664,11 @@ class JMSContext:
     def add_synchronization(self, synchronization: TransactionSynchronization) -> None:
         """Tells ``synchronization`` of every commit and rollback from now on, and of the close
         (pyjms.api.synchronization). Adding one twice adds it once."""
-        if not isinstance(synchronization, TransactionSynchronization):
-            raise InvalidArgumentRuntimeException(
-                f"a synchronization must be a pyjms.api.synchronization.TransactionSynchronization, "
-                f"got {synchronization!r}"
-            )
         self._check_open()
-        with self._lock:
-            if synchronization not in self._synchronizations:
-                self._synchronizations.append(synchronization)
+        self._transaction.add(synchronization)
 
     def remove_synchronization(self, synchronization: TransactionSynchronization) -> None:
-        with self._lock:
-            if synchronization in self._synchronizations:
-                self._synchronizations.remove(synchronization)
-
-    def _synchronize(self, hook: str) -> None:
-        for sync in list(self._synchronizations):
-            self._tell(getattr(sync, hook), hook)
-
-    def _tell(self, hook: Callable[[JMSContext], None], name: str) -> None:
-        try:
-            hook(self)
-        except Exception:  # one failing feature must not stop the others, nor the commit's caller
-            _log.exception("transaction synchronization %s failed", name)
+        self._transaction.remove(synchronization)
 
     def _acker(self) -> Callable[[], None] | None:
         return self.acknowledge if self._mode == CLIENT_ACKNOWLEDGE else None
-
-
-def _duplicate_rejected(error: JMSRuntimeException) -> DuplicateRejectedRuntimeException:
-    return DuplicateRejectedRuntimeException(
-        f"the broker rolled the transaction back: it holds a message whose duplicate id was "
-        f"committed before: {error}",
-        error_code=error.error_code,
-    )
-
-
-def _in_doubt(error: JMSRuntimeException) -> TransactionInDoubtRuntimeException:
-    return TransactionInDoubtRuntimeException(
-        f"the commit's outcome is unknown (it may or may not have been committed): {error}",
-        reason=MQRC.CALL_INTERRUPTED,
-    )

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pyjms.api.constants import SESSION_TRANSACTED
+from pyjms.bridge.errors import ConnectionFailures, register_connection_failures
 from pyjms.bridge.java_types import JavaConnection, JavaProvider
 from pyjms.errors import JMSRuntimeException, SetupError
 
@@ -67,9 +68,17 @@ class ProviderPlugin:
     #: the queue the provider dead-letters messages to, if it has one by default (the DLQ
     #: handler processes it when told no other)
     dead_letter_queue: str | None = None
+    #: the most messages a queue browser shows of a queue, or None where a browser shows all of
+    #: it: a browse that shows fewer saw the whole queue (the DLQ handler forgets what it
+    #: remembers of a message only after such browses)
+    browse_limit: int | None = None
     #: the length of the delay processor's time slots on this provider, in ms (None: the
     #: processor's own default): each slot is a queue, and brokers differ in what a queue costs
     delay_slot_ms: int | None = None
+    #: how the provider's client says a connection failed (its exception classes and texts):
+    #: registering the plug-in hands them to the error translation (pyjms.bridge.errors), which
+    #: knows only the JDK's own
+    connection_failures = ConnectionFailures()
     _detects_duplicates = ContextAnswer(
         lambda provider, connection: provider.peerDetectsDuplicates(connection),
         "ask whether the broker detects duplicates",
@@ -213,6 +222,26 @@ class ProviderPlugin:
         entries it dead-lettered itself on ``queue`` (pyjms.dlq.DeadLetterDetails)."""
         return {}
 
+    def dead_lettered_by_broker(self, message: Message) -> bool:
+        """Whether a message on a dead-letter queue is an entry the broker dead-lettered itself
+        (which dead_letter_header maps), as what the broker adds to it shows. None by default."""
+        return False
+
+    def dead_letter_header(
+        self,
+        message: Message,
+        *,
+        queue_manager: str,
+        original_destination: str | None,
+        dead_lettered_ms: int | None,
+    ) -> Any:
+        """The dead-letter header (pyjms.dlq.DeadLetterHeader) of an entry the broker
+        dead-lettered itself, mapped from what the broker added to it and from its
+        dead_letter_details (``original_destination``, a destination key, and
+        ``dead_lettered_ms``); ``queue_manager`` names the broker. None for any other message:
+        by default every message."""
+        return None
+
 
 _GENERIC = ProviderPlugin()
 _plugins: list[ProviderPlugin] = []
@@ -222,8 +251,10 @@ _lock = threading.Lock()
 
 def register_provider(plugin: ProviderPlugin, *, default: bool = False) -> None:
     """Makes ``plugin`` serve the factories it says it serves (later registrations are asked
-    first). ``default``: it also gives the broker of factories with no URL."""
+    first), and the error translation know its client's connection failures. ``default``: it
+    also gives the broker of factories with no URL."""
     global _default
+    register_connection_failures(plugin.connection_failures)
     with _lock:
         _plugins.insert(0, plugin)
         if default:

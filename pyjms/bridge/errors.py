@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
+from dataclasses import dataclass
 from typing import cast
 
 from pyjms import errors as E
@@ -69,37 +72,88 @@ def _contract() -> JavaContractClass:
     return cast(JavaContractClass, jvm.shim().jclass("org.pyjms.shim.Contract"))
 
 
-# IBM MQ's reasons for a connection, from the Java causes (class names, then messages):
-# the broker cannot be reached (MQRC_Q_MGR_NOT_AVAILABLE) or the connection broke under use
-# (MQRC_CONNECTION_BROKEN); checked in this order, so a refused reconnect is "not available"
-_UNREACHABLE_CLASSES = {
-    "ConnectException",
-    "UnknownHostException",
-    "NoRouteToHostException",
-    "PortUnreachableException",
-    "ActiveMQConnectionTimedOutException",
-}
-_UNREACHABLE_TEXT = re.compile(
-    r"Connection refused|Failed to create session factory|AMQ219007|AMQ219013|"
-    r"Cannot connect to server",
-    re.IGNORECASE,
+@dataclass(frozen=True)
+class ConnectionFailures:
+    """How a client's exceptions say that a connection failed: the simple class names (a
+    runtime twin's read as its checked name) and the message texts (regular expressions,
+    matched anywhere, ignoring case) that mean the broker cannot be reached, and those that
+    mean the connection broke under use.
+
+    The bridge knows only the JDK's own (:data:`JDK_FAILURES`). Each provider plug-in declares
+    its client's (pyjms.api.provider.ProviderPlugin.connection_failures), and registering the
+    plug-in registers them here (:func:`register_connection_failures`)."""
+
+    unreachable_classes: frozenset[str] = frozenset()
+    unreachable_texts: tuple[str, ...] = ()
+    broken_classes: frozenset[str] = frozenset()
+    broken_texts: tuple[str, ...] = ()
+
+    def __or__(self, other: ConnectionFailures) -> ConnectionFailures:
+        return ConnectionFailures(
+            self.unreachable_classes | other.unreachable_classes,
+            _union(self.unreachable_texts, other.unreachable_texts),
+            self.broken_classes | other.broken_classes,
+            _union(self.broken_texts, other.broken_texts),
+        )
+
+    def reason(self, causes: list[tuple[list[str], str]]) -> int | None:
+        """IBM MQ's reason for a connection when an exception among ``causes`` (each one's
+        class names and message) says so: the broker cannot be reached
+        (MQRC_Q_MGR_NOT_AVAILABLE) or the connection broke under use (MQRC_CONNECTION_BROKEN),
+        checked in this order, so that a refused reconnect is "not available"; else None."""
+        unreachable_text = _any_of(self.unreachable_texts)
+        for names, text in causes:
+            if self.unreachable_classes.intersection(names) or unreachable_text.search(text):
+                return MQRC.Q_MGR_NOT_AVAILABLE
+        broken_text = _any_of(self.broken_texts)
+        for names, text in causes:
+            if self.broken_classes.intersection(names) or broken_text.search(text):
+                return MQRC.CONNECTION_BROKEN
+        return None
+
+
+def _union(first: tuple[str, ...], second: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(first + second))
+
+
+@functools.lru_cache(maxsize=64)
+def _any_of(texts: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression for any of the texts (one that never matches for none)."""
+    return re.compile("|".join(texts) if texts else r"(?!)", re.IGNORECASE)
+
+
+#: what the JDK's own exceptions say, whatever the client: its sockets refused, unknown hosts
+#: and routes, and a stream or connection that broke
+JDK_FAILURES = ConnectionFailures(
+    unreachable_classes=frozenset(
+        {"ConnectException", "UnknownHostException", "NoRouteToHostException", "PortUnreachableException"}
+    ),
+    unreachable_texts=("Connection refused",),
+    broken_classes=frozenset({"EOFException"}),
+    broken_texts=(
+        "Connection reset",
+        "Broken pipe",
+        "connection (?:was |has been )?(?:closed|lost|dropped)",
+        "remote peer closed",
+    ),
 )
-_BROKEN_CLASSES = {
-    "EOFException",
-    "ConnectionFailedException",
-    "ActiveMQNotConnectedException",
-    "ActiveMQDisconnectedException",
-    "ConnectionClosedException",
-    "TransportDisposedIOException",
-    # Qpid JMS: a call on (or waiting on) a connection whose transport failed
-    "JmsConnectionFailedException",
-    "ProviderFailedException",
-}
-_BROKEN_TEXT = re.compile(
-    r"Connection reset|Broken pipe|Transport disposed|connection (?:was |has been )?(?:closed|lost|dropped)|"
-    r"Channel disconnected|AMQ219016|remote peer closed|remotely closed",
-    re.IGNORECASE,
-)
+
+# the JDK's, and those of every provider plug-in registered (pyjms.api.provider)
+_connection_failures = JDK_FAILURES
+_registration = threading.Lock()
+
+
+def register_connection_failures(failures: ConnectionFailures) -> None:
+    """Makes :func:`translate` read a provider client's connection failures as ``failures``
+    says (pyjms.api.provider.register_provider calls it with each plug-in's)."""
+    global _connection_failures
+    with _registration:
+        _connection_failures = _connection_failures | failures
+
+
+def connection_failures() -> ConnectionFailures:
+    """The connection failures :func:`translate` knows: the JDK's and the registered ones."""
+    return _connection_failures
 
 
 def _causes(jexc: JavaThrowable) -> list[tuple[list[str], str]]:
@@ -115,14 +169,7 @@ def _causes(jexc: JavaThrowable) -> list[tuple[list[str], str]]:
 
 def connection_reason(jexc: JavaThrowable) -> int | None:
     """MQRC_Q_MGR_NOT_AVAILABLE or MQRC_CONNECTION_BROKEN when the Java exception says so."""
-    causes = _causes(jexc)
-    for names, text in causes:
-        if _UNREACHABLE_CLASSES.intersection(names) or _UNREACHABLE_TEXT.search(text):
-            return MQRC.Q_MGR_NOT_AVAILABLE
-    for names, text in causes:
-        if _BROKEN_CLASSES.intersection(names) or _BROKEN_TEXT.search(text):
-            return MQRC.CONNECTION_BROKEN
-    return None
+    return _connection_failures.reason(_causes(jexc))
 
 
 def translate(jexc: JavaThrowable, context: str = "") -> E.JMSRuntimeException:

@@ -1,8 +1,10 @@
 """Dead-letter queue handling in the manner of IBM MQ's runmqdlq.
 
-* pyjms.dlq.rules: the rules-table language (RulesTable.parse);
+* pyjms.dlq.rules: the rules table (RulesTable.parse), whose rules and control data are in
+  pyjms.dlq.rule and whose text pyjms.dlq.table_parser reads;
 * pyjms.dlq.header: the dead-letter header as JMS properties, and dead_letter();
-* pyjms.dlq.handler: DLQHandler, which processes a DLQ by a table;
+* pyjms.dlq.handler: DLQHandler, which processes a DLQ by a table (its decisions in
+  pyjms.dlq.decisions, its totals in pyjms.dlq.stats);
 * pyjms.dlq.cli: ``pyjms dlq-handler``.
 """
 

@@ -1,5 +1,8 @@
 """The dead-letter queue handler: IBM MQ's runmqdlq over JMS (spec 004, checklist Q01-Q11).
 
+This module gets, browses and moves the messages; what becomes of each (its rule, its target,
+its retry count) is decided by pyjms.dlq.decisions, and the totals are pyjms.dlq.stats's.
+
 A handler makes passes over the DLQ. Each pass gets the dead letters one by one through a
 transacted consumer on the DLQ, as a plain JMS move loop would: for each message that carries a
 dead-letter header (Q05) it finds the first rule that matches it and whose retry count for that
@@ -48,37 +51,25 @@ broker's policy for the DLQ, or clear it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from pyjms.api.constants import SESSION_TRANSACTED
-from pyjms.api.destination import Destination, Queue, from_key
-from pyjms.api.duplicates import DuplicateWindow, duplicate_id_of
-from pyjms.api.message import Message, ObjectMessage, StreamMessage
+from pyjms.api.destination import Queue
+from pyjms.api.duplicates import duplicate_id_of
+from pyjms.api.message import Message
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import DUPLICATE_ID, XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
+from pyjms.dlq.decisions import Decisions, Move
 from pyjms.dlq.forward import handler_factory, put_unchanged
-from pyjms.dlq.header import (
-    ACTIVEMQ_CAUSE,
-    HEADER_PROPERTIES,
-    REASON,
-    DeadLetterDetails,
-    DeadLetterHeader,
-    message_fields,
-)
-from pyjms.dlq.rules import Action, Rule, RulesTable
-from pyjms.errors import (
-    InvalidArgumentRuntimeException,
-    InvalidDestinationRuntimeException,
-    JMSRuntimeException,
-    NotSupportedRuntimeException,
-)
+from pyjms.dlq.header import HEADER_PROPERTIES
+from pyjms.dlq.rules import Action, RulesTable
+from pyjms.dlq.stats import HandlerStats
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 
 if TYPE_CHECKING:
     from pyjms.api.context import ConnectionFactory, JMSContext
@@ -99,92 +90,9 @@ _PREFETCH = 32
 # that waits in vain ends the pass, which then browses for what it did not get.
 _FIRST_WAIT_MS = 1000
 _NEXT_WAIT_MS = 100
-# Passes in a row a message may stay out of reach before the handler warns.
-_UNREACHABLE_WARNING = 3
 # When messages were out of reach, the next pass comes this soon (or after poll_interval_s,
 # if sooner): another handler holding them is likely done with them by then.
 _UNREACHED_RECHECK_S = 0.1
-# A browse that returns fewer messages than ActiveMQ's browse limit (maxBrowsePageSize) saw
-# the whole queue, except messages on their way to a consumer (a rolled-back get, another
-# reader's). What the handler remembers about a message goes when that many such browses in
-# a row miss it.
-_BROWSE_LIMIT = 400
-_MISSED_BROWSES = 3
-# At most this many targets are kept by name (a DestQ may name any queue).
-_TARGETS_KEPT = 1000
-
-
-@dataclass
-class HandlerStats:
-    """Totals since the handler started. ``processed`` counts messages whose handling ended
-    here: discarded, forwarded, retried to their destination, or left by IGNORE."""
-
-    discarded: int = 0
-    forwarded: int = 0
-    retried: int = 0
-    ignored: int = 0
-    failed_attempts: int = 0
-    without_header: int = 0
-    passes: int = 0
-    #: poison: messages whose JMS_PYJMS_* properties are malformed, put back on the DLQ as a
-    #: copy without the malformed property and with a dead-letter header naming it (reason
-    #: MQRC_FORMAT_ERROR), which the rules then handle as any other dead letter
-    quarantined: int = 0
-    #: copies of messages delivered already (ActiveMQ's failover consumer dead-letters the
-    #: duplicates it suppresses), dropped whatever the rules say; counted in ``discarded`` too
-    duplicates: int = 0
-    #: resent copies of dead letters (the same duplicate id as one seen before on the DLQ,
-    #: another message id: pyjms.api.duplicates) removed without being put anywhere
-    resends_dropped: int = 0
-
-    @property
-    def processed(self) -> int:
-        return self.discarded + self.forwarded + self.retried + self.ignored
-
-    @property
-    def errors(self) -> int:
-        """Failed attempts plus messages without a dead-letter header."""
-        return self.failed_attempts + self.without_header
-
-    def by_action(self) -> dict[str, int]:
-        return {
-            Action.DISCARD.value: self.discarded,
-            Action.FWD.value: self.forwarded,
-            Action.RETRY.value: self.retried,
-            Action.IGNORE.value: self.ignored,
-        }
-
-    def summary(self) -> str:
-        actions = ", ".join(f"{name} {count}" for name, count in self.by_action().items())
-        poison = f", quarantined {self.quarantined}" if self.quarantined else ""
-        duplicates = f", duplicates dropped {self.duplicates}" if self.duplicates else ""
-        return (
-            f"processed {self.processed} ({actions}), errors {self.errors} "
-            f"(failed attempts {self.failed_attempts}, without header {self.without_header}){poison}{duplicates}"
-        )
-
-
-@dataclass
-class _Tracked:
-    """What the handler remembers about one message while it stays on the DLQ."""
-
-    attempts: dict[int, int] = field(default_factory=dict)  # rule index -> attempts (Q02)
-    due: float = 0.0  # monotonic time before which no new attempt is made
-    left: bool = False  # IGNORE applied: it stays until the handler restarts (Q04)
-    unreachable: int = 0  # passes in a row it was planned but could not be got
-    missed: int = 0  # complete browses in a row that did not show it
-
-
-@dataclass(frozen=True)
-class _Move:
-    """A decided attempt: rule ``index`` of the table applied to one message."""
-
-    message_id: str
-    index: int
-    rule: Rule
-    header: DeadLetterHeader
-    target: Destination | None  # None for DISCARD
-    add: Mapping[str, str]  # transmission-header properties for a remote queue manager
 
 
 class DLQHandler:
@@ -231,29 +139,24 @@ class DLQHandler:
         self.report_interval_s = report_interval_s
         self.transmission_queues = dict(transmission_queues or {})
         self.stats = HandlerStats()
+        self._decisions = Decisions(
+            self.table,
+            self.queue,
+            self.queue_manager,
+            provider=self._factory.provider,
+            retry_interval_s=self.retry_interval_s,
+            report_interval_s=report_interval_s,
+            transmission_queues=self.transmission_queues,
+            stats=self.stats,
+        )
         self._progress = progress
         self._stop = threading.Event()
-        self._tracked: dict[str, _Tracked] = {}
-        # the duplicate ids of the dead letters browsed, to recognise a resent copy of one
-        self._duplicates = DuplicateWindow()
-        self._details: dict[str, DeadLetterDetails] = {}
-        # ActiveMQ-dead-lettered entries a read of the details did not cover (read no more)
-        self._details_missing: set[str] = set()
         # the quarantine count of the move session at its last commit or rollback
         self._quarantined_before = 0
         # the last drain got a message to leave: the next pass browses for others first
         self._got_one_to_leave = False
-        self._without_header: set[str] = set()
-        self._reported_at: float | None = None
-        # the local targets met so far, by name: each keeps its key as a Java string, which
-        # would otherwise be made again for every put
-        self._targets: dict[str, Destination] = {}
         self._move_ctx: JMSContext  # made by run()
         self._producer: JMSProducer  # the move context's
-
-    @functools.cached_property
-    def _dlq(self) -> Queue:
-        return Queue(self.queue)
 
     def __repr__(self) -> str:
         return (
@@ -291,8 +194,8 @@ class DLQHandler:
             if again:
                 continue  # a message to leave was got, or a retry came due: at once
             now = time.monotonic()
-            next_retry = self._next_retry()
-            unreached = self._unreached()
+            next_retry = self._decisions.next_retry()
+            unreached = self._decisions.unreached()
             wait_s = None if isinstance(self.wait, bool) else float(self.wait)  # WAIT(nnn)
             if next_retry is None and not unreached:  # nothing pending: WAIT decides
                 if self.wait is False:
@@ -318,15 +221,14 @@ class DLQHandler:
         drained, again = self._drain(browse_ctx, dlq)
         changed |= drained
         if drained:  # the consumer got some: the others were not reached yet, not out of reach
-            for tracked in self._tracked.values():
-                tracked.unreachable = 0
+            self._decisions.reached()
         if not again and not self.stopping:
             left, unreached = self._look(browse_ctx, dlq, count_unreached=not drained)
             changed |= left
             # a consumer that got some, then waited in vain, was slow to be sent more (or
             # another handler holds the rest): a new one at once
             again = drained and unreached
-        self._report_without_header()
+        self._decisions.report_without_header()
         if self._progress is not None:
             self._progress(self.stats)
         return changed, again
@@ -339,7 +241,7 @@ class DLQHandler:
         provider would hand it straight back to this consumer) and when a retry comes due."""
         self._got_one_to_leave = False
         now = time.monotonic()
-        held, next_due = self._held(now)
+        held, next_due = self._decisions.held(now)
         channel = self._move_ctx.channel
         what = f"receive from {dlq}"
         receiver = channel.prefetching_consumer(
@@ -375,8 +277,8 @@ class DLQHandler:
         """Decides and carries out what becomes of a message got in the move transaction; True
         if that transaction was committed, False if it was rolled back (the message stays)."""
         message_id = message.get_jms_message_id() or ""
-        duplicate_id = duplicate_id_of(message)
-        if duplicate_id is not None and self._duplicates.is_resend(self.queue, duplicate_id, message_id):
+        decisions = self._decisions
+        if decisions.is_resend(message):
             # a resent copy of a dead letter the rules handle (or handled): retried or
             # forwarded, it would arrive twice
             if not self._commit_get("a resent copy of a dead letter"):
@@ -384,16 +286,13 @@ class DLQHandler:
             self.stats.resends_dropped += 1
             _log.info("%s on %s: a resent copy of a dead letter, removed", message_id, self.queue)
             return True
-        tracked = self._tracked.get(message_id)
-        if tracked is not None and (tracked.left or tracked.due > time.monotonic()):
+        if decisions.waiting(message_id, time.monotonic()):
             return self._leave_got()  # left since this consumer was made (by a browse)
-        if self._details_unread(message):
+        if decisions.details_unread(message):
             return self._leave_got()  # the next pass's browse reads them, then it is got again
-        header = self._header(browse_ctx, message)
+        header = decisions.header(browse_ctx, message)
         if header is None:
-            if message_id not in self._without_header:
-                self._without_header.add(message_id)
-                self.stats.without_header += 1
+            decisions.headerless(message_id)
             return self._leave_got()
         if browse_ctx.provider.duplicate_dead_letter(message) is not None:
             # a copy of a message delivered already: no rule applies
@@ -403,7 +302,7 @@ class DLQHandler:
             self.stats.discarded += 1
             _log.info("%s on %s: a copy of a message delivered already, removed", message_id, self.queue)
             return True
-        move = self._decide(message, header, tracked or _Tracked())
+        move = decisions.decide(message, header)
         if move is None:  # IGNORE applied, or the attempt failed before the put
             return self._leave_got()
         return self._attempt(self._move_ctx, message, move)
@@ -443,18 +342,6 @@ class DLQHandler:
         self.stats.quarantined += count - self._quarantined_before
         self._quarantined_before = count
 
-    def _held(self, now: float) -> tuple[list[str], float | None]:
-        """The ids the handler leaves on the DLQ for now, and when the first retry comes due."""
-        held = list(self._without_header)
-        next_due: float | None = None
-        for message_id, tracked in self._tracked.items():
-            if tracked.left:
-                held.append(message_id)
-            elif tracked.due > now:
-                held.append(message_id)
-                next_due = tracked.due if next_due is None else min(next_due, tracked.due)
-        return held, next_due
-
     # ------------------------------------------------------------------ looking
 
     def _look(self, browse_ctx: JMSContext, dlq: Queue, *, count_unreached: bool) -> tuple[bool, bool]:
@@ -463,6 +350,7 @@ class DLQHandler:
         any the handler neither left nor got?); with count_unreached, after a consumer that
         got nothing, those count as out of reach for a pass."""
         now = time.monotonic()
+        decisions = self._decisions
         changed = False
         seen: set[str] = set()
         unreached: list[str] = []
@@ -472,142 +360,38 @@ class DLQHandler:
                     return changed, False
                 message_id = message.get_jms_message_id() or ""
                 seen.add(message_id)
-                if message_id in self._without_header:
+                if message_id in decisions.without_header:
                     continue
-                tracked = self._tracked.get(message_id)
-                if tracked is not None:
-                    tracked.missed = 0
-                    if tracked.left or tracked.due > now:
-                        continue
-                duplicate_id = duplicate_id_of(message)
-                if duplicate_id is not None and self._duplicates.is_resend(
-                    self.queue, duplicate_id, message_id
-                ):
+                decisions.seen_in_browse(message_id)
+                if decisions.waiting(message_id, now):
+                    continue
+                if decisions.is_resend(message):
                     pass  # the drain removes it
                 else:
-                    header = self._header(browse_ctx, message)
+                    header = decisions.header(browse_ctx, message)
                     if header is None:
-                        self._without_header.add(message_id)
-                        self.stats.without_header += 1
+                        decisions.headerless(message_id)
                         changed = True
                         continue
                     if browse_ctx.provider.duplicate_dead_letter(message) is None:
-                        if self._decide(message, header, tracked or _Tracked()) is None:
+                        if decisions.decide(message, header) is None:
                             changed = True  # IGNORE applied, or an attempt failed before any get
                             continue
                 unreached.append(message_id)
             unreached += browser.skipped_poison()  # poison no consumer got to quarantine
         if count_unreached:
-            self._unreachable(unreached)
-        if len(seen) < _BROWSE_LIMIT:  # the whole queue was seen: forget messages gone from it
-            self._without_header &= seen
-            for message_id in self._tracked.keys() - seen:
-                tracked = self._tracked[message_id]
-                tracked.missed += 1
-                if tracked.missed >= _MISSED_BROWSES:
-                    del self._tracked[message_id]
-                    self._details.pop(message_id, None)
+            decisions.unreachable(unreached)
+        # a browse that shows fewer messages than the provider's browser shows at most (ActiveMQ's
+        # maxBrowsePageSize) saw the whole queue, except messages on their way to a consumer (a
+        # rolled-back get, another reader's)
+        browse_limit = self._factory.provider.browse_limit
+        if browse_limit is None or len(seen) < browse_limit:
+            decisions.forget_gone(seen)
         return changed, bool(unreached)
 
-    def _details_unread(self, message: Message) -> bool:
-        """Whether the message is an entry the provider dead-lettered whose details (ActiveMQ's
-        original destination) have not been read yet."""
-        if not message.property_exists(ACTIVEMQ_CAUSE) or message.property_exists(REASON):
-            return False
-        message_id = message.get_jms_message_id() or ""
-        return message_id not in self._details and message_id not in self._details_missing
-
-    def _header(self, browse_ctx: JMSContext, message: Message) -> DeadLetterHeader | None:
-        """The message's dead-letter header; None for none. Called on a browsed message, it
-        reads the provider's details of a dead-lettered entry first, if need be: a read shows
-        only messages on the queue, not one a consumer holds."""
-        message_id = message.get_jms_message_id() or ""
-        if self._details_unread(message):
-            # read again for each new one (each read covers the first 1,000 such entries)
-            self._details.update(browse_ctx.provider.dead_letter_details(browse_ctx, self.queue))
-            if message_id not in self._details:
-                self._details_missing.add(message_id)
-        details = self._details.get(message_id)
-        try:
-            return DeadLetterHeader.from_message(
-                message,
-                queue_manager=self.queue_manager,
-                original_destination=details.original_destination if details else None,
-                dead_lettered_ms=details.dead_lettered_ms if details else None,
-            )
-        except JMSRuntimeException as e:  # a malformed header counts as none (Q05)
-            _log.debug("%s", e)
-            return None
-
-    def _decide(self, message: Message, header: DeadLetterHeader, tracked: _Tracked) -> _Move | None:
-        """The move to attempt; None when IGNORE applies or the attempt failed already (a
-        target that cannot be named, a body pyjms cannot put unchanged)."""
-        message_id = message.get_jms_message_id() or ""
-        fields = message_fields(message, header, self.queue_manager)
-        try:
-            found = self.table.first_match(fields)
-            while found is not None and tracked.attempts.get(found[0], 0) >= found[1].retry:
-                found = self.table.first_match(fields, found[0] + 1)  # that rule is used up (Q03)
-        except JMSRuntimeException as e:  # e.g. JMS_IBM_Feedback that is not a number
-            self._leave(message_id, tracked, header, f"its fields cannot be matched: {e}")
-            return None
-        if found is None:
-            self._leave(message_id, tracked, header, "no rule matches, or every matching rule failed")
-            return None
-        if found[1].action is Action.IGNORE:
-            self._leave(message_id, tracked, header, f"the rule on line {found[1].line} says IGNORE")
-            return None
-        index, rule = found
-        self._tracked[message_id] = tracked
-        try:
-            target, add = self._target(rule, header, fields, message)
-        except JMSRuntimeException as e:
-            self._failed(message_id, index, rule, e)
-            return None
-        return _Move(message_id, index, rule, header, target, add)
-
-    def _target(
-        self, rule: Rule, header: DeadLetterHeader, fields: Mapping[str, object], message: Message
-    ) -> tuple[Destination | None, dict[str, str]]:
-        if rule.action is Action.DISCARD:
-            return None, {}
-        if isinstance(message, (ObjectMessage, StreamMessage)):
-            raise NotSupportedRuntimeException(
-                f"pyjms cannot put a {type(message).__name__} unchanged (it never decodes the body)"
-            )
-        if rule.action is Action.RETRY:
-            queue, queue_manager = header.dest_q, header.dest_q_mgr
-            if not queue:
-                raise InvalidDestinationRuntimeException("the dead-letter header names no destination queue")
-        else:
-            queue, queue_manager = rule.forward_target(fields)
-        if queue_manager in ("", self.queue_manager):
-            target = self._targets.get(queue)
-            if target is None:
-                target = _destination(queue)
-                if len(self._targets) >= _TARGETS_KEPT:
-                    self._targets.clear()
-                self._targets[queue] = target
-            if target == self._dlq:  # it would come round again, for ever
-                raise InvalidDestinationRuntimeException(
-                    f"the target of the rule on line {rule.line} is the dead-letter queue itself",
-                    values={"queue": queue, "line": rule.line},
-                )
-            return target, {}
-        transmission_queue = self.transmission_queues.get(queue_manager, queue_manager)
-        return Queue(transmission_queue), {XQH_REMOTE_Q: queue, XQH_REMOTE_Q_MGR: queue_manager}
-
-    def _leave(self, message_id: str, tracked: _Tracked, header: DeadLetterHeader, why: str) -> None:
-        tracked.left = True
-        self._tracked[message_id] = tracked
-        self.stats.ignored += 1
-        _log.info("%s stays on %s (%s): %s", message_id, self.queue, header.reason_name, why)
-
-    def _attempt(self, move_ctx: JMSContext, message: Message, move: _Move) -> bool:
+    def _attempt(self, move_ctx: JMSContext, message: Message, move: Move) -> bool:
         """The get (already made) and the put, as one transaction (Q08: unchanged, all context)."""
-        tracked = self._tracked.setdefault(move.message_id, _Tracked())
-        tracked.attempts[move.index] = tracked.attempts.get(move.index, 0) + 1  # every attempt counts (Q02)
-        tracked.unreachable = 0
+        self._decisions.attempting(move)
         committing = False
         try:
             if move.target is not None:
@@ -636,10 +420,10 @@ class DLQHandler:
             if committing:
                 self._reconnect()
             self._quarantined_before = self._move_ctx.channel.quarantined_count()  # undone: not counted
-            self._failed(move.message_id, move.index, move.rule, e, counted=True)
+            self._decisions.failed(move.message_id, move.index, move.rule, e, counted=True)
             return False
         self._count_quarantined()
-        self._done(move)
+        self._decisions.done(move)
         return True
 
     def _reconnect(self) -> None:
@@ -654,105 +438,9 @@ class DLQHandler:
         """A transacted context for moves; poison it gets goes back on the handler's DLQ, with
         a header naming what is malformed, for the rules (org.pyjms.shim.Poison)."""
         ctx = self._factory.create_context(SESSION_TRANSACTED)
-        ctx.channel.set_dead_letter_queue(self._dlq.key, PUT_APPL_NAME)
+        ctx.channel.set_dead_letter_queue(self._decisions.dlq.key, PUT_APPL_NAME)
         self._producer = ctx.create_producer()  # one for every put (forward sets all it sends with)
         return ctx
-
-    def _done(self, move: _Move) -> None:
-        self._tracked.pop(move.message_id, None)
-        self._details.pop(move.message_id, None)
-        action = move.rule.action
-        if action is Action.DISCARD:
-            self.stats.discarded += 1
-        elif action is Action.FWD:
-            self.stats.forwarded += 1
-        else:
-            self.stats.retried += 1
-        if not _log.isEnabledFor(logging.INFO):
-            return  # the reason's name is looked up among hundreds: only for a log that is kept
-        where = f" to {move.target}" if move.target is not None else ""
-        _log.info(
-            "%s: %s%s (rule on line %d, %s)",
-            move.message_id,
-            action.value,
-            where,
-            move.rule.line,
-            move.header.reason_name,
-        )
-
-    def _failed(
-        self, message_id: str, index: int, rule: Rule, error: JMSRuntimeException, counted: bool = False
-    ) -> None:
-        tracked = self._tracked.setdefault(message_id, _Tracked())
-        if not counted:
-            tracked.attempts[index] = tracked.attempts.get(index, 0) + 1
-        attempts = tracked.attempts[index]
-        self.stats.failed_attempts += 1
-        exhausted = attempts >= rule.retry
-        # a used-up rule hands the message to the next matching rule at once (Q03)
-        tracked.due = time.monotonic() + (0.0 if exhausted else self.retry_interval_s)
-        _log.warning(
-            "%s: %s by the rule on line %d failed (attempt %d of %d%s): %s",
-            message_id,
-            rule.action.value,
-            rule.line,
-            attempts,
-            rule.retry,
-            "; trying the next matching rule" if exhausted else f"; again in {self.retry_interval_s:g} s",
-            error,
-        )
-
-    def _unreachable(self, message_ids: list[str]) -> None:
-        """Messages the handler did not leave were on the DLQ, yet its consumer got nothing."""
-        given_up = []
-        for message_id in message_ids:
-            tracked = self._tracked.setdefault(message_id, _Tracked())
-            tracked.unreachable += 1
-            if tracked.unreachable == _UNREACHABLE_WARNING:
-                given_up.append(message_id)
-        if given_up:
-            _log.warning(
-                "%d message(s) on %s could not be got for %d passes (%s%s): another reader holds "
-                "them, or they are behind more messages than the broker pages in for a selector "
-                "(ActiveMQ maxPageSize, 200) and the messages the handler leaves keep them there",
-                len(given_up),
-                self.queue,
-                _UNREACHABLE_WARNING,
-                ", ".join(given_up[:3]),
-                ", ..." if len(given_up) > 3 else "",
-            )
-
-    # ------------------------------------------------------------------ bookkeeping
-
-    def _unreached(self) -> bool:
-        """Whether a message the last browse showed was neither left nor got (yet): another
-        handler may hold it, or the broker be slow to dispatch it, so it is not given up
-        before a few more passes."""
-        return any(0 < t.unreachable < _UNREACHABLE_WARNING and not t.missed for t in self._tracked.values())
-
-    def _next_retry(self) -> float | None:
-        """When the earliest pending retry is due; None if no retry is pending."""
-        due = [t.due for t in self._tracked.values() if not t.left and t.attempts]
-        return min(due) if due else None
-
-    def _report_without_header(self) -> None:
-        """Messages without a header are reported periodically and left (Q05)."""
-        now = time.monotonic()
-        if not self._without_header:
-            return
-        if self._reported_at is not None and now - self._reported_at < self.report_interval_s:
-            return
-        self._reported_at = now
-        ids = sorted(self._without_header)
-        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-        _log.error(
-            "%d message(s) on %s have no dead-letter header and stay there: %s", len(ids), self.queue, shown
-        )
-
-
-def _destination(name: str) -> Destination:
-    """A target named by a header or rule: a queue name, or a destination key (topic://T)."""
-    return from_key(name) if "://" in name else Queue(name)
 
 
 def _excluding(message_ids: list[str]) -> str | None:

@@ -22,26 +22,9 @@ property                         type    MQDLH field
 pyjms components dead-letter with :func:`dead_letter`, which adds these properties and keeps
 everything else, including the remaining expiry (E14).
 
-Entries that ActiveMQ dead-letters itself (on ``ActiveMQ.DLQ`` by default) carry no such
-properties, only ``dlqDeliveryFailureCause``; ActiveMQ keeps the original destination in the
-message's ``originalDestination`` field (not a JMS property; see pyjms.providers.activemq) and
-clears JMSExpiration. :func:`from_message` maps them onto the same header:
-
-=============================================  ==========================================
-``dlqDeliveryFailureCause``                     Reason
-=============================================  ==========================================
-``...Message Expired. Expiration:<ms>``         MQFB_EXPIRATION (258); PutDate/PutTime =
-                                                that expiration
-``...Delivery[n] exceeds redelivery policy      MQRC_BACKOUT_THRESHOLD_REACHED (2362):
-limit...`` (a consumer rolled it back more      IBM MQ's reason for a JMS poison message
-than maximumRedeliveries, default 6)            its backout threshold dead-lettered
-anything else                                   MQRC_UNEXPECTED_ERROR (2195)
-=============================================  ==========================================
-
-For those entries DestQ is the original destination, DestQMgr the handler's queue manager
-(the broker that dead-lettered it is the one the handler reads), PutApplName ``ActiveMQ``,
-PutApplType MQAT_QMGR (7), PutDate/PutTime when the broker received the dead-letter copy
-(else the expiration, else the original send time) and Format as above.
+Entries a broker dead-letters itself carry no such properties. The provider plug-in maps them
+onto the same header (ProviderPlugin.dead_letter_header, which :meth:`DeadLetterHeader.from_message`
+asks): ActiveMQ's from its ``dlqDeliveryFailureCause`` (pyjms.providers.activemq.dead_letters).
 """
 
 from __future__ import annotations
@@ -54,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from pyjms.api.constants import PERSISTENT
 from pyjms.api.destination import Destination, Queue
 from pyjms.api.message import Message, TextMessage, tag_for
+from pyjms.api.provider import ProviderPlugin, default_provider
 from pyjms.bridge.contract import DEAD_LETTER_HEADER_PREFIX
 from pyjms.dlq.forward import put_unchanged
 from pyjms.dlq.symbols import MQAT_SYMBOLS, MQFB_SYMBOLS, MQMT_SYMBOLS, MQRC_SYMBOLS
@@ -80,7 +64,8 @@ PUT_APPL_TYPE = PREFIX + "PutApplType"
 PUT_DATE = PREFIX + "PutDate"
 PUT_TIME = PREFIX + "PutTime"
 FORMAT = PREFIX + "Format"
-#: ActiveMQ's own dead-letter "header": the one property it adds when it dead-letters
+#: ActiveMQ's own dead-letter "header": the one property it adds when it dead-letters (a RETRY
+#: or HEADER(NO) removes it with pyjms's; its plug-in maps it: pyjms.providers.activemq)
 ACTIVEMQ_CAUSE = "dlqDeliveryFailureCause"
 #: Properties that make up a dead-letter header; HEADER(NO) and RETRY remove them all
 HEADER_PROPERTIES = frozenset(
@@ -95,9 +80,6 @@ MQRC_UNEXPECTED_ERROR = MQRC_SYMBOLS["MQRC_UNEXPECTED_ERROR"]
 MQFMT_STRING = "MQSTR"
 MQFMT_NONE = ""
 
-_EXPIRED = re.compile(r"message expired", re.IGNORECASE)
-_EXPIRATION_AT = re.compile(r"Expiration:\s*(\d+)")
-_REDELIVERY = re.compile(r"redelivery policy limit|exceeded redeliverypolicy limit", re.IGNORECASE)
 _EIGHT_DIGITS = re.compile(r"\d{8}")
 
 
@@ -219,24 +201,28 @@ class DeadLetterHeader:
         queue_manager: str = "",
         original_destination: str | None = None,
         dead_lettered_ms: int | None = None,
+        provider: ProviderPlugin | None = None,
     ) -> DeadLetterHeader | None:
         """The message's header; None when it has none (Q05).
 
-        A pyjms header is read from its properties. An entry the provider dead-lettered
-        itself is mapped (see the module docstring); ``original_destination`` is its
-        destination key (``queue://NAME``) and ``dead_lettered_ms`` when the broker
-        dead-lettered it, both of which ActiveMQ keeps outside the properties
-        (the provider plug-in reads them: ProviderPlugin.dead_letter_details); ``queue_manager`` names the broker. A malformed pyjms header raises
+        A pyjms header is read from its properties. An entry the broker dead-lettered itself
+        is mapped by ``provider``, the plug-in of the broker whose dead-letter queue it was on
+        (the default provider's by default: ActiveMQ's maps its dlqDeliveryFailureCause);
+        ``original_destination`` is its destination key (``queue://NAME``) and
+        ``dead_lettered_ms`` when the broker dead-lettered it, which ActiveMQ keeps outside the
+        properties (the plug-in reads them: ProviderPlugin.dead_letter_details);
+        ``queue_manager`` names the broker. A malformed pyjms header raises
         MessageFormatRuntimeException.
         """
         if message.property_exists(REASON):
             return cls._read(message)
-        cause = (
-            message.get_string_property(ACTIVEMQ_CAUSE) if message.property_exists(ACTIVEMQ_CAUSE) else None
+        mapped: DeadLetterHeader | None = (provider or default_provider()).dead_letter_header(
+            message,
+            queue_manager=queue_manager,
+            original_destination=original_destination,
+            dead_lettered_ms=dead_lettered_ms,
         )
-        if cause is None:
-            return None
-        return cls.from_activemq(message, cause, queue_manager, original_destination, dead_lettered_ms)
+        return mapped
 
     @classmethod
     def _read(cls, message: Message) -> DeadLetterHeader:
@@ -258,39 +244,6 @@ class DeadLetterHeader:
                 f"message {message.get_jms_message_id()} has a malformed dead-letter header: {e.message}",
                 values={"message_id": message.get_jms_message_id()},
             ) from None
-
-    @classmethod
-    def from_activemq(
-        cls,
-        message: Message,
-        cause: str,
-        queue_manager: str = "",
-        original_destination: str | None = None,
-        dead_lettered_ms: int | None = None,
-    ) -> DeadLetterHeader:
-        """The header for an entry ActiveMQ dead-lettered, from its dlqDeliveryFailureCause."""
-        expiration = _EXPIRATION_AT.search(cause)
-        if _EXPIRED.search(cause):
-            reason = MQFB_EXPIRATION
-        elif _REDELIVERY.search(cause):
-            reason = MQRC_BACKOUT_THRESHOLD_REACHED
-        else:
-            reason = MQRC_UNEXPECTED_ERROR
-        at = (
-            dead_lettered_ms or (int(expiration.group(1)) if expiration else 0) or message.get_jms_timestamp()
-        )
-        date, time = put_stamp(at) if at else ("", "")
-        return cls(
-            reason=reason,
-            dest_q=destination_name(original_destination),
-            dest_q_mgr=queue_manager,
-            put_appl_name="ActiveMQ",
-            put_appl_type=MQAT_QMGR,
-            put_date=date,
-            put_time=time,
-            format=format_of(message),
-            cause=cause,
-        )
 
 
 #: The reason for a failed put, by the kind of error, when the error names none itself

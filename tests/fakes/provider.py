@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from pyjms.api import context as context_module
 from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.provider import ProviderPlugin, register_provider
 from pyjms.bridge import jvm
@@ -38,9 +37,7 @@ class FakeProvider(ProviderPlugin):
     def broker_of(self, factory: ConnectionFactory) -> FakeBroker:
         return self.brokers[factory.url]
 
-    def open_channel(
-        self, factory: ConnectionFactory, session_mode: int, *args: Any, **kwargs: Any
-    ) -> FakeChannel:
+    def open_channel(self, factory: ConnectionFactory, session_mode: int, what: str) -> FakeChannel:  # type: ignore[override]
         """A new connection with one session on the factory's fake broker."""
         return self.broker_of(factory).open_channel(session_mode, factory.client_id)
 
@@ -60,28 +57,8 @@ def fake_factory(broker: FakeBroker, **options: Any) -> ConnectionFactory:
 
 
 @contextmanager
-def contexts_open_fake_channels(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Until JMSContext opens its channel through its provider plug-in: makes it open a fake
-    factory's channel with FakeProvider.open_channel instead of the Java shim. And the threads
-    pyjms runs (listener dispatch, async sends) attach to no JVM: there is none."""
+def threads_without_jvm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """While it lasts, the threads pyjms runs for a context (listener dispatch, async sends,
+    leadership) attach to no JVM: there is none."""
     monkeypatch.setattr(jvm, "java_thread", nullcontext)
-    if hasattr(ProviderPlugin, "open_channel"):
-        yield  # the client asks the plug-in itself
-        return
-
-    class _Opener:
-        @staticmethod
-        def open(
-            provider: Any,
-            factory: ConnectionFactory,
-            user: Any,
-            password: Any,
-            client_id: Any,
-            session_mode: int,
-            what: str,
-        ) -> FakeChannel:
-            return PROVIDER.open_channel(factory, session_mode)
-
-    monkeypatch.setattr(context_module, "Channel", _Opener)
-    monkeypatch.setattr(ConnectionFactory, "_java", lambda self: (None, self))
     yield

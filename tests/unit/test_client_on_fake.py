@@ -27,7 +27,7 @@ from pyjms.bridge import contract
 from pyjms.errors import JMSRuntimeException, MessageFormatRuntimeException
 from pyjms.rules.reasons import MQRC
 from tests.fakes.channel import Capabilities, FakeBroker, ManualClock, StoredMessage
-from tests.fakes.provider import contexts_open_fake_channels, fake_factory
+from tests.fakes.provider import fake_factory, threads_without_jvm
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def broker(clock: ManualClock) -> FakeBroker:
 
 @pytest.fixture
 def factory(broker: FakeBroker, monkeypatch: pytest.MonkeyPatch) -> Iterator[ConnectionFactory]:
-    with contexts_open_fake_channels(monkeypatch):
+    with threads_without_jvm(monkeypatch):
         yield fake_factory(broker)
 
 
@@ -169,7 +169,7 @@ def test_d08_a_grouped_message_cannot_be_delayed(ctx: JMSContext, broker: FakeBr
 def test_d04_with_no_delay_mechanism_a_delay_is_function_not_supported(
     broker: FakeBroker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with contexts_open_fake_channels(monkeypatch):
+    with threads_without_jvm(monkeypatch):
         factory = fake_factory(broker, delivery_delay="none")
         with factory.create_context() as ctx:
             producer = ctx.create_producer()
@@ -184,7 +184,7 @@ def test_a_delay_by_the_scheduler_records_pyjms_times(
     clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broker = FakeBroker(Capabilities(scheduler_markable=True), now_ms=clock)
-    with contexts_open_fake_channels(monkeypatch):
+    with threads_without_jvm(monkeypatch):
         with fake_factory(broker, delivery_delay="scheduler").create_context() as ctx:
             ctx.create_producer().set_delivery_delay(500).send(ctx.create_queue("Q"), "x")
     m = only(broker)

@@ -16,7 +16,7 @@ from pyjms.dlq import header as dlh
 from pyjms.errors import ResourceAllocationRuntimeException
 from pyjms.rules.reasons import MQRC
 from tests.fakes.channel import FakeBroker
-from tests.fakes.provider import contexts_open_fake_channels, fake_factory
+from tests.fakes.provider import fake_factory, threads_without_jvm
 
 TABLE = """\
 REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(2)
@@ -34,7 +34,7 @@ def broker() -> FakeBroker:
 
 @pytest.fixture
 def factory(broker: FakeBroker, monkeypatch: pytest.MonkeyPatch) -> Iterator[ConnectionFactory]:
-    with contexts_open_fake_channels(monkeypatch):
+    with threads_without_jvm(monkeypatch):
         yield fake_factory(broker)
 
 

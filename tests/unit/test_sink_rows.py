@@ -20,7 +20,7 @@ from pyjms.rules.reasons import MQRC
 from pyjms.spark import sink
 from pyjms.spark.options import JMSOptions
 from tests.fakes.channel import FakeBroker, ManualClock, StoredMessage
-from tests.fakes.provider import contexts_open_fake_channels, fake_factory
+from tests.fakes.provider import fake_factory, threads_without_jvm
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def clock() -> ManualClock:
 @pytest.fixture
 def broker(clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBroker]:
     broker = FakeBroker(now_ms=clock)
-    with contexts_open_fake_channels(monkeypatch):
+    with threads_without_jvm(monkeypatch):
         factory = fake_factory(broker)
         monkeypatch.setattr(sink, "connection_factory", lambda options: factory)
         yield broker

@@ -15,15 +15,48 @@
   dead-lettered it in the message's ``originalDestination`` and ``brokerInTime`` fields,
   which are not JMS properties. :func:`dead_letter_details` reads them through the provider
   session. (The shim could carry them as properties instead; then this goes.)
+* Entries ActiveMQ dead-letters itself carry no pyjms dead-letter header, only
+  ``dlqDeliveryFailureCause``, and it clears JMSExpiration. :func:`dead_letter_header` maps
+  them onto the same header (IBM MQ's MQDLH, pyjms.dlq.header):
+
+  =============================================  ==========================================
+  ``dlqDeliveryFailureCause``                     Reason
+  =============================================  ==========================================
+  ``...Message Expired. Expiration:<ms>``         MQFB_EXPIRATION (258); PutDate/PutTime =
+                                                  that expiration
+  ``...Delivery[n] exceeds redelivery policy      MQRC_BACKOUT_THRESHOLD_REACHED (2362):
+  limit...`` (a consumer rolled it back more      IBM MQ's reason for a JMS poison message
+  than maximumRedeliveries, default 6)            its backout threshold dead-lettered
+  anything else                                   MQRC_UNEXPECTED_ERROR (2195)
+  =============================================  ==========================================
+
+  DestQ is the original destination, DestQMgr the handler's queue manager (the broker that
+  dead-lettered it is the one the handler reads), PutApplName ``ActiveMQ``, PutApplType
+  MQAT_QMGR (7), PutDate/PutTime when the broker received the dead-letter copy (else the
+  expiration, else the original send time) and Format that of the body.
 """
 
 from __future__ import annotations
 
+import re
 from typing import cast
 
 from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.message import Message
 from pyjms.bridge.urls import add_internal_option
-from pyjms.dlq.header import ACTIVEMQ_CAUSE, REASON, DeadLetterDetails
+from pyjms.dlq.header import (
+    ACTIVEMQ_CAUSE,
+    MQAT_QMGR,
+    MQFB_EXPIRATION,
+    MQRC_BACKOUT_THRESHOLD_REACHED,
+    MQRC_UNEXPECTED_ERROR,
+    REASON,
+    DeadLetterDetails,
+    DeadLetterHeader,
+    destination_name,
+    format_of,
+    put_stamp,
+)
 from pyjms.providers.activemq.java_types import JavaActiveMQMessage
 
 #: URL schemes the shim hands to ActiveMQ (org.pyjms.shim.Providers.forUrl)
@@ -36,6 +69,12 @@ for _option in _HANDLER_OPTIONS + _SYNCHRONOUS_ACK_OPTIONS:
     add_internal_option(_option)
 #: at most this many entries are read per call; ActiveMQ browses no more than 400 by default
 _MAX_ENTRIES = 1000
+#: the most messages ActiveMQ's queue browser shows (the broker's maxBrowsePageSize, by default)
+BROWSE_LIMIT = 400
+
+_EXPIRED = re.compile(r"message expired", re.IGNORECASE)
+_EXPIRATION_AT = re.compile(r"Expiration:\s*(\d+)")
+_REDELIVERY = re.compile(r"redelivery policy limit|exceeded redeliverypolicy limit", re.IGNORECASE)
 
 
 def is_activemq_url(url: str | None) -> bool:
@@ -96,4 +135,52 @@ def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetail
     return found
 
 
-__all__ = ["without_redelivery_limit", "dead_letter_details", "is_activemq_url", "SCHEMES"]
+def dead_lettered_by_broker(message: Message) -> bool:
+    """Whether ActiveMQ dead-lettered the message itself (it carries the broker's cause)."""
+    return message.property_exists(ACTIVEMQ_CAUSE)
+
+
+def dead_letter_header(
+    message: Message,
+    queue_manager: str = "",
+    original_destination: str | None = None,
+    dead_lettered_ms: int | None = None,
+) -> DeadLetterHeader | None:
+    """The header of an entry ActiveMQ dead-lettered, from its dlqDeliveryFailureCause (see the
+    module docstring); None for a message without one."""
+    if not message.property_exists(ACTIVEMQ_CAUSE):
+        return None
+    cause = message.get_string_property(ACTIVEMQ_CAUSE)
+    if cause is None:
+        return None
+    expiration = _EXPIRATION_AT.search(cause)
+    if _EXPIRED.search(cause):
+        reason = MQFB_EXPIRATION
+    elif _REDELIVERY.search(cause):
+        reason = MQRC_BACKOUT_THRESHOLD_REACHED
+    else:
+        reason = MQRC_UNEXPECTED_ERROR
+    at = dead_lettered_ms or (int(expiration.group(1)) if expiration else 0) or message.get_jms_timestamp()
+    date, time = put_stamp(at) if at else ("", "")
+    return DeadLetterHeader(
+        reason=reason,
+        dest_q=destination_name(original_destination),
+        dest_q_mgr=queue_manager,
+        put_appl_name="ActiveMQ",
+        put_appl_type=MQAT_QMGR,
+        put_date=date,
+        put_time=time,
+        format=format_of(message),
+        cause=cause,
+    )
+
+
+__all__ = [
+    "without_redelivery_limit",
+    "dead_letter_details",
+    "dead_letter_header",
+    "dead_lettered_by_broker",
+    "is_activemq_url",
+    "BROWSE_LIMIT",
+    "SCHEMES",
+]

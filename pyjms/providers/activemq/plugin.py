@@ -29,7 +29,7 @@ from pyjms.api.message import Message
 from pyjms.api.provider import ContextAnswer, ProviderPlugin
 from pyjms.dlq.header import ACTIVEMQ_CAUSE
 from pyjms.errors import JMSRuntimeException
-from pyjms.providers.activemq import admin, dead_letters, subscriptions
+from pyjms.providers.activemq import admin, dead_letters, failures, subscriptions
 from pyjms.providers.activemq.admin import AttributeCache
 from pyjms.providers.activemq.embedded import default_broker
 
@@ -41,6 +41,8 @@ class ActiveMQPlugin(ProviderPlugin):
     provider_name = "activemq"
     attributes_max_age_s = AttributeCache.TTL_S
     dead_letter_queue: str | None = "ActiveMQ.DLQ"
+    browse_limit: int | None = dead_letters.BROWSE_LIMIT
+    connection_failures = failures.CONNECTION_FAILURES
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -156,3 +158,16 @@ class ActiveMQPlugin(ProviderPlugin):
 
     def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
         return dead_letters.dead_letter_details(ctx, queue)
+
+    def dead_lettered_by_broker(self, message: Message) -> bool:
+        return dead_letters.dead_lettered_by_broker(message)
+
+    def dead_letter_header(
+        self,
+        message: Message,
+        *,
+        queue_manager: str,
+        original_destination: str | None,
+        dead_lettered_ms: int | None,
+    ) -> Any:
+        return dead_letters.dead_letter_header(message, queue_manager, original_destination, dead_lettered_ms)

@@ -19,6 +19,7 @@ from pyjms.api.context import ConnectionFactory, JMSContext
 from pyjms.api.provider import ContextAnswer
 from pyjms.errors import JMSRuntimeException, SetupError
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
+from pyjms.providers.amqp import failures
 from pyjms.providers.artemis.plugin import DUPLICATE_REJECTED
 
 SCHEMES = ("amqp", "amqps", "amqpws", "amqpwss")
@@ -30,6 +31,7 @@ class AmqpPlugin(ActiveMQPlugin):
     name = "AMQP 1.0 (Qpid JMS)"
     provider_name = "amqp"
     dead_letter_queue = None
+    connection_failures = failures.CONNECTION_FAILURES
 
     def serves(self, url: str | None, factory_class: str | None) -> bool:
         if factory_class is not None:

@@ -23,6 +23,7 @@ from pyjms.bridge.urls import ARTEMIS
 from pyjms.errors import JMSRuntimeException, SetupError
 from pyjms.providers.activemq import subscriptions
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
+from pyjms.providers.artemis import failures
 from pyjms.providers.artemis.broker import DEAD_LETTER_QUEUE
 from pyjms.providers.artemis.java_types import JavaArtemisProviderClass
 
@@ -42,6 +43,7 @@ class ArtemisPlugin(ActiveMQPlugin):
     name = "Apache Artemis"
     provider_name = ARTEMIS
     dead_letter_queue = DEAD_LETTER_QUEUE
+    connection_failures = failures.CONNECTION_FAILURES
     # each slot is an auto-created address and queue: with 10 ms slots (twice as many) the
     # staging p99 was 84-221 ms against 60-76 ms with 20 ms ones (bench/bench_delay.py,
     # staging@artemis, alternate runs)
