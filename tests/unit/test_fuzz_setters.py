@@ -1,21 +1,117 @@
 """Fuzz of every public setter and of the DLQ rules-table parser (issue 15 item 6): whatever a
 user passes, the only exceptions are pyjms's (pyjms.errors.JMSRuntimeException and its
 subclasses), never a TypeError, OverflowError, UnicodeError or anything from JPype; a value a
-setter accepts reads back as set. No broker is needed: setters check at once. The producer's
-setters need a context, and so a JVM: tests/integration/test_fuzz_producer_setters.py."""
+setter accepts reads back as set. No broker is needed: setters check at once (producers come
+from a context on the fake broker)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from datetime import timedelta
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
-from hypothesis import given
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pyjms
 from pyjms.dlq import RulesTable
-from tests.unit.fuzz_values import ANYTHING, NAMES, PROPERTY_SETTERS, QUICK, only_pyjms_errors
+from tests.fakes.channel import FakeBroker
+from tests.fakes.provider import fake_factory
 
+QUICK = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+#: anything a caller might pass: JMS-looking values and everything else
+ANYTHING = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(-(2**70), 2**70),
+    st.floats(),
+    st.text(),
+    st.text(alphabet=st.characters(categories=["Cs", "Lo", "So", "Cc"])),
+    st.binary(),
+    st.decimals(allow_nan=True),
+    st.fractions(),
+    st.complex_numbers(),
+    st.timedeltas(),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.sampled_from(
+        [
+            object(),
+            2**63,
+            -(2**63) - 1,
+            2**31,
+            1e300,
+            -1e300,
+            float("inf"),
+            float("nan"),
+            3.5e38,
+            Decimal("1"),
+            Fraction(1, 2),
+            2.0,
+            1.0,
+            "JMS_PYJMS_Expiration",
+            "région",
+            "\ud800",
+            "😀",
+            timedelta(days=10**8),
+            b"",
+            "",
+            [1],
+            {1: 2},
+            ...,
+        ]
+    ),
+)
+NAMES = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "p",
+            "région",
+            "JMS_PYJMS_X",
+            "JMSXGroupID",
+            "JMSXGroupSeq",
+            "JMS_IBM_Format",
+            "AND",
+            "1a",
+            "a-b",
+            "😀",
+            "\ud800",
+        ]
+    ),
+    ANYTHING,
+)
+
+MESSAGE_PROPERTY_SETTERS = [
+    "set_boolean_property",
+    "set_byte_property",
+    "set_short_property",
+    "set_int_property",
+    "set_long_property",
+    "set_float_property",
+    "set_double_property",
+    "set_string_property",
+    "set_object_property",
+    "set_property",
+]
+PRODUCER_PROPERTY_SETTERS = [
+    "set_property",
+    "set_object_property",
+    "set_boolean_property",
+    "set_byte_property",
+    "set_short_property",
+    "set_int_property",
+    "set_long_property",
+    "set_float_property",
+    "set_double_property",
+    "set_string_property",
+]
 HEADER_SETTERS = [
     "set_jms_message_id",
     "set_jms_timestamp",
@@ -28,6 +124,17 @@ HEADER_SETTERS = [
     "set_jms_expiration",
     "set_jms_delivery_time",
     "set_jms_priority",
+]
+PRODUCER_OPTION_SETTERS = [
+    "set_delivery_mode",
+    "set_priority",
+    "set_time_to_live",
+    "set_delivery_delay",
+    "set_disable_message_id",
+    "set_disable_message_timestamp",
+    "set_jms_correlation_id",
+    "set_jms_type",
+    "set_jms_reply_to",
 ]
 MAP_SETTERS = [
     "set_object",
@@ -43,6 +150,22 @@ MAP_SETTERS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def ctx():
+    """A context on a fake broker (tests/fakes): producers come from it (nothing is sent)."""
+    with fake_factory(FakeBroker()).create_context() as c:
+        yield c
+
+
+def only_pyjms_errors(call: Callable[[], Any]) -> bool:
+    """Runs call; True if it returned, False if it raised a pyjms error; anything else fails."""
+    try:
+        call()
+        return True
+    except pyjms.JMSRuntimeException:
+        return False
+
+
 def same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
@@ -50,7 +173,7 @@ def same(a: Any, b: Any) -> bool:
 
 
 @QUICK
-@given(setter=st.sampled_from(PROPERTY_SETTERS), name=NAMES, value=ANYTHING)
+@given(setter=st.sampled_from(MESSAGE_PROPERTY_SETTERS), name=NAMES, value=ANYTHING)
 def test_message_property_setters_raise_only_pyjms_errors(setter, name, value):
     m = pyjms.TextMessage("x")
     if only_pyjms_errors(lambda: getattr(m, setter)(name, value)):
@@ -61,6 +184,14 @@ def test_message_property_setters_raise_only_pyjms_errors(setter, name, value):
 
 
 @QUICK
+@given(setter=st.sampled_from(PRODUCER_PROPERTY_SETTERS), name=NAMES, value=ANYTHING)
+def test_producer_property_setters_raise_only_pyjms_errors(ctx, setter, name, value):
+    p = ctx.create_producer()
+    if only_pyjms_errors(lambda: getattr(p, setter)(name, value)):
+        assert isinstance(name, str) and not name.startswith("JMS_PYJMS_") and p.property_exists(name)
+
+
+@QUICK
 @given(setter=st.sampled_from(HEADER_SETTERS), value=ANYTHING)
 def test_message_header_setters_raise_only_pyjms_errors(setter, value):
     m = pyjms.TextMessage("x")
@@ -68,6 +199,18 @@ def test_message_header_setters_raise_only_pyjms_errors(setter, value):
         getter = setter.replace("set_", "get_", 1)
         if setter not in ("set_jms_message_id", "set_jms_delivery_time"):  # getters that interpret
             assert same(getattr(m, getter)(), value) or value is None
+
+
+@QUICK
+@given(setter=st.sampled_from(PRODUCER_OPTION_SETTERS), value=ANYTHING)
+def test_producer_option_setters_raise_only_pyjms_errors(ctx, setter, value):
+    p = ctx.create_producer()
+    if only_pyjms_errors(lambda: getattr(p, setter)(value)):
+        if setter in ("set_delivery_mode", "set_priority"):
+            assert type(value) is int
+        if setter in ("set_time_to_live", "set_delivery_delay"):
+            got = p.get_time_to_live() if setter == "set_time_to_live" else p.get_delivery_delay()
+            assert 0 <= got < 2**63
 
 
 @QUICK
