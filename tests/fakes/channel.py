@@ -299,10 +299,10 @@ class FakeBroker:
 
     def _deliver(self, key: str, message: StoredMessage) -> None:
         """Called holding ``changed``: the message reaches its queue or topic's subscriptions."""
-        self.sent.append(message)
         scheme = key.partition("://")[0]
         if scheme.startswith("temp-") and key not in self.temporaries:
             raise InvalidDestinationRuntimeException(f"{key} was deleted")
+        self.sent.append(message)
         if scheme in ("topic", "temp-topic"):
             for sub in self.subscriptions:
                 if sub.topic == key:

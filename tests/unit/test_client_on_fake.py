@@ -421,3 +421,54 @@ def test_an_async_send_completes_in_send_order_with_the_providers_headers(
     assert wait_for(lambda: len(outcomes) == 3)
     assert outcomes == [(m.message_id, None) for m in broker.queue("Q")]
     assert [m.get_jms_message_id() for m in sent] == [m.message_id for m in broker.queue("Q")]
+
+
+# ---------------------------------------------------------------------------- consumers and browsers
+
+
+def test_receive_batch_takes_up_to_its_maximum_in_order(ctx: JMSContext, broker: FakeBroker) -> None:
+    queue = ctx.create_queue("Q")
+    ctx.create_producer().send_batch(queue, [str(n) for n in range(5)])
+    consumer = ctx.create_consumer(queue)
+    assert [m.get_text() for m in consumer.receive_batch(3, 100)] == ["0", "1", "2"]
+    assert [m.get_text() for m in consumer.receive_batch(10, 100)] == ["3", "4"]
+    assert consumer.receive_batch(10, 0) == []
+
+
+def test_a_browser_shows_the_queue_without_consuming_it(ctx: JMSContext, broker: FakeBroker) -> None:
+    queue = ctx.create_queue("Q")
+    ctx.create_producer().send_batch(queue, ["a", "b"])
+    with ctx.create_browser(queue) as browser:
+        assert [m.get_text() for m in browser] == ["a", "b"]
+    assert len(broker.queue("Q")) == 2
+
+
+def test_a_durable_subscription_keeps_messages_while_its_subscriber_is_away(
+    broker: FakeBroker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with threads_without_jvm(monkeypatch):
+        factory = fake_factory(broker, client_id="app-1")
+        with factory.create_context() as ctx:
+            topic = ctx.create_topic("T")
+            ctx.create_durable_consumer(topic, "sub").close()
+            ctx.create_producer().send_batch(topic, ["while away", "too"])
+            subscriber = ctx.create_durable_consumer(topic, "sub")
+            assert [subscriber.receive_body(str, 100) for _ in range(2)] == ["while away", "too"]
+            subscriber.close()
+            ctx.unsubscribe("sub")
+            ctx.create_producer().send(topic, "after")
+            assert ctx.create_durable_consumer(topic, "sub").receive_no_wait() is None
+
+
+def test_a_durable_subscription_needs_a_client_id(ctx: JMSContext) -> None:
+    with pytest.raises(pyjms.IllegalStateRuntimeException, match="client id"):
+        ctx.create_durable_consumer(ctx.create_topic("T"), "sub")
+
+
+def test_a_temporary_queue_works_until_it_is_deleted(ctx: JMSContext) -> None:
+    temporary = ctx.create_temporary_queue()
+    ctx.create_producer().send(temporary, "reply")
+    assert ctx.create_consumer(temporary).receive_body(str, 100) == "reply"
+    temporary.delete()
+    with pytest.raises(pyjms.InvalidDestinationRuntimeException):
+        ctx.create_producer().send(temporary, "too late")
