@@ -1,7 +1,8 @@
 """Unit tests run without a JVM: neither in this process (JPype) nor as a child (java, javac,
 Maven). A test that needs one belongs in tests/integration; the guard below fails it here, so
 ``pytest tests/unit`` stays JVM-free and quick (issue 33 item 5). Client logic that talks to
-the wire is tested against tests/fakes instead."""
+the wire is tested against tests/fakes instead: the fixtures ``clock``, ``broker`` and
+``factory`` give a fake broker, its clock, and a ConnectionFactory for it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from typing import Any
 
 import jpype
 import pytest
+
+from pyjms import ConnectionFactory
+from tests.fakes.channel import FakeBroker, ManualClock
+from tests.fakes.provider import fake_factory, threads_without_jvm
 
 #: the programs that are (or start) a JVM
 JVM_PROGRAMS = frozenset({"java", "javac", "jar", "mvn", "mvnw"})
@@ -44,3 +49,21 @@ def no_jvm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(subprocess, "Popen", _NoJVMPopen)
     yield
     assert not jpype.isJVMStarted(), "this unit test started a JVM"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    """The fake broker's clock: it moves when a test moves it."""
+    return ManualClock()
+
+
+@pytest.fixture
+def broker(clock: ManualClock) -> FakeBroker:
+    return FakeBroker(now_ms=clock)
+
+
+@pytest.fixture
+def factory(broker: FakeBroker, monkeypatch: pytest.MonkeyPatch) -> Iterator[ConnectionFactory]:
+    """A ConnectionFactory for the fake broker (the threads of its contexts attach to no JVM)."""
+    with threads_without_jvm(monkeypatch):
+        yield fake_factory(broker)

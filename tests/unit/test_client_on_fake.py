@@ -31,22 +31,6 @@ from tests.fakes.provider import fake_factory, threads_without_jvm
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-def broker(clock: ManualClock) -> FakeBroker:
-    return FakeBroker(now_ms=clock)
-
-
-@pytest.fixture
-def factory(broker: FakeBroker, monkeypatch: pytest.MonkeyPatch) -> Iterator[ConnectionFactory]:
-    with threads_without_jvm(monkeypatch):
-        yield fake_factory(broker)
-
-
-@pytest.fixture
 def ctx(factory: ConnectionFactory) -> Iterator[JMSContext]:
     with factory.create_context() as c:
         yield c

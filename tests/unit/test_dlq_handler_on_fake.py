@@ -4,10 +4,6 @@ what the rule says. One pass each (WAIT(NO)): the handler stops when nothing is 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from pyjms import ConnectionFactory, JMSContext, Queue, TextMessage
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
@@ -16,7 +12,6 @@ from pyjms.dlq import header as dlh
 from pyjms.errors import ResourceAllocationRuntimeException
 from pyjms.rules.reasons import MQRC
 from tests.fakes.channel import FakeBroker
-from tests.fakes.provider import fake_factory, threads_without_jvm
 
 TABLE = """\
 REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(2)
@@ -25,17 +20,6 @@ DESTQ(AUDIT) ACTION(FWD) FWDQ(AUDIT.REVIEW)
 PERSIST(MQPER_NOT_PERSISTENT) ACTION(DISCARD)
 ACTION(IGNORE)
 """
-
-
-@pytest.fixture
-def broker() -> FakeBroker:
-    return FakeBroker()
-
-
-@pytest.fixture
-def factory(broker: FakeBroker, monkeypatch: pytest.MonkeyPatch) -> Iterator[ConnectionFactory]:
-    with threads_without_jvm(monkeypatch):
-        yield fake_factory(broker)
 
 
 def dead(ctx: JMSContext, text: str, reason: int, dest_q: str, *, persistent: bool = True) -> None:

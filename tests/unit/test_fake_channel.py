@@ -32,16 +32,6 @@ T = "topic://T"
 PLAIN = (2, 4, 0, 0, 0)
 
 
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-def broker(clock: ManualClock) -> FakeBroker:
-    return FakeBroker(now_ms=clock)
-
-
 def started(broker: FakeBroker, mode: int = AUTO_ACKNOWLEDGE) -> FakeChannel:
     channel = broker.open_channel(mode)
     channel.start()

@@ -6,12 +6,11 @@ Spark session and no JVM."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pyarrow as pa
 import pytest
 from pyspark.sql.types import BinaryType, DataType, IntegerType, MapType, StringType
 
+from pyjms import ConnectionFactory
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
 from pyjms.dlq import header as dlh
@@ -20,21 +19,11 @@ from pyjms.rules.reasons import MQRC
 from pyjms.spark import sink
 from pyjms.spark.options import JMSOptions
 from tests.fakes.channel import FakeBroker, ManualClock, StoredMessage
-from tests.fakes.provider import fake_factory, threads_without_jvm
 
 
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-def broker(clock: ManualClock, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeBroker]:
-    broker = FakeBroker(now_ms=clock)
-    with threads_without_jvm(monkeypatch):
-        factory = fake_factory(broker)
-        monkeypatch.setattr(sink, "connection_factory", lambda options: factory)
-        yield broker
+@pytest.fixture(autouse=True)
+def tasks_connect_to_the_fake_broker(factory: ConnectionFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sink, "connection_factory", lambda options: factory)
 
 
 def options(**given: str) -> JMSOptions:

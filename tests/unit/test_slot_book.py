@@ -5,7 +5,6 @@ restarted processor finds its slots by."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
 
@@ -19,7 +18,6 @@ from pyjms.delay.processor_slots import LEGACY_SLOT_MS, SlotBook, marker_text, p
 from pyjms.dlq import header as dlh
 from pyjms.errors import InvalidArgumentRuntimeException
 from tests.fakes.channel import FakeBroker
-from tests.fakes.provider import fake_factory, threads_without_jvm
 
 
 def test_a_slot_filed_again_while_a_later_one_drains_stays_pending():
@@ -162,25 +160,19 @@ def test_markers_are_compacted_once_drained_slots_outnumber_the_pending_ones():
 # ---------------------------------------------------------------------------- markers on the broker
 
 
-@pytest.fixture
-def factory(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeBroker, ConnectionFactory]]:
-    broker = FakeBroker()
-    with threads_without_jvm(monkeypatch):
-        yield broker, fake_factory(broker)
-
-
 def put_markers(factory: ConnectionFactory, *texts: str) -> None:
     with factory.create_context() as ctx:
         ctx.create_producer().send_batch(Queue("PYJMS.SLOTS.STAGE"), list(texts))
 
 
-def test_a_restarted_processor_finds_its_slots_by_their_markers(factory) -> None:
-    broker, f = factory
+def test_a_restarted_processor_finds_its_slots_by_their_markers(
+    broker: FakeBroker, factory: ConnectionFactory
+) -> None:
     now_slot = now_ms() // 10
     future, past = now_slot + 1000, now_slot - 1000
-    put_markers(f, f"{future}/10", f"{past}/10", f"{now_slot}/20", "junk")
+    put_markers(factory, f"{future}/10", f"{past}/10", f"{now_slot}/20", "junk")
     book = SlotBook("STAGE", 10)
-    with f.create_context() as ctx:
+    with factory.create_context() as ctx:
         assert sorted(book.recover(ctx)) == [past, future]
     assert book.first() == [future]  # a slot that has ended is set aside: the others go first
     assert book.is_aside(past) and book.pending() == 2
@@ -190,32 +182,32 @@ def test_a_restarted_processor_finds_its_slots_by_their_markers(factory) -> None
 
 
 def test_recovery_with_the_brokers_queue_list_drops_markers_of_gone_queues_and_finds_lost_ones(
-    factory,
+    factory: ConnectionFactory,
 ) -> None:
-    _, f = factory
     now_slot = now_ms() // 10
     gone, kept, lost, ancient = now_slot + 10, now_slot + 20, now_slot + 30, 5
-    put_markers(f, f"{gone}/10", f"{kept}/10")
+    put_markers(factory, f"{gone}/10", f"{kept}/10")
     names = [f"PYJMS.SLOT.{n}.STAGE" for n in (kept, lost, ancient)] + ["PYJMS.SLOT.7.OTHER", "ELSEWHERE"]
     book = SlotBook("STAGE", 10)
-    with f.create_context() as ctx:
+    with factory.create_context() as ctx:
         found = book.recover(ctx, names, non_empty=lambda queues: queues)
     assert sorted(found) == [kept, lost]  # lost: a slot queue whose marker went missing
     assert book.dead_markers() == 1  # gone's marker
     assert book.foreign_queues() == [f"PYJMS.SLOT.{ancient}.STAGE"]  # decades away under 10 ms
 
 
-def test_a_compaction_keeps_live_markers_and_dead_letters_malformed_ones(factory) -> None:
-    broker, f = factory
+def test_a_compaction_keeps_live_markers_and_dead_letters_malformed_ones(
+    broker: FakeBroker, factory: ConnectionFactory
+) -> None:
     now_slot = now_ms() // 10
     drained, live, ended = now_slot + 100, now_slot + 200, now_slot - 100
-    put_markers(f, f"{drained}/10", f"{live}/10", f"{ended}/10", "junk")
+    put_markers(factory, f"{drained}/10", f"{live}/10", f"{ended}/10", "junk")
     book = SlotBook("STAGE", 10)
-    with f.create_context() as ctx:
+    with factory.create_context() as ctx:
         book.recover(ctx)
     book.finish(drained, complete=False)
     book.finish(ended, complete=False)
-    with f.create_context(SESSION_TRANSACTED) as ctx:
+    with factory.create_context(SESSION_TRANSACTED) as ctx:
         book.compact_markers(ctx, keep=set())
     # a slot not ended yet keeps its marker whatever the book says (the sorter may be filing it)
     assert sorted(m.text() for m in broker.queue("PYJMS.SLOTS.STAGE")) == sorted(

@@ -5,28 +5,21 @@ brokers in tests/integration and tests/faults."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from pyjms import SESSION_TRANSACTED, ConnectionFactory, TextMessage
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
 from tests.fakes.channel import FakeBroker
-from tests.fakes.provider import fake_factory, threads_without_jvm
+from tests.fakes.provider import fake_factory
 
 STAGING = contract.STAGING_QUEUE
 
 
 @pytest.fixture
-def broker() -> FakeBroker:
-    return FakeBroker()
-
-
-@pytest.fixture
-def factory(broker: FakeBroker, monkeypatch: pytest.MonkeyPatch) -> Iterator[ConnectionFactory]:
-    with threads_without_jvm(monkeypatch):
-        yield fake_factory(broker, delivery_delay="staging")
+def factory(broker: FakeBroker) -> ConnectionFactory:
+    """The fake broker's factory, delaying through the staging queue."""
+    return fake_factory(broker, delivery_delay="staging")
 
 
 def test_d02_d12_a_delayed_message_is_staged_with_its_target_and_a_new_id(
