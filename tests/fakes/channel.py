@@ -327,14 +327,17 @@ class FakeBroker:
         chosen.redelivered = chosen.delivery_count > FIRST_DELIVERY
         return chosen
 
-    def _wait(self, take: Callable[[], _T | None], timeout_ms: int) -> _T | None:
-        """take() under the lock, waiting up to timeout_ms (<= 0: no wait) for it to find one."""
+    def _wait(
+        self, take: Callable[[], _T | None], timeout_ms: int, stop: Callable[[], bool] | None = None
+    ) -> _T | None:
+        """take() under the lock, waiting up to timeout_ms (<= 0: no wait) for it to find one;
+        a wait ends early when ``stop()`` says so (its channel closed)."""
         deadline = time.monotonic() + max(0, timeout_ms) / 1000
         with self.changed:
             while True:
                 found = take()
                 remaining = deadline - time.monotonic()
-                if found is not None or remaining <= 0:
+                if found is not None or remaining <= 0 or (stop is not None and stop()):
                     return found
                 self.changed.wait(remaining)
 
@@ -470,7 +473,8 @@ class FakeChannel:
         with self.broker.changed:
             self._give_back()  # what was consumed and not acknowledged is redelivered
             self._pending_sends.clear()
-        self.closed = True
+            self.closed = True
+            self.broker.changed.notify_all()  # a listener's wait ends
         self.connection.users -= 1
 
     # -------------------------------------------------------------- acknowledgement, transactions
@@ -751,7 +755,7 @@ class FakeChannel:
                     return receiver, m
             return None
 
-        found = self.broker._wait(take, timeout_ms)
+        found = self.broker._wait(take, timeout_ms, stop=lambda: self.closed)
         if found is None:
             return None
         self._listened = found
