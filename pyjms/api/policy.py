@@ -27,8 +27,9 @@ from pyjms.api.message import KEEP, Message
 from pyjms.errors import JMSRuntimeException
 
 if TYPE_CHECKING:
-    from pyjms.api.context import ConnectionFactory, JMSContext
+    from pyjms.api.context import JMSContext
     from pyjms.api.destination import Destination
+    from pyjms.api.factory import ConnectionFactory
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pyjms.api import checks
+from pyjms.api.completions import notify_listener
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.destination import Destination
 from pyjms.api.expiry import now_ms
@@ -368,7 +369,7 @@ class JMSProducer:
             def completed(headers: Mapping[str, Any] | None, error: JMSRuntimeException | None) -> None:
                 if headers is not None:
                     message._apply_sent_headers(headers)
-                _notify(listener, message, error)
+                notify_listener(listener, message, error)
 
             out.completion = completed
         result = self._through(policies, out)
@@ -487,16 +488,3 @@ def _to_wire(send: OutgoingSend) -> SendResult:
         completion=send.completion,
     )
     return SendResult(count, headers)
-
-
-def _notify(listener: Any, message: Message, error: JMSRuntimeException | None) -> None:
-    try:
-        if hasattr(listener, "on_completion"):
-            if error is None:
-                listener.on_completion(message)
-            else:
-                listener.on_exception(message, error)
-        else:
-            listener(message, error)
-    except Exception:  # a failing listener must not stop later completions
-        _log.exception("completion listener failed")

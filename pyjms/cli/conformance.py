@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pyjms.api.constants import PERSISTENT, SESSION_TRANSACTED
-from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Queue, Topic
+from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.delay import delay_mechanism
 from pyjms.errors import JMSRuntimeException

@@ -14,8 +14,8 @@ from dataclasses import asdict
 from typing import Any
 
 from pyjms.api.access import admins
-from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Queue, Topic
+from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import classpath, jvm
 from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_interval

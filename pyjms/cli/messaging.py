@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 from pyjms.api.constants import CLIENT_ACKNOWLEDGE, DELIVERY_DELAY_CHOICES, NON_PERSISTENT, PERSISTENT
-from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Topic
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.cli.common import (

@@ -22,8 +22,9 @@ from typing import cast
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.expiry import now_ms
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
 from pyjms.api.quietlog import QuietLog
 from pyjms.bridge import codec as C

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, cast
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
 from pyjms.api.quietlog import QuietLog
 from pyjms.bridge import codec as C
