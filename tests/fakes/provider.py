@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms import ConnectionFactory, JMSContext
 from pyjms.api.provider import ProviderPlugin, register_provider
 from pyjms.bridge import jvm
 from tests.fakes.channel import FakeBroker, FakeChannel
