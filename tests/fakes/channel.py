@@ -873,25 +873,27 @@ class FakeReceiver:
 
 
 class FakeBrowser:
-    """A queue browser (org.pyjms.shim.Browser): the queue as it is, nothing consumed."""
+    """A queue browser (org.pyjms.shim.Browser): the queue as it was at the first page (its
+    enumeration), nothing consumed; a message that expired since is not shown (E03)."""
 
     def __init__(self, channel: FakeChannel, key: str, selector: Selector | None) -> None:
         self.channel = channel
         self.key = key
         self.selector = selector
-        self._seen = 0
+        self._cursor: deque[StoredMessage] | None = None
 
     def next(self, max_messages: int, what: str) -> bytes:
         self.channel._check_open(what)
-        now = self.channel.broker.now_ms()
         with self.channel.broker.changed:
-            waiting = [
-                m
-                for m in self.channel.broker.queues.get(self.key, ())
-                if not m.is_expired(now) and (self.selector is None or self.selector(m))
-            ]
-        page = waiting[self._seen : self._seen + max_messages]
-        self._seen += len(page)
+            if self._cursor is None:
+                waiting = self.channel.broker.queues.get(self.key, ())
+                self._cursor = deque(m for m in waiting if self.selector is None or self.selector(m))
+        now = self.channel.broker.now_ms()
+        page: list[StoredMessage] = []
+        while self._cursor and len(page) < max_messages:
+            m = self._cursor.popleft()
+            if not m.is_expired(now):
+                page.append(m)
         return encode_batch(page)
 
     def skipped_ids(self) -> list[str]:

@@ -370,3 +370,15 @@ def test_a_broker_told_to_refuse_a_destination_fails_its_sends(broker: FakeBroke
     broker.refuse_sends("queue://FULL", None)
     send(channel, pyjms.TextMessage("y"), key="queue://FULL")
     assert [m.text() for m in broker.queue("FULL")] == ["y"]
+
+
+def test_a_browse_pages_through_the_queue_as_it_was_when_it_began(broker: FakeBroker) -> None:
+    channel = started(broker)
+    for text in "abc":
+        send(channel, pyjms.TextMessage(text))
+    browser = channel.browser(Q, None, "browse")
+    assert [r.body() for r in C.iter_batch(browser.next(2, "browse"))] == ["a", "b"]
+    send(channel, pyjms.TextMessage("d"))  # after the browse began: not in it
+    assert [r.body() for r in C.iter_batch(browser.next(2, "browse"))] == ["c"]
+    assert list(C.iter_batch(browser.next(2, "browse"))) == []  # the end
+    assert len(broker.queue("Q")) == 4
