@@ -259,6 +259,10 @@ class FakeBroker:
         self.sent: list[StoredMessage] = []  # every message as it reached the broker, for tests
         #: destinations whose sends fail, with the error each raises (refuse_sends)
         self.refused: dict[str, JMSRuntimeException] = {}
+        #: the queues whose consumers are exclusive, by name prefix: as pyjms brokers make
+        #: PYJMS.LEADER.* (pyjms.api.leadership), the oldest open consumer gets every message
+        self.exclusive_prefixes: tuple[str, ...] = (contract.LEADER_PREFIX,)
+        self._exclusive_consumers: dict[int, list[FakeReceiver]] = {}  # by id(source)
         self.changed = threading.Condition()
         self._temp_names = itertools.count(1)
 
@@ -326,6 +330,24 @@ class FakeBroker:
         chosen.delivery_count += 1
         chosen.redelivered = chosen.delivery_count > FIRST_DELIVERY
         return chosen
+
+    def _exclusive(self, key: str) -> bool:
+        return key.startswith("queue://") and key[len("queue://") :].startswith(self.exclusive_prefixes)
+
+    def _opened(self, receiver: FakeReceiver, key: str) -> None:
+        if self._exclusive(key):
+            self._exclusive_consumers.setdefault(id(receiver.source), []).append(receiver)
+
+    def _closed(self, receiver: FakeReceiver) -> None:
+        consumers = self._exclusive_consumers.get(id(receiver.source))
+        if consumers is not None and receiver in consumers:
+            consumers.remove(receiver)
+            self.changed.notify_all()  # the next consumer may take over
+
+    def _may_take(self, receiver: FakeReceiver) -> bool:
+        """Whether the broker dispatches to this receiver: on an exclusive queue, only the oldest."""
+        consumers = self._exclusive_consumers.get(id(receiver.source))
+        return not consumers or consumers[0] is receiver
 
     def _wait(
         self, take: Callable[[], _T | None], timeout_ms: int, stop: Callable[[], bool] | None = None
@@ -662,6 +684,12 @@ class FakeChannel:
         self._receivers[receiver.id] = receiver
         return receiver
 
+    def _queue_receiver(self, key: str, selector: Selector | None) -> FakeReceiver:
+        """Called holding the broker's lock: a consumer of a queue (exclusive ones registered)."""
+        receiver = self._receiver(self.broker.queues.setdefault(key, deque()), selector)
+        self.broker._opened(receiver, key)
+        return receiver
+
     def consumer(self, key: str, selector: str | None, no_local: bool, what: str) -> FakeReceiver:
         self._check_open(what)
         accept = selector_of(selector, what)
@@ -671,7 +699,7 @@ class FakeChannel:
                 sub = _Subscription(None, key, False, self.connection.client_id)
                 self.broker.subscriptions.append(sub)
                 return self._receiver(sub.queue, accept, sub)
-            return self._receiver(self.broker.queues.setdefault(key, deque()), accept)
+            return self._queue_receiver(key, accept)
 
     def prefetching_consumer(self, key: str, selector: str | None, prefetch: int, what: str) -> FakeReceiver:
         return self.consumer(key, selector, False, what)
@@ -749,6 +777,7 @@ class FakeChannel:
             for receiver in self._receivers.values():
                 if (
                     receiver.listening
+                    and self.broker._may_take(receiver)
                     and (m := self.broker._take(receiver.source, receiver.selector)) is not None
                 ):
                     self._consumed(m, receiver.source, ack=False)
@@ -800,7 +829,7 @@ class FakeReceiver:
         self.channel._check_open(what)
 
     def _take(self) -> StoredMessage | None:
-        if not self.channel.connection.started:
+        if not self.channel.connection.started or not self.channel.broker._may_take(self):
             return None
         return self.channel.broker._take(self.source, self.selector)
 
@@ -865,11 +894,14 @@ class FakeReceiver:
             return
         self.closed = True
         self.channel._receivers.pop(self.id, None)
-        sub = self.subscription
-        if sub is not None:
-            sub.consumers -= 1
-            if not sub.durable and sub.consumers == 0 and sub in self.channel.broker.subscriptions:
-                self.channel.broker.subscriptions.remove(sub)
+        broker = self.channel.broker
+        with broker.changed:
+            broker._closed(self)
+            sub = self.subscription
+            if sub is not None:
+                sub.consumers -= 1
+                if not sub.durable and sub.consumers == 0 and sub in broker.subscriptions:
+                    broker.subscriptions.remove(sub)
 
 
 class FakeBrowser:

@@ -6,8 +6,7 @@ the client's own logic in milliseconds and without a JVM."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -28,6 +27,7 @@ from pyjms.errors import JMSRuntimeException, MessageFormatRuntimeException
 from pyjms.rules.reasons import MQRC
 from tests.fakes.channel import Capabilities, FakeBroker, ManualClock, StoredMessage
 from tests.fakes.provider import fake_factory, threads_without_jvm
+from tests.fakes.waiting import wait_for
 
 
 @pytest.fixture
@@ -348,15 +348,6 @@ def test_a_closed_context_refuses_sends(factory: ConnectionFactory) -> None:
 
 
 # ---------------------------------------------------------------------------- listeners, async sends
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
 
 
 def test_a_listener_gets_each_message_on_the_sessions_one_thread(ctx: JMSContext, broker: FakeBroker) -> None:

@@ -382,3 +382,16 @@ def test_a_browse_pages_through_the_queue_as_it_was_when_it_began(broker: FakeBr
     assert [r.body() for r in C.iter_batch(browser.next(2, "browse"))] == ["c"]
     assert list(C.iter_batch(browser.next(2, "browse"))) == []  # the end
     assert len(broker.queue("Q")) == 4
+
+
+def test_a_leader_queue_dispatches_to_its_oldest_open_consumer_only(broker: FakeBroker) -> None:
+    channel = started(broker)
+    key = "queue://" + contract.LEADER_PREFIX + "role"
+    first, second = (channel.consumer(key, None, False, "consumer") for _ in range(2))
+    send(channel, pyjms.TextMessage("token"), key=key)
+    assert received(second) is None  # exclusive: the first consumer has it all
+    first.close()
+    assert texts(second) == ["token"]
+    plain = channel.consumer(Q, None, False, "consumer"), channel.consumer(Q, None, False, "consumer")
+    send(channel, pyjms.TextMessage("any"))
+    assert texts(plain[1]) == ["any"]  # other queues share their messages
