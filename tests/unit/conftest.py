@@ -1,8 +1,8 @@
 """Unit tests run without a JVM: neither in this process (JPype) nor as a child (java, javac,
 Maven). A test that needs one belongs in tests/integration; the guard below fails it here, so
 ``pytest tests/unit`` stays JVM-free and quick (issue 33 item 5). Client logic that talks to
-the wire is tested against tests/fakes instead: the fixtures ``clock``, ``broker`` and
-``factory`` give a fake broker, its clock, and a ConnectionFactory for it."""
+the wire is tested against tests/fakes instead: the fixtures ``clock``, ``broker``,
+``factory`` and ``ctx`` give a fake broker, its clock, a ConnectionFactory for it and a context."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 import jpype
 import pytest
 
-from pyjms import ConnectionFactory
+from pyjms import ConnectionFactory, JMSContext
 from tests.fakes.channel import FakeBroker, ManualClock
 from tests.fakes.provider import fake_factory, threads_without_jvm
 
@@ -67,3 +67,10 @@ def factory(broker: FakeBroker, monkeypatch: pytest.MonkeyPatch) -> Iterator[Con
     """A ConnectionFactory for the fake broker (the threads of its contexts attach to no JVM)."""
     with threads_without_jvm(monkeypatch):
         yield fake_factory(broker)
+
+
+@pytest.fixture
+def ctx(factory: ConnectionFactory) -> Iterator[JMSContext]:
+    """An AUTO_ACKNOWLEDGE context on the fake broker."""
+    with factory.create_context() as c:
+        yield c

@@ -6,7 +6,6 @@ the client's own logic in milliseconds and without a JVM."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -28,12 +27,6 @@ from pyjms.rules.reasons import MQRC
 from tests.fakes.channel import Capabilities, FakeBroker, ManualClock, StoredMessage
 from tests.fakes.provider import fake_factory, threads_without_jvm
 from tests.fakes.waiting import wait_for
-
-
-@pytest.fixture
-def ctx(factory: ConnectionFactory) -> Iterator[JMSContext]:
-    with factory.create_context() as c:
-        yield c
 
 
 def only(broker: FakeBroker, queue: str = "Q") -> StoredMessage:
