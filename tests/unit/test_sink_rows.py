@@ -1,4 +1,4 @@
-"""The Spark sink's rows as messages (pyjms.spark.sink.write_partition): how each row of an
+"""The Spark sink's rows as messages (pyjms.spark.task_writer.write_partition): how each row of an
 Arrow batch is encoded and routed, with its duplicate id, its options and its invalid-row
 handling, in one transaction per task. The task's context is a real JMSContext on the fake
 broker (tests/fakes), so what reaches the broker is decoded as the shim would decode it; no
@@ -16,14 +16,15 @@ from pyjms.bridge import contract
 from pyjms.dlq import header as dlh
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 from pyjms.rules.reasons import MQRC
-from pyjms.spark import sink
+from pyjms.spark import task_writer
 from pyjms.spark.options import JMSOptions
+from pyjms.spark.row_records import PUT_APPL_NAME
 from tests.fakes.channel import FakeBroker, ManualClock, StoredMessage
 
 
 @pytest.fixture(autouse=True)
 def tasks_connect_to_the_fake_broker(factory: ConnectionFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sink, "connection_factory", lambda options: factory)
+    monkeypatch.setattr(task_writer, "connection_factory", lambda options: factory)
 
 
 def options(**given: str) -> JMSOptions:
@@ -33,7 +34,7 @@ def options(**given: str) -> JMSOptions:
 def write(
     batches: list[pa.RecordBatch], columns: dict[str, DataType], write_id: str | None = "w1", **given: str
 ):
-    return sink.write_partition(options(**given), columns, iter(batches), write_id)
+    return task_writer.write_partition(options(**given), columns, iter(batches), write_id)
 
 
 TEXT = {"body": StringType()}
@@ -76,7 +77,7 @@ def test_without_a_write_id_rows_carry_no_property(broker: FakeBroker) -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="the body-only path packs a null binary body as no bytes at all, without its length "
-    "(pyjms/spark/sink.py _add_bodies: empty = b''), so the shim reads the next row's bytes as its length",
+    "(pyjms/spark/row_records.py: empty = b''), so the shim reads the next row's bytes as its length",
 )
 @pytest.mark.parametrize("write_id", [None, "w1"])
 def test_a_null_binary_body_is_an_empty_bytes_message(broker: FakeBroker, write_id: str | None) -> None:
@@ -160,7 +161,7 @@ def test_an_invalid_row_can_be_dead_lettered_with_a_header_saying_why(broker: Fa
     assert (dead.text(), dead.delivery_mode, dead.expiration) == ("bad", 2, 0)
     props = {name: value for name, (_, value) in dead.properties.items()}
     assert props[dlh.REASON] == MQRC.PRIORITY_ERROR and props[dlh.DEST_Q] == "OUT"
-    assert props[dlh.PUT_APPL_NAME] == sink.PUT_APPL_NAME and props[dlh.FORMAT] == dlh.MQFMT_STRING
+    assert props[dlh.PUT_APPL_NAME] == PUT_APPL_NAME and props[dlh.FORMAT] == dlh.MQFMT_STRING
     assert props[contract.DLQ_DETAIL].startswith("row 0 of partition 0: ")
     assert props["keep"] == "k" and "1bad name" not in props  # what can be kept is kept
     assert props[contract.DUPLICATE_ID] == "spark:w1:0:0"
@@ -185,7 +186,9 @@ def test_a_row_without_any_destination_is_refused(broker: FakeBroker) -> None:
     batch = rows(body=["x"], destination=[None])
     opts = JMSOptions.parse({"url": "tcp://spark-sink-test:1"})
     with pytest.raises(JMSRuntimeException, match="no destination"):
-        sink.write_partition(opts, {"body": StringType(), "destination": StringType()}, iter([batch]), "w1")
+        task_writer.write_partition(
+            opts, {"body": StringType(), "destination": StringType()}, iter([batch]), "w1"
+        )
 
 
 def test_sink_options_are_checked_when_the_job_is_planned() -> None:
