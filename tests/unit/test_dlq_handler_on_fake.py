@@ -4,6 +4,8 @@ what the rule says. One pass each (WAIT(NO)): the handler stops when nothing is 
 
 from __future__ import annotations
 
+import pytest
+
 from pyjms import ConnectionFactory, JMSContext, Queue, TextMessage
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
@@ -12,6 +14,7 @@ from pyjms.dlq import header as dlh
 from pyjms.errors import ResourceAllocationRuntimeException
 from pyjms.rules.reasons import MQRC
 from tests.fakes.channel import FakeBroker
+from tests.fakes.provider import fake_factory, threads_without_jvm
 
 TABLE = """\
 REASON(MQRC_Q_FULL) ACTION(RETRY) RETRY(2)
@@ -93,3 +96,17 @@ def test_q02_q03_a_failing_retry_is_attempted_retry_times_then_the_next_rule_app
     (stays,) = broker.queue("DLQ")  # then IGNORE: the message stays, unchanged
     assert stays.text() == "full" and stays.properties[dlh.REASON] == (C.T_INT, MQRC.Q_FULL)
     assert handler.stats.ignored == 1 and handler.stats.retried == 0
+
+
+def test_e14_dead_lettering_keeps_the_remaining_expiry(monkeypatch: pytest.MonkeyPatch) -> None:
+    broker = FakeBroker()  # the broker's clock is pyjms's own here: a forward counts from now
+    with threads_without_jvm(monkeypatch), fake_factory(broker).create_context() as ctx:
+        ctx.create_producer().set_time_to_live(60_000).send(Queue("IN"), "short-lived")
+        received = ctx.create_consumer(Queue("IN")).receive(100)
+        assert received is not None
+        expiration = received.get_jms_expiration()
+        dead_letter(ctx, received, "DLQ", MQRC.Q_FULL)
+    (dead,) = broker.queue("DLQ")
+    assert abs(dead.expiration - expiration) <= 50  # the same moment, give or take the clock's reads
+    assert 0 < expiration - dead.timestamp <= 60_000
+    assert dead.properties[contract.SEND_TIME] == (C.T_LONG, received.get_jms_timestamp())
