@@ -5,6 +5,7 @@ org.pyjms.shim.Channel. The tests of client logic rely on it, so it is tested it
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import pytest
@@ -12,12 +13,14 @@ import pytest
 import pyjms
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
+from pyjms.bridge.channel import Browser, Channel, Receiver
 from pyjms.errors import IllegalStateRuntimeException
 from tests.fakes.channel import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     SESSION_TRANSACTED,
     FakeBroker,
+    FakeBrowser,
     FakeChannel,
     FakeReceiver,
     ManualClock,
@@ -395,3 +398,30 @@ def test_a_leader_queue_dispatches_to_its_oldest_open_consumer_only(broker: Fake
     plain = channel.consumer(Q, None, False, "consumer"), channel.consumer(Q, None, False, "consumer")
     send(channel, pyjms.TextMessage("any"))
     assert texts(plain[1]) == ["any"]  # other queues share their messages
+
+
+#: what the real channel has that the fake leaves out, and why
+NOT_FAKED = {
+    ("Channel", "open"): "a fake channel is opened by FakeBroker.open_channel (FakeProvider.open_channel)",
+    ("Channel", "direct_buffer"): "Java memory the bridge's own receivers write records to",
+}
+
+
+@pytest.mark.parametrize(
+    ("real", "fake"),
+    [(Channel, FakeChannel), (Receiver, FakeReceiver), (Browser, FakeBrowser)],
+    ids=["Channel", "Receiver", "Browser"],
+)
+def test_the_fake_has_every_method_of_the_real_wire_with_its_parameters(real: type, fake: type) -> None:
+    """So the fake keeps up when the channel's contract changes: a method added to the real
+    channel fails here until the fake has it too (or NOT_FAKED says why it need not)."""
+    differences = []
+    for name, member in inspect.getmembers(real, callable):
+        if name.startswith("_") or (real.__name__, name) in NOT_FAKED:
+            continue
+        faked = getattr(fake, name, None)
+        if faked is None:
+            differences.append(f"{name}: missing")
+        elif list(inspect.signature(member).parameters) != list(inspect.signature(faked).parameters):
+            differences.append(f"{name}: {inspect.signature(member)} != {inspect.signature(faked)}")
+    assert differences == []
