@@ -12,6 +12,7 @@ from pyjms.api.access import admins
 from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import STAGING_QUEUE
+from pyjms.broker.admin import BrokerWriteCheck
 from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_interval
 from pyjms.cli.common import Subcommands, add_url_options, broker_url, subcommand
 from pyjms.cli.interrupts import exit_status, stop_on_signals
@@ -27,11 +28,20 @@ def run_delay_processor(args: argparse.Namespace) -> int:
     reach(factory)
     if args.status:
         return print_processor_status(factory)
+    # beside a pyjms broker with users, the broker says where each stager may write
+    rights = BrokerWriteCheck(factory)
+    may_write = rights if rights.answers() else None
     # any number may run: the broker elects the active one, the others stand by
     processor = interruptible(
-        lambda: DelayProcessor(factory, dead_letter_queue=args.dead_letter_queue).start(),
+        lambda: DelayProcessor(
+            factory, dead_letter_queue=args.dead_letter_queue, may_write=may_write
+        ).start(),
         "starting the delay processor",
     )
+    if may_write is not None:
+        print(
+            "checking each delayed message against its stager's rights, as the broker says them", flush=True
+        )
     stopped_by = stop_on_signals(stop)
     print(
         f"pyjms delay processor on {factory.url} queue {processor.staging}: running, active once the broker "
