@@ -30,6 +30,12 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from pyjms.api.constants import (  # the session modes a channel is opened in (jakarta.jms.Session)
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    SESSION_TRANSACTED,
+)
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
 from pyjms.errors import (
@@ -44,8 +50,6 @@ _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _I8 = struct.Struct(">b")
 
-#: JMS session modes (jakarta.jms.Session)
-SESSION_TRANSACTED, AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE = 0, 1, 2, 3
 #: an incoming record's length, kind, flags and body offset, before its blocks
 _RECORD_HEAD = 10
 #: message ids are unique in the process, as a real broker's are (pyjms.api.duplicates keeps
