@@ -43,12 +43,13 @@ class _NoJVMPopen(subprocess.Popen):  # type: ignore[type-arg]
 
 @pytest.fixture(autouse=True)
 def no_jvm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Fails the test that starts a JVM, and any test run after one started anyway."""
-    assert not jpype.isJVMStarted(), "a JVM was running before this unit test"
+    """Fails the test that starts a JVM. In a run of the whole suite (``make test``) a worker
+    process may have started one for other tests already: ``pytest tests/unit`` is the check."""
+    running_before = jpype.isJVMStarted()
     monkeypatch.setattr(jpype, "startJVM", _refuse_jvm)
     monkeypatch.setattr(subprocess, "Popen", _NoJVMPopen)
     yield
-    assert not jpype.isJVMStarted(), "this unit test started a JVM"
+    assert running_before or not jpype.isJVMStarted(), "this unit test started a JVM"
 
 
 @pytest.fixture
