@@ -21,6 +21,7 @@ from pyjms import (
     TextMessage,
 )
 from pyjms.api.policy import OutgoingSend, Proceed, SendPolicy, SendResult
+from pyjms.bridge import codec as C
 from pyjms.bridge import contract
 from pyjms.errors import JMSRuntimeException, MessageFormatRuntimeException
 from pyjms.rules.reasons import MQRC
@@ -80,16 +81,16 @@ def test_producer_properties_override_the_messages_own(ctx: JMSContext, broker: 
         ctx.create_queue("Q"), message
     )
     assert only(broker).properties == {
-        "both": (pyjms.bridge.codec.T_STRING, "producer"),
-        "mine": (pyjms.bridge.codec.T_STRING, "m"),
-        "n": (pyjms.bridge.codec.T_INT, 5),
+        "both": (C.T_STRING, "producer"),
+        "mine": (C.T_STRING, "m"),
+        "n": (C.T_INT, 5),
     }
     assert message.get_string_property("both") == "message"  # the message itself is unchanged
 
 
 @pytest.mark.parametrize(
     ("body", "kind_body"),
-    [("text", "text"), (b"\x00\x01", b"\x00\x01"), ({"k": 1}, {"k": (pyjms.bridge.codec.T_INT, 1)})],
+    [("text", "text"), (b"\x00\x01", b"\x00\x01"), ({"k": 1}, {"k": (C.T_INT, 1)})],
 )
 def test_a_body_sent_as_is_becomes_the_message_of_its_kind(
     ctx: JMSContext, broker: FakeBroker, body: object, kind_body: object
