@@ -1,11 +1,13 @@
 """The JMS client through its public API, on the fake broker (tests/fakes): producer options
-and send policies, what a send puts on the wire, acknowledgement in each session mode and
-transactions. The same behaviours have real-broker tests in tests/integration; these check
-the client's own logic in milliseconds and without a JVM."""
+and send policies, what a send puts on the wire, delivery delay, acknowledgement in each
+session mode and transactions, listeners and async sends, consumers and browsers, and consumer
+observers. The same behaviours have real-broker tests in tests/integration; these check the
+client's own logic in milliseconds and without a JVM."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -20,6 +22,7 @@ from pyjms import (
     JMSContext,
     TextMessage,
 )
+from pyjms.api import observers
 from pyjms.api.policy import OutgoingSend, Proceed, SendPolicy, SendResult
 from pyjms.bridge import codec as C
 from pyjms.bridge import contract
@@ -441,3 +444,56 @@ def test_a_temporary_queue_works_until_it_is_deleted(ctx: JMSContext) -> None:
     temporary.delete()
     with pytest.raises(pyjms.InvalidDestinationRuntimeException):
         ctx.create_producer().send(temporary, "too late")
+
+
+# ---------------------------------------------------------------------------- consumer observers
+
+
+class Watching(observers.ConsumerObserver):
+    """Hears of every receive and wraps every delivery; its received() fails once, harmlessly."""
+
+    def __init__(self) -> None:
+        self.received_bodies: list[list[object]] = []
+        self.delivered: list[object] = []
+
+    def received(self, consumer: pyjms.JMSConsumer, messages, started_ns: int) -> None:  # type: ignore[no-untyped-def]
+        self.received_bodies.append([m.get_body() for m in messages])
+        if len(self.received_bodies) == 1:
+            raise RuntimeError("an observer's bug is logged, never raised")
+
+    def deliver(self, consumer: pyjms.JMSConsumer, message: pyjms.Message, listener) -> None:  # type: ignore[no-untyped-def]
+        self.delivered.append(message.get_body())
+        listener(message)
+
+
+@pytest.fixture
+def watching() -> Iterator[Watching]:
+    observer = Watching()
+    observers.add_consumer_observer(observer)
+    observers.add_consumer_observer(observer)  # once only
+    yield observer
+    observers.remove_consumer_observer(observer)
+
+
+def test_observers_hear_of_each_receive_that_returned_messages(ctx: JMSContext, watching: Watching) -> None:
+    assert observers.consumer_observers().count(watching) == 1
+    queue = ctx.create_queue("Q")
+    consumer = ctx.create_consumer(queue)
+    assert consumer.receive_no_wait() is None  # nothing returned: nobody is told
+    ctx.create_producer().send_batch(queue, ["a", "b", "c"])
+    assert consumer.receive(100) is not None  # its observer's failure does not reach the caller
+    assert len(consumer.receive_batch(5, 100)) == 2
+    assert watching.received_bodies == [["a"], ["b", "c"]]
+
+
+def test_observers_wrap_each_delivery_to_a_listener(ctx: JMSContext, watching: Watching) -> None:
+    got: list[str] = []
+    ctx.create_consumer(ctx.create_queue("Q")).set_message_listener(lambda m: got.append(m.get_text()))
+    ctx.create_producer().send_batch(ctx.create_queue("Q"), ["x", "y"])
+    assert wait_for(lambda: got == ["x", "y"])
+    assert watching.delivered == ["x", "y"]
+
+
+def test_an_observer_must_be_one() -> None:
+    with pytest.raises(TypeError):
+        observers.add_consumer_observer(object())  # type: ignore[arg-type]
