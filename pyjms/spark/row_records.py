@@ -90,7 +90,8 @@ class RowEncoder:
             :-4
         ]  # the record for a null body, without the body
         length = _LENGTH.pack
-        empty = b"" if self.kind == C.KIND_BYTES else _NULL_TEXT
+        # a null body: an empty BytesMessage (its length, 0), or a TextMessage with no text
+        empty = _LENGTH.pack(0) if self.kind == C.KIND_BYTES else _NULL_TEXT
         raw = (
             bodies.cast(pa.binary())
             if pa.types.is_string(bodies.type) or pa.types.is_large_string(bodies.type)

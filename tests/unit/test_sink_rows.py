@@ -74,11 +74,6 @@ def test_without_a_write_id_rows_carry_no_property(broker: FakeBroker) -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the body-only path packs a null binary body as no bytes at all, without its length "
-    "(pyjms/spark/row_records.py: empty = b''), so the shim reads the next row's bytes as its length",
-)
 @pytest.mark.parametrize("write_id", [None, "w1"])
 def test_a_null_binary_body_is_an_empty_bytes_message(broker: FakeBroker, write_id: str | None) -> None:
     write([pa.record_batch({"body": pa.array([None, b"x"], pa.binary())})], BYTES, write_id=write_id)
