@@ -10,6 +10,7 @@ source checkout downloads and builds into ~/.cache/pyjms on first use."""
 
 import importlib.util
 import shutil
+import sys
 from pathlib import Path
 
 from setuptools import setup
@@ -21,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 def _load(name: str, path: Path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
