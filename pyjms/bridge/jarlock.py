@@ -28,7 +28,7 @@ LOCK_NAME = "jars.lock.json"
 LOCK_FILE = Path(__file__).resolve().parent / LOCK_NAME
 #: the lock format this module reads
 FORMAT = 1
-#: where jars come from; PYJMS_MAVEN_REPOSITORY names a mirror (same layout, same jars)
+#: where jars come from; PYJMS_MAVEN_REPOSITORY names a mirror (https:// or file://, Maven's layout)
 CENTRAL = "https://repo.maven.apache.org/maven2"
 _CHUNK = 1 << 16
 

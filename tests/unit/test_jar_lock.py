@@ -14,6 +14,7 @@ import pytest
 
 import pyjms
 from pyjms.bridge import classpath, jarlock, maven
+from pyjms.cli.main import main
 
 # an unreachable repository: a fetch that needs the network fails at once
 NOWHERE = "https://127.0.0.1:9/maven2"
@@ -122,3 +123,24 @@ def test_a_pom_changed_since_the_lock_says_make_lock(tmp_path, monkeypatch):
     stale.write_text(jarlock.LOCK_FILE.read_text().replace(classpath.lock().pom_sha256, "0" * 64))
     with pytest.raises(pyjms.SetupError, match="java/pom.xml has changed since jars.lock.json .*'make lock'"):
         classpath.lock(stale)
+
+
+def test_a_mirror_serving_a_wrong_jar_fails_the_fetch_in_one_line_and_caches_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    # a local mirror (file://, Maven's layout) whose Jakarta Messaging API jar is not the locked one
+    jar = _jms_api()
+    served = tmp_path / "mirror" / jar.path
+    served.parent.mkdir(parents=True)
+    served.write_bytes(b"not the jar the lock names")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PYJMS_CACHE_DIR", str(cache))
+    monkeypatch.setenv("PYJMS_MAVEN_REPOSITORY", (tmp_path / "mirror").as_uri())
+    assert main(["providers", "fetch", "amqp"]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("pyjms: ")]
+    digest = hashlib.sha256(b"not the jar the lock names").hexdigest()
+    assert errors == [
+        f"pyjms providers: error: checksum mismatch for jakarta.jms:jakarta.jms-api:3.1.0 from "
+        f"{served.as_uri()}: sha256 {digest}, the lock says {jar.sha256}; the jar was not used (not cached)"
+    ]
+    assert not (cache / "jars").exists() or [p for p in (cache / "jars").rglob("*") if p.is_file()] == []
