@@ -138,30 +138,16 @@ def download(jar: LockedJar, cache: Path, repo: str | None = None) -> Path:
     url = f"{repo or repository()}/{jar.path}"
     target.parent.mkdir(parents=True, exist_ok=True)
     staged = target.with_name(f"{target.name}.{os.getpid()}.part")
-    digest = hashlib.sha256()
     try:
-        with urllib.request.urlopen(url, timeout=60) as response, staged.open("wb") as out:
-            while chunk := response.read(_CHUNK):
-                digest.update(chunk)
-                out.write(chunk)
-    except urllib.error.HTTPError as e:
-        staged.unlink(missing_ok=True)
-        raise LockError(f"cannot download {jar.coordinates} from {url}: HTTP {e.code} {e.reason}") from None
-    except (urllib.error.URLError, OSError, TimeoutError) as e:
-        staged.unlink(missing_ok=True)
-        reason = getattr(e, "reason", None) or e
-        raise LockError(
-            f"cannot download {jar.coordinates} from {url}: {reason} (offline? PYJMS_MAVEN_REPOSITORY "
-            "names a mirror, PYJMS_CLASSPATH jars of your own)"
-        ) from None
-    got = digest.hexdigest()
-    if got != jar.sha256:
-        staged.unlink(missing_ok=True)
-        raise LockError(
-            f"checksum mismatch for {jar.coordinates} from {url}: sha256 {got}, the lock says "
-            f"{jar.sha256}; the jar was not used (not cached)"
-        )
-    os.replace(staged, target)  # concurrent fetchers each land a whole, verified jar
+        got = _stream(url, staged, jar)
+        if got != jar.sha256:
+            raise LockError(
+                f"checksum mismatch for {jar.coordinates} from {url}: sha256 {got}, the lock says "
+                f"{jar.sha256}; the jar was not used (not cached)"
+            )
+        os.replace(staged, target)  # concurrent fetchers each land a whole, verified jar
+    finally:
+        staged.unlink(missing_ok=True)  # a failed or interrupted download leaves nothing behind
     return target
 
 
@@ -183,6 +169,25 @@ def fetch(lock: Lock, provider: str, cache: Path, progress: Progress = stderr_pr
         progress(f"  {jar.coordinates} ({jar.size / 1e6:.1f} MB)")
     progress(f"{provider}: {len(jars)} jars ready ({sum(j.size for j in jars) / 1e6:.0f} MB)")
     return [str(cached_path(j, cache)) for j in jars]
+
+
+def _stream(url: str, into: Path, jar: LockedJar) -> str:
+    """Downloads ``url`` into the file ``into``; its sha256."""
+    digest = hashlib.sha256()
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, into.open("wb") as out:
+            while chunk := response.read(_CHUNK):
+                digest.update(chunk)
+                out.write(chunk)
+    except urllib.error.HTTPError as e:
+        raise LockError(f"cannot download {jar.coordinates} from {url}: HTTP {e.code} {e.reason}") from None
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", None) or e
+        raise LockError(
+            f"cannot download {jar.coordinates} from {url}: {reason} (offline? PYJMS_MAVEN_REPOSITORY "
+            "names a mirror, PYJMS_CLASSPATH jars of your own)"
+        ) from None
+    return digest.hexdigest()
 
 
 def _is_cached(jar: LockedJar, cache: Path) -> bool:
