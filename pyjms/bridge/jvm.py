@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.bridge import class_archive as _class_archive
 from pyjms.bridge import classpath as _classpath
+from pyjms.bridge import javahome as _javahome
 from pyjms.bridge import shim as _shim_module
 from pyjms.bridge.java_types import (
     JavaChannelClass,
@@ -30,6 +31,7 @@ from pyjms.bridge.java_types import (
     JavaStringClass,
     JavaThreadClass,
 )
+from pyjms.bridge.javahome import JavaChoice
 from pyjms.bridge.shim import shim_jar
 from pyjms.errors import SetupError
 
@@ -152,16 +154,14 @@ def planned_classpath(
 
 
 def java_runtime() -> str:
-    """The JVM library JPype starts (JAVA_HOME's, else the system's)."""
-    import jpype
+    """The JVM library JPype starts, chosen by bridge.javahome: PYJMS_JAVA_HOME or JAVA_HOME,
+    then the pyjms-jakarta[jre] extra's runtime, then the system's Java."""
+    return java_choice().libjvm
 
-    try:
-        return str(jpype.getDefaultJVMPath())
-    except Exception as e:  # JVMNotFoundException and friends
-        raise SetupError(
-            f"no Java runtime found ({e}): install a JDK 17 (Debian: apt-get install "
-            "openjdk-17-jdk-headless) or set JAVA_HOME"
-        ) from None
+
+def java_choice() -> JavaChoice:
+    """Which Java runtime pyjms starts, and why (bridge.javahome's order)."""
+    return _javahome.choose()
 
 
 def jpype_support_jar() -> str:
