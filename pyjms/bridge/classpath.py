@@ -34,7 +34,9 @@ def pom() -> Path:
     for candidate in (SOURCE_POM, PACKAGED_POM):
         if candidate.exists():
             return candidate
-    raise SetupError(f"pyjms's list of Java dependencies is missing ({PACKAGED_POM}): reinstall pyjms")
+    raise SetupError(
+        f"pyjms's list of Java dependencies is missing ({PACKAGED_POM}): reinstall pyjms-jakarta"
+    )
 
 
 def _expand(entry: str) -> list[str]:
