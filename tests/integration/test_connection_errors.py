@@ -16,15 +16,23 @@ from pyjms import MQRC
 from tests.conftest import BrokerProcess
 
 
-def test_a_broker_nobody_listens_for_is_unavailable() -> None:
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:1", "artemis+tcp://127.0.0.1:1", "amqp://127.0.0.1:1"])
+def test_a_broker_nobody_listens_for_is_unavailable(address: str) -> None:
     with pytest.raises(ConnectionError) as e:
-        pyjms.ConnectionFactory("tcp://127.0.0.1:1").create_context()
+        pyjms.ConnectionFactory(address).create_context()
     assert isinstance(e.value, pyjms.BrokerUnavailableRuntimeException), repr(e.value)
     assert e.value.reason == MQRC.Q_MGR_NOT_AVAILABLE
 
 
-def test_a_killed_broker_tells_the_exception_listener_once_and_fails_sends_as_broken() -> None:
-    broker = BrokerProcess()
+@pytest.mark.parametrize(
+    ("provider", "client"), [("activemq", "activemq"), ("artemis", "artemis"), ("activemq", "amqp")]
+)
+def test_a_killed_broker_tells_the_exception_listener_once_and_fails_sends_as_broken(
+    provider: str, client: str
+) -> None:
+    """Each client (ActiveMQ's, Artemis's, Qpid JMS over AMQP) tells the shim's Java exception
+    listener in its own way; the Python listener hears it once, as a ConnectionError."""
+    broker = BrokerProcess(provider=provider)
     heard: list[pyjms.JMSRuntimeException] = []
     told = threading.Event()
 
@@ -33,7 +41,9 @@ def test_a_killed_broker_tells_the_exception_listener_once_and_fails_sends_as_br
         told.set()
 
     try:
-        ctx = pyjms.ConnectionFactory(broker.tcp_url).create_context()
+        url = broker.amqp_url if client == "amqp" else broker.tcp_url
+        assert url is not None
+        ctx = pyjms.ConnectionFactory(url).create_context()
         sibling = ctx.create_context()
         assert ctx.get_exception_listener() is None
         sibling.set_exception_listener(listener)
