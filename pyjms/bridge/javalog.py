@@ -162,6 +162,11 @@ def install(shim: _Shim, thread_class: _Attach) -> None:
     global _drain
     if os.environ.get("PYJMS_JAVA_LOG", "").strip().lower() == "stderr" or _drain is not None:
         return
-    bridge_class = cast(_JavaLogBridgeClass, shim.jclass("org.pyjms.shim.LogBridge"))
-    _drain = _Drain(bridge_class.install(CAPACITY, java_level()), thread_class)
+    try:
+        bridge_class = cast(_JavaLogBridgeClass, shim.jclass("org.pyjms.shim.LogBridge"))
+        bridge = bridge_class.install(CAPACITY, java_level())
+    except Exception as e:  # a classpath without log4j-core (PYJMS_CLASSPATH): Java logs as configured
+        logging.getLogger(LOGGER_PREFIX).debug("Java's log output stays on log4j2's console: %s", e)
+        return
+    _drain = _Drain(bridge, thread_class)
     _drain.start()
