@@ -163,8 +163,8 @@ def _connection_class(cls: type[JMSRuntimeException], reason: int) -> Any:
     named after both, e.g. IllegalStateRuntimeException + ConnectionBrokenRuntimeException is
     ``IllegalStateConnectionBrokenRuntimeException``)."""
     kind = _CONNECTION_KINDS.get(reason)
-    if kind is None or issubclass(cls, ConnectionError):
-        return cls
+    if kind is None or issubclass(cls, (ConnectionError, SetupError)):
+        return cls  # a set-up error is never one a retry may cure
     if cls is JMSRuntimeException:
         return kind
     with _variants_lock:
@@ -197,10 +197,10 @@ for _cls in (
     TransactionInDoubtRuntimeException,
     InvalidArgumentRuntimeException,
     NotSupportedRuntimeException,
-    SetupError,
 ):
     for _reason in _CONNECTION_KINDS:
         _connection_class(_cls, _reason)
+del _cls, _reason
 
 
 def mq_error(

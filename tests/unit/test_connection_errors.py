@@ -74,6 +74,7 @@ def test_set_up_errors_are_never_connection_errors() -> None:
     """A retry loop that catches ConnectionError never retries a missing Java."""
     error = SetupError("no Java runtime found")
     assert not isinstance(error, ConnectionError) and isinstance(error, JMSRuntimeException)
+    assert type(SetupError("jar missing", reason=MQRC.CONNECTION_BROKEN)) is SetupError
 
 
 def test_made_directly_they_carry_their_reason_and_are_public() -> None:
