@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pyjms.bridge import class_archive as _class_archive
 from pyjms.bridge import classpath as _classpath
 from pyjms.bridge import javahome as _javahome
+from pyjms.bridge import javalog as _javalog
 from pyjms.bridge import shim as _shim_module
 from pyjms.bridge.java_types import (
     JavaChannelClass,
@@ -120,6 +121,9 @@ def start(
         jvm_path = java_runtime()
         options = [
             f"-Dlog4j2.configurationFile={_LOG_CONFIG}",
+            # one logging context for every class loader, so that all of Java's log output
+            # reaches the one bridge into Python's logging (pyjms.bridge.javalog)
+            "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",
             "-Dorg.apache.activemq.SERIALIZABLE_PACKAGES=",  # never deserialize object bodies
             "-Xshare:auto",
             "-Xrs",  # signals stay Python's: Ctrl-C and SIGTERM reach the program, not the JVM
@@ -130,6 +134,7 @@ def start(
         jpype.startJVM(jvm_path, *options, classpath=cp, convertStrings=False)
         _started = True
         _shim = _Shim()
+        _javalog.install(_shim, _shim.Thread)  # Java's log output into Python's logging
         # atexit runs last-registered first: ours closes contexts and brokers before
         # JPype's own hook shuts the JVM down.
         atexit.register(_shutdown)

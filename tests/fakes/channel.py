@@ -519,6 +519,10 @@ class FakeChannel:
     def lost_before_last_commit(self) -> bool:
         return False
 
+    def connection_failure(self) -> JMSRuntimeException | None:
+        """The fake's connection never fails on its own."""
+        return None
+
     def rollback(self) -> None:
         self._check_open("rollback")
         if not self.transacted:
