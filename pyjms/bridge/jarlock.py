@@ -86,7 +86,9 @@ def read(path: Path = LOCK_FILE) -> Lock:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise LockError(f"the lock of pyjms's Java jars is missing ({path}): reinstall pyjms-jakarta") from None
+        raise LockError(
+            f"the lock of pyjms's Java jars is missing ({path}): reinstall pyjms-jakarta"
+        ) from None
     except (OSError, ValueError) as e:
         raise LockError(f"the lock {path} cannot be read: {e}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
