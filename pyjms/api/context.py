@@ -35,6 +35,7 @@ from pyjms.api.provider import ProviderPlugin
 from pyjms.api.sending import SendPath
 from pyjms.api.synchronization import TransactionSynchronization
 from pyjms.api.transactions import LocalTransaction
+from pyjms.api.wire_keys import WireKeys
 from pyjms.bridge import jvm
 from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE
@@ -45,17 +46,11 @@ from pyjms.errors import (
     InvalidDestinationRuntimeException,
     JMSRuntimeException,
 )
-from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
     from pyjms.api.factory import ConnectionFactory
 
 _log = logging.getLogger("pyjms")
-#: destination keys a context keeps as Java Strings at most (a sender to ever new destinations
-#: starts again rather than grow without end)
-_MOST_WIRE_KEYS = 10_000
-#: the queues pyjms's own services (admin, marks, control) answer on: never checked in strict mode
-_SERVICE_PREFIX = "PYJMS."
 
 
 def _unprefixed(name: str, kind: str) -> str:
@@ -86,8 +81,8 @@ class JMSContext:
     _auto_start: bool
     _transaction: LocalTransaction
     _client_id: str | None
-    _existing: set[str]  # strict mode: destinations the broker said it has
-    _wire_keys: dict[str, JavaString]
+    _wire_keys: WireKeys
+    _jkey: Callable[[Any], JavaString]  # the channel's key of a destination (WireKeys.key)
     _channel: Channel
     _sends: SendPath
     _provider_name: str
@@ -114,8 +109,6 @@ class JMSContext:
         self._jms2 = None  # whether the client has JMS 2.0's async send and receive_body
         self._auto_start = True
         self._client_id = factory.client_id if parent is None else parent._client_id
-        self._existing = set()  # strict mode: destinations the broker said it has
-        self._wire_keys = {}  # destination key -> the key as a Java String, made once
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
         if parent is None:
             channel = factory.provider.open_channel(factory, session_mode, what)
@@ -126,6 +119,12 @@ class JMSContext:
         self._watch.add(self)
         # poison a receiver of this session meets goes to the provider's dead-letter queue
         channel.set_dead_letter_queue(f"queue://{factory.provider.dead_letter_queue or DEAD_LETTER_QUEUE}")
+        provider = factory.provider
+        self._wire_keys = WireKeys(
+            channel,
+            None if factory.create_destinations else lambda d: provider.destination_exists(self, d),
+        )
+        self._jkey = self._wire_keys.key
         self._sends = SendPath(channel, self._jkey, lambda: self._closed)
         self._listeners = ListenerDispatch(channel, lambda: self._closed, self._acker())
         self._transaction = LocalTransaction(self, channel, self._sends, factory.provider)
@@ -273,38 +272,6 @@ class JMSContext:
     @property
     def closed(self) -> bool:
         return self._closed
-
-    # ------------------------------------------------------------------ plumbing
-
-    def _jkey(self, destination: Any) -> JavaString:
-        if not isinstance(destination, Destination):
-            raise InvalidDestinationRuntimeException(
-                f"destination must be a Queue or Topic from this API, got {destination!r}"
-            )
-        if not self._factory.create_destinations and destination.key not in self._existing:
-            self._require_existing(destination)
-        k = self._wire_keys.get(destination.key)
-        if k is None:
-            if len(self._wire_keys) >= _MOST_WIRE_KEYS:
-                self._wire_keys.clear()
-            k = self._wire_keys[destination.key] = self._channel.java_string(destination.key)
-        return k
-
-    def _require_existing(self, destination: Destination) -> None:
-        """Strict mode: 2085 for a destination the broker says it does not have."""
-        if isinstance(destination, (TemporaryQueue, TemporaryTopic)) or destination.name.startswith(
-            _SERVICE_PREFIX
-        ):
-            return  # made by this connection, or one of pyjms's own services' queues
-        known = self._factory.provider.destination_exists(self, destination)
-        if known is False:
-            raise InvalidDestinationRuntimeException(
-                f"{destination} does not exist on the broker, and this factory does not create destinations "
-                f"(create_destinations=False)",
-                reason=MQRC.UNKNOWN_OBJECT_NAME,
-                values={"destination": destination.key},
-            )
-        self._existing.add(destination.key)  # known, or the broker cannot tell
 
     # ------------------------------------------------------------------ destinations
 
