@@ -4,7 +4,8 @@
 Nothing above the client packs wire records or calls the shim's Java classes; they use this:
 
 * routed sends: each message with its own destination and send options, many in one crossing,
-  through the session's send path (``ctx.sends.send_routed``): RoutedSend, RoutedBatch;
+  through the session's send path (``ctx.sends.send_routed``): RoutedSend, RoutedBatch, and
+  RoutedEncoder for entries made from plain values;
 * bulk receive: a prefetching consumer for a move loop (MessageReceiver); received messages
   carried to another process as bytes (received_bytes, pack_received, iter_received); a
   received message's body as it came (received_body);
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pyjms.api.message import Message
 from pyjms.bridge import bulk as wire
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RoutedSend",
     "RoutedBatch",
+    "RoutedEncoder",
     "MessageReceiver",
     "received_bytes",
     "pack_received",
@@ -54,8 +56,9 @@ __all__ = [
     "is_browse_skip",
 ]
 
-#: a text body's length, before its UTF-8 bytes (-1: no text)
+#: a text or bytes body's length, before its bytes (-1: a text message without text)
 _LENGTH = struct.Struct(">i")
+_NO_TEXT = _LENGTH.pack(-1)
 
 # ---------------------------------------------------------------------------- routed sends
 
@@ -111,6 +114,86 @@ class RoutedBatch:
             return 0
         entries, self._entries = self._entries, []
         return self._ctx.sends.send_routed(entries)
+
+
+class RoutedEncoder:
+    """Routed entries of messages of one kind (text or bytes) made from plain values, for a
+    bulk sender that makes its messages from data (the Spark sink): no Message per entry, each
+    destination key packed once, and entries of bodies alone made a column at a time."""
+
+    __slots__ = ("text", "_keys")
+
+    def __init__(self, text: bool) -> None:
+        #: True: TextMessages (a body is a str, or its UTF-8 bytes in bodies()); False: BytesMessages
+        self.text = text
+        self._keys: dict[str, bytes] = {}
+
+    def _key(self, key: str) -> bytes:
+        packed = self._keys.get(key)
+        if packed is None:
+            packed = self._keys[key] = C.pack_string(key)
+        return packed
+
+    def entry(
+        self,
+        key: str,
+        delivery_mode: int,
+        priority: int,
+        time_to_live: int,
+        body: str | bytes | None,
+        correlation_id: str | None,
+        jms_type: str | None,
+        reply_to: str | None,
+        properties: dict[str, tuple[int, Any]],
+    ) -> bytes:
+        """One message, without a delivery delay: ``key`` and ``reply_to`` are destination keys,
+        ``properties`` typed (pyjms.api.property_types); a None body is a TextMessage without
+        text, or an empty BytesMessage."""
+        has_headers = correlation_id is not None or jms_type is not None or reply_to is not None
+        headers = C.pack_headers(correlation_id, jms_type, reply_to) if has_headers else b""
+        kind = C.KIND_TEXT if self.text else C.KIND_BYTES
+        if body is None and not self.text:
+            body = b""
+        return (
+            self._key(key)
+            + C.ROUTE.pack(delivery_mode, priority, time_to_live, 0)
+            + C.pack_record(kind, body, headers, C.pack_properties(properties) if properties else b"")
+        )
+
+    def bodies(
+        self,
+        key: str,
+        delivery_mode: int,
+        priority: int,
+        time_to_live: int,
+        bodies: list[bytes | None],
+        duplicate_ids: str | None = None,
+        first: int = 0,
+    ) -> list[bytes]:
+        """The entries of messages that differ only in their body (a text body as its UTF-8
+        bytes), to one destination with one set of options; with ``duplicate_ids``, each message
+        ``i`` of them has the duplicate id ``<duplicate_ids><first + i>`` (its only property)."""
+        # the entry of a message without a body, less the body's length: each entry adds its own
+        prefix = self.entry(key, delivery_mode, priority, time_to_live, None, None, None, None, {})[:-4]
+        length = _LENGTH.pack
+        empty = _NO_TEXT if self.text else b""
+        if duplicate_ids is None:
+            return [prefix + (length(len(b)) + b if b is not None else empty) for b in bodies]
+        # the property block is packed once up to the id's length; each entry adds its length
+        # and its number (packing a property map per entry cost 1.9 us of 2.1)
+        route, kind = prefix[:-2], prefix[-2]
+        head = route + bytes((kind, C.FLAG_PROPERTIES))
+        head += C.pack_properties({DUPLICATE_ID: (C.T_STRING, "")})[: -_LENGTH.size]
+        ids = duplicate_ids.encode("utf-8")
+        id_length = len(ids)
+        return [
+            head
+            + length(id_length + len(number := str(i)))
+            + ids
+            + number.encode("ascii")
+            + (length(len(b)) + b if b is not None else empty)
+            for i, b in enumerate(bodies, first)
+        ]
 
 
 # ---------------------------------------------------------------------------- bulk receive

@@ -12,6 +12,7 @@ import pytest
 
 from pyjms.api.bulk import (
     RoutedBatch,
+    RoutedEncoder,
     RoutedSend,
     iter_received,
     pack_received,
@@ -25,6 +26,7 @@ from pyjms.api.property_types import KIND_BYTES, KIND_TEXT, T_INT, T_LONG, T_STR
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.bridge.bulk import QUARANTINED, read_columns, read_due_chunk, read_filing
+from pyjms.bridge.contract import DUPLICATE_ID
 
 # ---------------------------------------------------------------------------- helpers
 
@@ -149,6 +151,47 @@ def test_a_routed_batch_packs_each_entry_and_sends_them_in_one_crossing() -> Non
     assert b[2]["kind"] == KIND_BYTES and bytes(b[2]["body"]) == b"\x00\xff"
     # the same bytes as the typed value packs
     assert entries[0] == RoutedSend("queue://A", PERSISTENT, 4, 0, 0, first).pack()
+
+
+def test_an_encoded_entry_carries_its_values() -> None:
+    text = RoutedEncoder(text=True)
+    entry = text.entry("queue://Q", PERSISTENT, 7, 1_000, "hé", "c", "t", "queue://R", {"p": (T_STRING, "v")})
+    key, route, record = read_routed(entry)
+    assert (key, route) == ("queue://Q", (PERSISTENT, 7, 1_000, 0))
+    assert record["kind"] == KIND_TEXT and record["body"] == "hé"
+    assert record["headers"] == ("c", "t", "queue://R")
+    assert record["properties"] == {"p": (T_STRING, "v")}
+    # the same as a TextMessage's record, routed
+    message = TextMessage("hé")
+    message.set_jms_correlation_id("c")
+    message.set_jms_type("t")
+    message.set_jms_reply_to(Queue("R"))
+    message.set_string_property("p", "v")
+    assert entry == RoutedSend("queue://Q", PERSISTENT, 7, 1_000, 0, message.encode()).pack()
+    no_text = read_routed(text.entry("queue://Q", PERSISTENT, 4, 0, None, None, None, None, {}))[2]
+    assert no_text["body"] is None and no_text["headers"] is None and no_text["properties"] == {}
+    empty = read_routed(RoutedEncoder(text=False).entry("topic://T", 1, 4, 0, None, None, None, None, {}))
+    assert empty[2]["kind"] == KIND_BYTES and bytes(empty[2]["body"]) == b""
+
+
+def test_entries_of_bodies_are_the_entries_of_each_body() -> None:
+    bodies: list[bytes | None] = ["é".encode(), b"", None, b"xyz"]
+    for text in (True, False):
+        encoder = RoutedEncoder(text)
+
+        def one(
+            body: bytes | None, properties: dict[str, tuple[int, Any]], enc: RoutedEncoder = encoder
+        ) -> bytes:
+            value = body.decode() if enc.text and body is not None else body
+            return enc.entry("queue://Q", NON_PERSISTENT, 3, 5, value, None, None, None, properties)
+
+        plain = encoder.bodies("queue://Q", NON_PERSISTENT, 3, 5, bodies)
+        with_ids = encoder.bodies("queue://Q", NON_PERSISTENT, 3, 5, bodies, "spark:w:0:", first=98)
+        for i, body in enumerate(bodies):
+            if body is None and not text:
+                continue  # a bytes message without a body: the sink's rows always have one
+            assert plain[i] == one(body, {})
+            assert with_ids[i] == one(body, {DUPLICATE_ID: (T_STRING, f"spark:w:0:{98 + i}")})
 
 
 # ---------------------------------------------------------------------------- received messages
