@@ -30,8 +30,9 @@ from pyjms.api.constants import (
     SESSION_TRANSACTED,
 )
 from pyjms.api.consumer import JMSConsumer, QueueBrowser
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from pyjms.api.producer import CompletionListener, JMSProducer
 from pyjms.errors import *  # noqa: F403 - the error tree is part of the top-level API

@@ -347,8 +347,7 @@ class JMSConsumer:
 
             await ctx.worker.submit(close)
         # only now: until the recovery, other takes see that this consumer keeps messages
-        if self in ctx._consumers:
-            ctx._consumers.remove(self)
+        ctx.consumer_closed(self)
 
     async def __aenter__(self) -> JMSConsumer:
         return self

@@ -18,9 +18,9 @@ from pyjms.aio.handover import HandOver, session_mode_for
 from pyjms.aio.producer import JMSProducer
 from pyjms.aio.worker import IN_LISTENER, Worker
 from pyjms.api.constants import AUTO_ACKNOWLEDGE
-from pyjms.api.context import ConnectionFactory as SyncFactory
 from pyjms.api.context import JMSContext as SyncContext
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from pyjms.api.factory import ConnectionFactory as SyncFactory
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
 from pyjms.browse import create_marking_browser
 from pyjms.errors import IllegalStateRuntimeException
@@ -222,6 +222,11 @@ class JMSContext:
         """A producer (no broker round trip: its sends go through the worker)."""
         self.check_open()
         return JMSProducer(self)
+
+    def consumer_closed(self, consumer: JMSConsumer) -> None:
+        """A consumer of this context closed: its kept messages no longer count."""
+        if consumer in self._consumers:
+            self._consumers.remove(consumer)
 
     async def _consumer(self, make: Callable[[], Any]) -> JMSConsumer:
         consumer = JMSConsumer(self, await self._call(make))

@@ -11,6 +11,7 @@ thread of its own instead.
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -22,6 +23,8 @@ from pyjms.errors import JMSRuntimeException
 
 if TYPE_CHECKING:
     from pyjms.api.destination import Destination
+
+_log = logging.getLogger("pyjms")
 
 #: how long the completion thread waits for an outcome before it looks at its context again
 _POLL_MS = 200
@@ -124,3 +127,18 @@ class NativeAsyncSends:
             with self._idle:
                 self._pending.pop(ticket, None)
                 self._idle.notify_all()
+
+
+def notify_listener(listener: Any, message: Any, error: JMSRuntimeException | None) -> None:
+    """Tells a producer's completion listener (JMS's CompletionListener, or a callable taking
+    the message and the error) how a send of ``message`` ended."""
+    try:
+        if hasattr(listener, "on_completion"):
+            if error is None:
+                listener.on_completion(message)
+            else:
+                listener.on_exception(message, error)
+        else:
+            listener(message, error)
+    except Exception:  # a failing listener must not stop later completions
+        _log.exception("completion listener failed")

@@ -1,4 +1,4 @@
-"""ConnectionFactory and JMSContext: the JMS 2.0 simplified API.
+"""JMSContext: the JMS 2.0 simplified API's session (pyjms.api.factory makes them).
 
 A JMSContext is one connection and one session (contexts made with create_context share the
 connection). Everything a context does on the wire goes through its typed channel
@@ -13,17 +13,15 @@ and rollbacks, and hands the methods features provide to them (pyjms.api.extensi
 from __future__ import annotations
 
 import logging
-import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pyjms.api import extension
 from pyjms.api.checks import check_positive_int
 from pyjms.api.constants import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
-    DELIVERY_DELAY_CHOICES,
     SESSION_MODES,
     SESSION_TRANSACTED,
 )
@@ -31,18 +29,15 @@ from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from pyjms.api.dispatch import ListenerDispatch
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
-from pyjms.api.policy import SendPolicy, installed_policies
 from pyjms.api.producer import JMSProducer
-from pyjms.api.provider import ProviderPlugin, default_provider, provider_for
+from pyjms.api.provider import ProviderPlugin
 from pyjms.api.sending import SendPath
 from pyjms.api.synchronization import TransactionSynchronization
 from pyjms.api.transactions import LocalTransaction
-from pyjms.bridge import jvm, urls
+from pyjms.bridge import jvm
 from pyjms.bridge.channel import Channel, Receiver
-from pyjms.bridge.classpath import DEFAULT_PROVIDER
-from pyjms.bridge.contract import DEAD_LETTER_QUEUE, STAGING_QUEUE
-from pyjms.bridge.errors import translate
-from pyjms.bridge.java_types import JavaConnectionFactory, JavaProvider, JavaString
+from pyjms.bridge.contract import DEAD_LETTER_QUEUE
+from pyjms.bridge.java_types import JavaString
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
@@ -51,8 +46,13 @@ from pyjms.errors import (
 )
 from pyjms.reasons import MQRC
 
+if TYPE_CHECKING:
+    from pyjms.api.factory import ConnectionFactory
+
 _log = logging.getLogger("pyjms")
-_T = TypeVar("_T")
+#: destination keys a context keeps as Java Strings at most (a sender to ever new destinations
+#: starts again rather than grow without end)
+_MOST_WIRE_KEYS = 10_000
 #: the queues pyjms's own services (admin, marks, control) answer on: never checked in strict mode
 _SERVICE_PREFIX = "PYJMS."
 
@@ -66,171 +66,6 @@ def _unprefixed(name: str, kind: str) -> str:
         if scheme in ("queue", "topic"):
             raise InvalidDestinationRuntimeException(f"{name!r} names a {scheme}, not a {kind}")
     return name
-
-
-class ConnectionFactory:
-    """Connects to a provider by URL (ActiveMQ: vm://, tcp://, failover:(...)) or factory class.
-
-    With no URL it uses ``PYJMS_URL``, or else the default provider's broker (an embedded
-    ActiveMQ broker in this process, started when the URL is first needed). Any other Jakarta
-    Messaging provider works through ``factory_class`` (its jars on ``classpath`` or
-    ``PYJMS_CLASSPATH``) with bean ``properties``. ``delivery_delay`` picks how delayed
-    messages are held (pyjms.delay); ``auto`` probes the provider once, at the factory's first
-    delayed send. Making a factory talks to no broker.
-
-    ``provider`` names the client for the URL ("activemq", "artemis", "amqp"): Apache Artemis
-    and ActiveMQ both write tcp://host:port, so an Artemis URL needs provider="artemis" or the
-    form artemis+tcp://host:port (pyjms.bridge.urls; plain tcp:// is ActiveMQ's).
-    """
-
-    def __init__(
-        self,
-        url: str | None = None,
-        user: str | None = None,
-        password: str | None = None,
-        *,
-        client_id: str | None = None,
-        factory_class: str | None = None,
-        properties: Mapping[str, Any] | None = None,
-        classpath: Sequence[str] = (),
-        delivery_delay: str = "auto",
-        staging_queue: str = STAGING_QUEUE,
-        provider: str | None = None,
-        create_destinations: bool = True,
-    ) -> None:
-        if url is not None and not isinstance(url, str):
-            raise InvalidArgumentRuntimeException(f"url must be a str, got {url!r}")
-        if provider is not None and factory_class is not None:
-            raise InvalidArgumentRuntimeException(
-                f"provider={provider!r} and factory_class={factory_class!r}: give one, not both"
-            )
-        if factory_class is None and (url is not None or provider is not None):
-            urls.choose(url or "", provider)  # a URL no provider understands fails here, not at first use
-        #: the provider named for the URL ("activemq", "artemis", "amqp"), or None: the URL says
-        self.provider_name_hint = provider
-        self._url = url
-        self.user = user
-        self.password = password
-        self.client_id = client_id
-        self.factory_class = factory_class
-        self.properties = {k: str(v) for k, v in (properties or {}).items()}
-        self.classpath = tuple(classpath)
-        if delivery_delay not in DELIVERY_DELAY_CHOICES:
-            raise InvalidArgumentRuntimeException(
-                f"delivery_delay {delivery_delay!r} is not one of {', '.join(DELIVERY_DELAY_CHOICES)}",
-                values={"delivery_delay": delivery_delay},
-            )
-        #: "auto" (probe the provider once, at the first delayed send), "native", "scheduler",
-        #: "staging" or "none" (pyjms.delay)
-        self.delivery_delay = delivery_delay
-        #: where the staging mechanism puts delayed messages for the delay processor
-        self.staging_queue = staging_queue
-        #: False: a queue or topic the broker does not have is refused (MQRC_UNKNOWN_OBJECT_NAME
-        #: 2085, as IBM MQ does) instead of being created by its first use, on brokers that can
-        #: tell (ProviderPlugin.destination_exists); True (JMS's usual): made on demand
-        self.create_destinations = bool(create_destinations)
-        self._plugin: ProviderPlugin | None = None
-        self._policies: list[SendPolicy] | None = None
-        self._provider: JavaProvider | None = None
-        self._jfactory: JavaConnectionFactory | None = None
-        self._lock = threading.Lock()
-
-    def derive(
-        self, *, url: str | None = None, properties: Mapping[str, Any] | None = None
-    ) -> ConnectionFactory:
-        """A new factory like this one (credentials, client id, provider, delay settings) for
-        the same broker, with another URL (e.g. client options added) or other properties."""
-        return ConnectionFactory(
-            self.url if url is None else url,
-            self.user,
-            self.password,
-            client_id=self.client_id,
-            factory_class=self.factory_class,
-            properties=self.properties if properties is None else properties,
-            classpath=self.classpath,
-            delivery_delay=self.delivery_delay,
-            staging_queue=self.staging_queue,
-            provider=self.provider_name_hint,
-            create_destinations=self.create_destinations,
-        )
-
-    @property
-    def url(self) -> str:
-        """The provider URL: as given, else PYJMS_URL, else the default provider's broker's
-        (which may start it)."""
-        if self._url is None and self.factory_class is None:
-            # a named provider's plug-in gives the broker (only ActiveMQ's starts one)
-            plugin = self.provider if self.provider_name_hint is not None else default_provider()
-            self._url = os.environ.get("PYJMS_URL") or plugin.default_url()
-        return self._url or ""
-
-    @property
-    def provider(self) -> ProviderPlugin:
-        """The plug-in for this factory's provider, chosen by URL or factory class (no I/O)."""
-        if self._plugin is None:
-            url = self._url if self._url is not None else os.environ.get("PYJMS_URL") or None
-            name = self.provider_name_hint
-            if self.factory_class is None and url is not None:
-                name = urls.choose(url, name)[0]  # as the client is chosen (_java)
-            self._plugin = provider_for(url, self.factory_class, name)
-        return self._plugin
-
-    def send_policies(self) -> tuple[SendPolicy, ...]:
-        """This factory's send policy chain (pyjms.api.policy), made at first need."""
-        with self._lock:
-            if self._policies is None:
-                self._policies = installed_policies(self)
-            return tuple(self._policies)
-
-    def add_send_policy(self, policy: SendPolicy) -> ConnectionFactory:
-        """Adds a policy at the end of the chain, for producers made from now on."""
-        if not isinstance(policy, SendPolicy):
-            raise InvalidArgumentRuntimeException(
-                f"a send policy must be a pyjms.api.policy.SendPolicy, got {policy!r}"
-            )
-        self.send_policies()
-        with self._lock:
-            assert self._policies is not None
-            self._policies.append(policy)
-        return self
-
-    def _java(self) -> tuple[JavaProvider, JavaConnectionFactory]:
-        with self._lock:
-            if self._jfactory is None:
-                if self.factory_class:
-                    name, client_url = None, self.url
-                else:
-                    name, client_url = urls.choose(self.url, self.provider_name_hint)
-                s = jvm.start(self.classpath, providers=(name or DEFAULT_PROVIDER,))
-                props = s.HashMap()
-                for k, v in self.properties.items():
-                    props.put(k, v)
-                try:
-                    if name is None:
-                        provider = s.Providers.forFactoryClass(self.factory_class)
-                    else:
-                        provider = s.Providers.forName(name)
-                    self._jfactory = provider.factory(client_url, props)
-                    self._provider = provider
-                except s.JException as e:
-                    raise translate(
-                        e, f"cannot make a connection factory for {self.url or self.factory_class!r}"
-                    ) from None
-            assert self._provider is not None and self._jfactory is not None
-            return self._provider, self._jfactory
-
-    def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
-        """A new connection with one session (JMSContext)."""
-        return JMSContext._open(self, session_mode)
-
-    def open_wire_channel(self, session_mode: int, what: str) -> Channel:
-        """A new connection with one session, through the provider's own JMS client in the
-        JVM: what ProviderPlugin.open_channel does unless a plug-in says otherwise."""
-        provider, jfactory = self._java()
-        return Channel.open(provider, jfactory, self.user, self.password, self.client_id, session_mode, what)
-
-    def __repr__(self) -> str:
-        return f"ConnectionFactory({self._url or self.factory_class!r})"
 
 
 class JMSContext:
@@ -251,6 +86,7 @@ class JMSContext:
     _transaction: LocalTransaction
     _client_id: str | None
     _existing: set[str]  # strict mode: destinations the broker said it has
+    _wire_keys: dict[str, JavaString]
     _channel: Channel
     _sends: SendPath
     _provider_name: str
@@ -259,9 +95,11 @@ class JMSContext:
         raise TypeError("use ConnectionFactory.create_context() or JMSContext.create_context()")
 
     @classmethod
-    def _open(
+    def open_for(
         cls, factory: ConnectionFactory, session_mode: int, parent: JMSContext | None = None
     ) -> JMSContext:
+        """A new session for ``factory`` (a new connection, or ``parent``'s): what
+        ConnectionFactory.create_context and JMSContext.create_context call."""
         if session_mode not in SESSION_MODES or isinstance(session_mode, bool):
             raise InvalidArgumentRuntimeException(
                 f"session mode {session_mode!r} is not one of {', '.join(f'{v} ({k})' for k, v in SESSION_MODES.items())}"
@@ -275,6 +113,7 @@ class JMSContext:
         self._auto_start = True
         self._client_id = factory.client_id if parent is None else parent._client_id
         self._existing = set()  # strict mode: destinations the broker said it has
+        self._wire_keys = {}  # destination key -> the key as a Java String, made once
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
         if parent is None:
             channel = factory.provider.open_channel(factory, session_mode, what)
@@ -330,7 +169,7 @@ class JMSContext:
     def create_context(self, session_mode: int = AUTO_ACKNOWLEDGE) -> JMSContext:
         """Another session on this context's connection."""
         self._check_open()
-        return JMSContext._open(self._factory, session_mode, parent=self)
+        return JMSContext.open_for(self._factory, session_mode, parent=self)
 
     def get_session_mode(self) -> int:
         return self._mode
@@ -403,7 +242,9 @@ class JMSContext:
     def client_does_jms2(self) -> bool:
         """Whether the provider's client does JMS 2.0's async send and receive_body itself
         (Qpid JMS does; ActiveMQ Classic's does not, and pyjms emulates them). Asked once."""
-        return self._jms2_client()
+        if self._jms2 is None:
+            self._jms2 = self._channel.jms2_client()
+        return self._jms2
 
     @property
     def sends(self) -> SendPath:
@@ -417,10 +258,6 @@ class JMSContext:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _call(self, fn: Callable[[], _T], what: str) -> _T:
-        """Kept for pyjms.delay.processor until it uses the public API (issue 13)."""
-        return self._channel.call(fn, what)
-
     def _jkey(self, destination: Any) -> JavaString:
         if not isinstance(destination, Destination):
             raise InvalidDestinationRuntimeException(
@@ -428,9 +265,11 @@ class JMSContext:
             )
         if not self._factory.create_destinations and destination.key not in self._existing:
             self._require_existing(destination)
-        k = destination._jkey
+        k = self._wire_keys.get(destination.key)
         if k is None:
-            k = destination._jkey = self._channel.java_string(destination.key)
+            if len(self._wire_keys) >= _MOST_WIRE_KEYS:
+                self._wire_keys.clear()
+            k = self._wire_keys[destination.key] = self._channel.java_string(destination.key)
         return k
 
     def _require_existing(self, destination: Destination) -> None:
@@ -449,18 +288,6 @@ class JMSContext:
             )
         self._existing.add(destination.key)  # known, or the broker cannot tell
 
-    def _target_attributes(self, destination: Destination) -> Any:
-        """Kept for pyjms.delay.processor until it uses the public API (issue 13):
-        ``ctx.provider.target_attributes(ctx, destination)``."""
-        return self._factory.provider.target_attributes(self, destination)
-
-    def _jms2_client(self) -> bool:
-        """Whether the provider's client does JMS 2.0's async send and receive_body itself
-        (Qpid JMS does; ActiveMQ Classic's does not, and pyjms emulates them). Asked once."""
-        if self._jms2 is None:
-            self._jms2 = self._channel.jms2_client()
-        return self._jms2
-
     # ------------------------------------------------------------------ destinations
 
     def create_queue(self, name: str) -> Queue:
@@ -476,16 +303,12 @@ class JMSContext:
     def create_temporary_queue(self) -> TemporaryQueue:
         self._check_open()
         key = self._channel.create_temporary_queue()
-        q = TemporaryQueue(key.partition("://")[2])
-        q._delete = self._delete_temporary
-        return q
+        return TemporaryQueue(key.partition("://")[2], delete=self._delete_temporary)
 
     def create_temporary_topic(self) -> TemporaryTopic:
         self._check_open()
         key = self._channel.create_temporary_topic()
-        t = TemporaryTopic(key.partition("://")[2])
-        t._delete = self._delete_temporary
-        return t
+        return TemporaryTopic(key.partition("://")[2], delete=self._delete_temporary)
 
     def _delete_temporary(self, d: Destination) -> None:
         self._check_open()

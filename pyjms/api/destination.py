@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import overload
 
-from pyjms.bridge.java_types import JavaString
 from pyjms.errors import InvalidDestinationRuntimeException
 
 
 class Destination:
     """A queue or topic. Equal destinations have equal kinds and names."""
 
-    __slots__ = ("name", "key", "_jkey")
+    __slots__ = ("name", "key")
     scheme = ""
 
     def __init__(self, name: str) -> None:
@@ -23,7 +22,6 @@ class Destination:
         self.name = name
         #: how the shim names it, e.g. ``queue://ORDERS`` (made once: every send and hash uses it)
         self.key = f"{self.scheme}://{name}"
-        self._jkey: JavaString | None = None  # the key as a Java String, made once by the context
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Destination) and other.key == self.key
@@ -58,11 +56,15 @@ class TemporaryQueue(Queue):
     """A queue that lives as long as the connection that made it."""
 
     __slots__ = ("_delete",)
-    _delete: Callable[[Destination], None]  # set by the context that made it
     scheme = "temp-queue"
 
+    def __init__(self, name: str, delete: Callable[[Destination], None] | None = None) -> None:
+        """``delete``: how the context that made it deletes it (None: made elsewhere)."""
+        super().__init__(name)
+        self._delete = delete
+
     def delete(self) -> None:
-        deleter = getattr(self, "_delete", None)
+        deleter = self._delete
         if deleter is None:
             raise InvalidDestinationRuntimeException(f"{self.key} was not created by this process")
         deleter(self)
@@ -70,8 +72,11 @@ class TemporaryQueue(Queue):
 
 class TemporaryTopic(Topic):
     __slots__ = ("_delete",)
-    _delete: Callable[[Destination], None]
     scheme = "temp-topic"
+
+    def __init__(self, name: str, delete: Callable[[Destination], None] | None = None) -> None:
+        super().__init__(name)
+        self._delete = delete
 
     delete = TemporaryQueue.delete
 

@@ -23,8 +23,9 @@ from collections.abc import Callable
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import LEADER_PREFIX
 from pyjms.errors import JMSRuntimeException

@@ -23,12 +23,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyjms.api.message import KEEP, Message
+from pyjms.api.message import Message
+from pyjms.api.message.record import KEEP
 from pyjms.errors import JMSRuntimeException
 
 if TYPE_CHECKING:
-    from pyjms.api.context import ConnectionFactory, JMSContext
+    from pyjms.api.context import JMSContext
     from pyjms.api.destination import Destination
+    from pyjms.api.factory import ConnectionFactory
 
 
 @dataclass(frozen=True)

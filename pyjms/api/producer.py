@@ -13,20 +13,18 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pyjms.api import checks
+from pyjms.api.completions import notify_listener
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.destination import Destination
 from pyjms.api.expiry import now_ms
-from pyjms.api.message import (
+from pyjms.api.message import BytesMessage, Message, TextMessage, message_for_body
+from pyjms.api.message.properties import (
     DUPLICATE_ID_PROPERTY,
-    BytesMessage,
-    Message,
-    TextMessage,
     check_duplicate_id,
     check_property_name,
     check_text,
     checked_property,
     convert,
-    message_for_body,
     tag_for,
 )
 from pyjms.api.policy import OutgoingSend, ProducerOptions, SendPolicy, SendResult
@@ -368,7 +366,7 @@ class JMSProducer:
             def completed(headers: Mapping[str, Any] | None, error: JMSRuntimeException | None) -> None:
                 if headers is not None:
                     message._apply_sent_headers(headers)
-                _notify(listener, message, error)
+                notify_listener(listener, message, error)
 
             out.completion = completed
         result = self._through(policies, out)
@@ -487,16 +485,3 @@ def _to_wire(send: OutgoingSend) -> SendResult:
         completion=send.completion,
     )
     return SendResult(count, headers)
-
-
-def _notify(listener: Any, message: Message, error: JMSRuntimeException | None) -> None:
-    try:
-        if hasattr(listener, "on_completion"):
-            if error is None:
-                listener.on_completion(message)
-            else:
-                listener.on_exception(message, error)
-        else:
-            listener(message, error)
-    except Exception:  # a failing listener must not stop later completions
-        _log.exception("completion listener failed")

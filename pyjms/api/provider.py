@@ -25,8 +25,9 @@ from pyjms.bridge.java_types import JavaConnection, JavaProvider
 from pyjms.errors import JMSRuntimeException, SetupError
 
 if TYPE_CHECKING:
-    from pyjms.api.context import ConnectionFactory, JMSContext
+    from pyjms.api.context import JMSContext
     from pyjms.api.destination import Destination, Topic
+    from pyjms.api.factory import ConnectionFactory
     from pyjms.api.message import Message
     from pyjms.bridge.channel import Channel
 

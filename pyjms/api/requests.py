@@ -44,7 +44,8 @@ from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
     from pyjms.api.consumer import JMSConsumer
-    from pyjms.api.context import ConnectionFactory, JMSContext
+    from pyjms.api.context import JMSContext
+    from pyjms.api.factory import ConnectionFactory
     from pyjms.api.message import Message
 
 __all__ = [

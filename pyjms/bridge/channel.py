@@ -22,6 +22,7 @@ from pyjms.bridge.java_types import (
     JavaBrowser,
     JavaChannel,
     JavaConnectionFactory,
+    JavaDirectBuffer,
     JavaPoisonClass,
     JavaProvider,
     JavaReceiver,
@@ -33,7 +34,7 @@ from pyjms.errors import JMSRuntimeException
 from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
-    pass
+    from pyjms.bridge.java_types import JavaException
 
 _T = TypeVar("_T")
 _poison_log = logging.getLogger("pyjms.poison")
@@ -86,14 +87,14 @@ class Receiver:
     def __init__(self, java: JavaReceiver, channel: Channel) -> None:
         self.java = java
         self.id = int(java.id())
-        self._jexc = channel._jexc
+        self._jexc = channel.java_exception
         # the channel's translation: a call that fails because the connection broke says so
         # (MQRC_CONNECTION_BROKEN), not only what the client said ("The Consumer is closed")
         self._translated = channel.translated
         # where the shim writes each record (Receiver.receiveToArea): a returned byte[] cost a
         # Java object, a global reference and a copy per message
         self._area = bytearray(AREA_BYTES)
-        self._java_area = channel._shim.direct_buffer(self._area)
+        self._java_area = channel.direct_buffer(self._area)
         self._area_lock = threading.Lock()  # a consumer used from two threads keeps its records apart
         self._receive_to_area = java.receiveToArea  # bound once: JPype makes a method object per lookup
 
@@ -156,7 +157,7 @@ class Browser:
 
     def __init__(self, java: JavaBrowser, channel: Channel) -> None:
         self.java = java
-        self._jexc = channel._jexc
+        self._jexc = channel.java_exception
         self._translated = channel.translated  # as Receiver's
 
     def next(self, max_messages: int, what: str) -> bytes:
@@ -243,6 +244,15 @@ class Channel:
     def sibling(self, session_mode: int, what: str) -> Channel:
         """Another session on this channel's connection."""
         return Channel(self.call(lambda: self.java.sibling(session_mode), what))
+
+    @property
+    def java_exception(self) -> type[JavaException]:
+        """The JPype class of Java exceptions (what this channel's receivers and browsers catch)."""
+        return self._jexc
+
+    def direct_buffer(self, area: bytearray) -> JavaDirectBuffer:
+        """A Java direct buffer over ``area`` (where the shim writes or reads records)."""
+        return self._shim.direct_buffer(area)
 
     def translated(self, jexc: JavaThrowable, what: str) -> JMSRuntimeException:
         """The pyjms error for a Java exception of this channel's calls: when the connection

@@ -13,10 +13,12 @@ dispatchers in different processes and hosts cooperate and a crashed one loses n
 from typing import Any, cast
 
 from pyjms.api import extension
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge.contract import MARK_QUEUE
-from pyjms.browse.browser import MarkingBrowser, NoMessageAvailable, NoMessageUnderCursor
+from pyjms.browse.browsed import NoMessageAvailable, NoMessageUnderCursor
+from pyjms.browse.browser import MarkingBrowser
 from pyjms.browse.client import MarkClient
 from pyjms.browse.options import (
     BROWSE_CO_OP,

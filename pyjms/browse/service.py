@@ -48,7 +48,8 @@ from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, J
 from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
-    from pyjms.api.context import ConnectionFactory, JMSContext
+    from pyjms.api.context import JMSContext
+    from pyjms.api.factory import ConnectionFactory
 
 _log = logging.getLogger("pyjms.browse")
 

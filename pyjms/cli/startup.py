@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from pyjms.api.context import ConnectionFactory
+from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.cli.common import CommandError, note
 from pyjms.cli.interrupts import EXIT_INTERRUPTED

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import threading
 
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue, TemporaryTopic, Topic
 from pyjms.api.expiry import now_ms
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
 from pyjms.api.policy import (
     OutgoingSend,

@@ -35,8 +35,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pyjms.api.access import WriteCheck, anyone, temporary_only
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.leadership import Leadership
 from pyjms.bridge import jvm
 from pyjms.delay.processor_deliverer import (

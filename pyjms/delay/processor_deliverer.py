@@ -7,13 +7,13 @@ transaction gets at most a broker page of a queue). The shim moves a chunk itsel
 message in it is plain (org.pyjms.shim.delay.DueMover); otherwise the chunk comes back and
 the Mover handles it message by message, in delivery-time order. When the deliverer is behind
 (the next slot has ended too) one transaction takes the last chunks of several slots.
-Lateness is at most a slot plus the work.
+Lateness is at most a slot plus the work. The slots a previous processor filed are found by
+the SlotFinder (processor_finder) and read again in spare time.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
 import struct
 import threading
 import time
@@ -22,18 +22,20 @@ from typing import cast
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.expiry import now_ms
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
 from pyjms.api.quietlog import QuietLog
 from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.delay import staging
 from pyjms.delay.java_types import JavaDueMover, JavaDueMoverClass
+from pyjms.delay.processor_finder import SlotFinder
 from pyjms.delay.processor_log import log_poison_notes
 from pyjms.delay.processor_moves import MOST_ATTEMPTS, Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
-from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
+from pyjms.delay.processor_slots import SlotBook
 from pyjms.errors import JMSRuntimeException
 
 _log = logging.getLogger("pyjms.delay")
@@ -42,11 +44,6 @@ _log = logging.getLogger("pyjms.delay")
 #: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
 #: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see Deliverer._drain)
 DRAIN_CHUNK = 1000
-#: seconds after start at which the processor lists the broker's slot queues, on a thread of
-#: its own (delivery of what the markers name has begun by then)
-LIST_QUEUES_AFTER_S = 1.0
-#: how long the deliverer waits for the broker's list of slot queues
-QUEUE_LIST_WAIT_MS = 2000
 #: DueMover's entry for a poison message it put on the dead-letter queue instead (DueMover.QUARANTINED)
 QUARANTINED = -(2**31)
 #: the deliverer opens a slot's consumer this many slots before the slot ends
@@ -66,10 +63,6 @@ RECOVERED_WAIT_MS = 200
 SMALLEST_PAGE = 200
 #: seconds after a compaction that gave way to a slot before the next one starts (_compact)
 COMPACT_PAUSE_S = 0.5
-#: seconds after start at which the markers are read again: what a dead processor's
-#: transaction held (markers it was compacting) comes back only when the broker drops its
-#: connection
-REBROWSE_AFTER_S = (2.0, 5.0, 10.0, 20.0)
 
 
 class Deliverer:
@@ -102,9 +95,8 @@ class Deliverer:
         # the broker started with this processor: no other processor's transaction can hold
         # staged messages, so the slots found at start are read once, not again and again
         self._fresh_broker = fresh_broker
-        self._rebrowse_at = () if fresh_broker else REBROWSE_AFTER_S
-        # slots the thread that looks again found (_look_again), for _recheck
-        self._found: queue.SimpleQueue[list[int]] = queue.SimpleQueue()
+        # finds the slots a previous processor filed, at start and again later (for _recheck)
+        self._finder = SlotFinder(factory, book, stop, fresh_broker)
         self._slot_ms = book.slot_ms
         # kept across runs (a run ends when its connection fails)
         self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
@@ -116,7 +108,6 @@ class Deliverer:
         # rechecks that came due, to read in spare time (_read_later) as the slots the book set
         # aside are; each with how many times to read it again after that
         self._later: dict[int, int] = {}
-        self._started = time.monotonic()
         self._compact_after = 0.0  # monotonic time before which no compaction starts (_compact)
         # made again on each run's context
         self._ctx: JMSContext | None = None
@@ -126,67 +117,19 @@ class Deliverer:
         self._later_opened: dict[int, tuple[JMSConsumer, float]] = {}  # the same, of slots in _later
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
 
-    def recover(self, ctx: JMSContext) -> None:
-        """Finds the slots a previous processor filed, by their markers; each is read again a
-        few times later (unless the broker started with this processor).
+    def start(self) -> None:
+        """Before the thread starts: finds the slots a previous processor filed (SlotFinder);
+        each is read again a few times later (unless the broker started with this processor).
 
         Those that have ended are set aside (SlotBook.recover) and read in spare time, newest
         first (_read_later): most of them were drained before the takeover (markers go only at
         a compaction), and reading hundreds of them first, oldest first, held up the slots due
         after a takeover for seconds (bench/bench_takeover.py)."""
-        self._recheck_found(self._book.recover(ctx))
+        self._recheck_found(self._finder.start())
 
     def _recheck_found(self, found: list[int]) -> None:
         if not self._fresh_broker:
             self._rechecks.extend((time.monotonic() + 2.0, slot, 3) for slot in found)
-
-    def start(self) -> None:
-        """Before the thread starts: finds the slots a previous processor filed."""
-        self._started = time.monotonic()
-        with self._factory.create_context() as ctx:
-            self.recover(ctx)  # by the markers: quick, so delivery resumes at once
-        # then, on a thread of its own: once by the broker's list of slot queues (a slot whose
-        # marker was lost; a broker keeps drained slot queues a while, and browsing hundreds of
-        # them must not hold up delivery), and by the markers again at REBROWSE_AFTER_S
-        threading.Thread(target=self._look_again, name="pyjms-delay-slot-list", daemon=True).start()
-
-    def _look_again(self) -> None:
-        """The thread that finds slots again after start: what it finds goes to the deliverer
-        through _found (read by _recheck)."""
-        try:
-            with jvm.java_thread(), self._factory.create_context() as ctx:
-                if not self._stop.wait(LIST_QUEUES_AFTER_S):
-                    self._list_slot_queues(ctx)
-                for after_s in self._rebrowse_at:
-                    if self._stop.wait(max(0.0, self._started + after_s - time.monotonic())):
-                        return
-                    self._found.put(self._book.recover(ctx))
-        except Exception as e:  # the broker went away; or stopping
-            if not self._stop.is_set() and not jvm.shutting_down():
-                _log.warning("delay processor: cannot read the slot markers again: %s", e)
-
-    def _list_slot_queues(self, ctx: JMSContext) -> None:
-        try:
-            names = ctx.channel.queue_names(SLOT_PREFIX, QUEUE_LIST_WAIT_MS, "list slot queues")
-            if names is None:
-                return  # the provider cannot list them: the markers are all there is
-            found = self._book.recover(
-                ctx, names, lambda queues: ctx.channel.non_empty_queues(queues, "find slot queues")
-            )
-        except Exception as e:  # e.g. not allowed to read the broker's advisories; or stopping
-            if not self._stop.is_set() and not jvm.shutting_down():
-                _log.warning(
-                    "delay processor: the broker did not list its slot queues (%s); "
-                    "slots are found by their markers alone",
-                    e,
-                )
-            return
-        if found:
-            _log.warning(
-                "delay processor: found %d slot queue(s) without a marker: %s",
-                len(found),
-                ", ".join(str(slot) for slot in found[:10]),
-            )
 
     def run(self) -> None:
         with self._factory.create_context(SESSION_TRANSACTED) as ctx:
@@ -383,8 +326,8 @@ class Deliverer:
         """Reads slots again every 2 s, in spare time (_read_later): recovered ones 3 times (what
         a dead processor's transaction held comes back only when the broker drops its
         connection), and ones whose filed messages did not arrive 15 times."""
-        while not self._found.empty():
-            self._recheck_found(self._found.get())
+        while not self._finder.found.empty():
+            self._recheck_found(self._finder.found.get())
         now = time.monotonic()
         due = [r for r in self._rechecks if r[0] <= now]
         if not due:

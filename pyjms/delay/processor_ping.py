@@ -8,8 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from pyjms.api.access import WriteCheck
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.requests import ServiceClient, ServiceUnavailable, serve
 from pyjms.bridge.contract import CONTROL_PREFIX
 

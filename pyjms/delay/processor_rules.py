@@ -14,8 +14,9 @@ import logging
 import threading
 from typing import Any, cast
 
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue, from_key
+from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.bridge.java_types import JavaStringSet
 from pyjms.delay.java_types import JavaConcurrentHashMapClass

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 from pyjms.api.bulk import SlotFiler
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.quietlog import QuietLog
 from pyjms.delay import staging
 from pyjms.delay.processor_log import log_poison_notes

@@ -19,7 +19,8 @@ import uuid
 from typing import Any, cast
 
 from pyjms.api.destination import Destination, from_key
-from pyjms.api.message import KEEP, Message
+from pyjms.api.message import Message
+from pyjms.api.message.record import KEEP
 from pyjms.api.policy import OutgoingSend
 from pyjms.api.property_types import T_LONG, T_STRING
 from pyjms.bridge import contract

@@ -18,7 +18,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from pyjms.api.context import ConnectionFactory
+from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.dlq.handler import DLQHandler, HandlerStats
 from pyjms.dlq.rules import RulesTable

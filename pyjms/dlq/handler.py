@@ -72,7 +72,8 @@ from pyjms.dlq.stats import HandlerStats
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
 
 if TYPE_CHECKING:
-    from pyjms.api.context import ConnectionFactory, JMSContext
+    from pyjms.api.context import JMSContext
+    from pyjms.api.factory import ConnectionFactory
     from pyjms.api.producer import JMSProducer
 
 _log = logging.getLogger("pyjms.dlq")

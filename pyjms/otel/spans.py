@@ -38,8 +38,8 @@ from opentelemetry.semconv.attributes import error_attributes, server_attributes
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode, Tracer
 
 from pyjms.api.consumer import JMSConsumer
-from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Destination, TemporaryQueue, TemporaryTopic
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
 from pyjms.api.observers import ConsumerObserver, Listener
 from pyjms.api.policy import Completion, OutgoingSend, Proceed, ProducerOptions, SendPolicy, SendResult

@@ -10,7 +10,8 @@ D05, D22, D23 on the target's attributes, which the provider plug-in reads from 
 from __future__ import annotations
 
 from pyjms.api.constants import PERSISTENT
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.policy import OutgoingSend, ProducerOptions, SendPolicy, install_send_policy
 from pyjms.rules import delivery as rules
 

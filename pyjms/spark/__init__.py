@@ -14,6 +14,8 @@ Like Spark's Kafka connector, one entry point hands each mode to its own class:
 ``JMSBatchWrite`` and ``JMSStreamingWrite`` (pyjms.spark.sink), ``JMSBrowseBatch`` and
 ``JMSConsumeBatch`` (pyjms.spark.batch_read), ``JMSMicroBatchStream``
 (pyjms.spark.stream_read). Their docstrings state the transaction and delivery guarantees.
+A write's task (pyjms.spark.task_writer) sends its rows, encoded by pyjms.spark.row_records,
+in one transaction.
 ``consume_after_job`` (pyjms.spark.consume_after) removes what a batch job read only after
 the job succeeded.
 
@@ -41,8 +43,9 @@ from pyjms.spark.batch_read import JMSBrowseBatch, JMSConsumeBatch, JMSPartition
 from pyjms.spark.consume_after import ConsumeResult, consume_after_job
 from pyjms.spark.options import JMSOptions
 from pyjms.spark.schema import READ_SCHEMA, WRITE_COLUMNS, check_read_schema, check_write_schema
-from pyjms.spark.sink import JMSBatchWrite, JMSCommitMessage, JMSStreamingWrite
+from pyjms.spark.sink import JMSBatchWrite, JMSStreamingWrite
 from pyjms.spark.stream_read import JMSMicroBatchStream
+from pyjms.spark.task_writer import JMSCommitMessage
 from pyjms.spark.workers import WorkerPythonError, check_worker_python
 
 

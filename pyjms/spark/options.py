@@ -16,8 +16,9 @@ from typing import Any, ClassVar
 
 from pyjms.api.checks import JAVA_INT_MAX
 from pyjms.api.constants import DEFAULT_PRIORITY, NON_PERSISTENT, PERSISTENT
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import from_key
+from pyjms.api.factory import ConnectionFactory
 from pyjms.delay.mechanism import check_choice
 from pyjms.errors import (
     InvalidArgumentRuntimeException,

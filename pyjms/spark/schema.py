@@ -29,7 +29,8 @@ from pyspark.sql.types import (
 
 from pyjms.api.bulk import received_body
 from pyjms.api.expiry import is_expired, now_ms, remaining_expiry
-from pyjms.api.message import DELIVERY_TIME_PROPERTY, EXPIRATION_PROPERTY, SEND_TIME_PROPERTY, Message
+from pyjms.api.message import Message
+from pyjms.api.message.properties import DELIVERY_TIME_PROPERTY, EXPIRATION_PROPERTY, SEND_TIME_PROPERTY
 from pyjms.errors import InvalidArgumentRuntimeException
 
 _STRING_MAP = MapType(StringType(), StringType(), valueContainsNull=True)

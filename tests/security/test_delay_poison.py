@@ -21,6 +21,7 @@ import pyjms
 from pyjms.api.destination import Destination
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import (
+    CONTROL_PREFIX,
     DEAD_LETTER_QUEUE,
     DELIVERY_TIME,
     DLQ_DETAIL,
@@ -31,7 +32,7 @@ from pyjms.bridge.contract import (
     STAGING_QUEUE,
 )
 from pyjms.broker import AccessRule, EmbeddedBroker
-from pyjms.broker.admin import Admin
+from pyjms.broker.admin import Admin, BrokerWriteCheck
 from pyjms.delay.processor import FEEDBACK, REPORT_EXCEPTION, DelayProcessor
 from pyjms.delay.processor_log import processor_log
 from pyjms.delay.processor_moves import MOST_DELIVERIES
@@ -329,6 +330,7 @@ def secured(request: pytest.FixtureRequest) -> Iterator[EmbeddedBroker | Embedde
         "ops": ("ops-pw", ["ops"]),
         PROCESSOR[0]: (PROCESSOR[1], ["pyjms-admins"]),
         "weak": ("weak-pw", ["weak"]),
+        "svc": ("svc-pw", ["services"]),
     }
     access = [
         AccessRule("MAL.>", read=["mal"], write=["mal"], admin=["mal"]),
@@ -464,3 +466,52 @@ def test_a_message_killed_processors_held_is_delivered_by_the_next_not_dead_lett
         got = ctx.create_consumer(ctx.create_queue(qname), f"case = '{case}'").receive(10_000)
         assert got is not None and got.get_text() == "held"
         assert dead_letters(ctx, case, 0) == []
+
+
+def test_a_service_beside_the_broker_asks_the_broker_what_a_user_may_write(secured):
+    """A service that runs beside a pyjms broker with users (group `services`) asks the broker's
+    admin service what another user may write, and gets the broker's own answer; a user may
+    ask about itself only (2035 otherwise). A standalone delay processor that checks with the
+    broker (BrokerWriteCheck) answers mal's ping on mal's own queue, and not on alice's."""
+    svc = pyjms.ConnectionFactory(secured.vm_url, "svc", "svc-pw")
+    mal = pyjms.ConnectionFactory(secured.vm_url, "mal", "mal-pw")
+    assert Admin(svc).may_write("alice", pyjms.Queue("ALICE.X"))
+    assert not Admin(svc).may_write("mal", pyjms.Queue("ALICE.X"))
+    assert Admin(mal).may_write("mal", pyjms.Queue("MAL.X"))
+    with pytest.raises(pyjms.JMSSecurityRuntimeException) as refused:
+        Admin(mal).may_write("alice", pyjms.Queue("ALICE.X"))
+    assert refused.value.reason == MQRC.NOT_AUTHORIZED and "only pyjms's services" in str(refused.value)
+
+    staging = f"SYSTEM.DDELAY.T{uuid.uuid4().hex[:8]}"
+    check = BrokerWriteCheck(svc)
+    assert check.answers()
+    processor = DelayProcessor(
+        pyjms.ConnectionFactory(secured.vm_url, *PROCESSOR, staging_queue=staging), may_write=check
+    ).start()
+    mine, alices = f"MAL.{uuid.uuid4().hex[:6]}", f"ALICE.{uuid.uuid4().hex[:6]}"
+    try:
+        assert processor.wait_until_active(10)
+        with mal.create_context() as ctx:
+            p = ctx.create_producer()
+            for reply_to in (alices, mine):
+                p.set_jms_reply_to(ctx.create_queue(reply_to)).send(
+                    ctx.create_queue(CONTROL_PREFIX + staging), '{"op": "ping"}'
+                )
+            answer = ctx.create_consumer(ctx.create_queue(mine)).receive(10_000)
+            assert answer is not None and '"active": true' in answer.get_text()
+        with pyjms.ConnectionFactory(secured.vm_url, "alice", "alice-pw").create_context() as ctx:
+            assert ctx.create_consumer(ctx.create_queue(alices)).receive(1000) is None
+    finally:
+        processor.stop()
+
+
+def test_a_broker_without_users_has_no_rights_for_a_service_to_check():
+    """Without users anyone may write anywhere: the broker says so, and a standalone delay
+    processor has nothing to ask it (BrokerWriteCheck.answers is False)."""
+    broker = EmbeddedBroker(name=f"pyjms-open-{uuid.uuid4().hex[:6]}")
+    try:
+        factory = pyjms.ConnectionFactory(broker.vm_url)
+        assert Admin(factory).may_write("anyone", pyjms.Queue("ANY.Q"))
+        assert not BrokerWriteCheck(factory).answers()
+    finally:
+        broker.stop()

@@ -12,18 +12,20 @@ standalone broker too. A destination with no attributes has no limits.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import asdict
 from typing import Any, Protocol, cast
 
-from pyjms.api.access import AdminCheck, WriteCheck, admins, anyone_admin, temporary_only
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.access import AdminCheck, WriteCheck, admins, anyone, anyone_admin, temporary_only
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, Queue, Topic, from_key
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.requests import ServiceClient, ServiceUnavailable, brief, serve
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import ADMIN_QUEUE
-from pyjms.errors import InvalidArgumentRuntimeException, JMSSecurityRuntimeException
+from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, JMSSecurityRuntimeException
 from pyjms.reasons import MQRC
 from pyjms.rules.attributes import Attributes, QueueAttributes, TopicAttributes, from_values
 
@@ -48,6 +50,9 @@ class AdministeredBroker(Protocol):
 
 #: the longest name (a destination key, a client id, a subscription name) a request may carry
 MAX_NAME = 1024
+#: rights answers a BrokerWriteCheck keeps at most
+_MOST_ANSWERS = 10_000
+_log = logging.getLogger("pyjms.broker")
 #: each attribute a define may set, and the type its value must have
 _ATTRIBUTE_TYPES: dict[str, dict[str, type]] = {
     "queue": {
@@ -72,15 +77,19 @@ class AdminService:
         *,
         is_admin: AdminCheck | None = None,
         may_write: WriteCheck = temporary_only,
+        is_service: AdminCheck | None = None,
     ) -> None:
         """``is_admin``: who may define and delete (the broker stamps each request's
-        JMSXUserID); ``may_write``: where the service may answer a user (pyjms.api.access).
+        JMSXUserID); ``may_write``: where the service may answer a user (pyjms.api.access), and
+        what it answers a "may-write" question with; ``is_service``: who may ask it about
+        another user's rights (pyjms's services beside the broker; by default the admins).
         ``administrator`` (the older form): the one user who may define and delete, None for
         anyone; ``is_admin`` wins when both are given."""
         self.broker = broker
         if is_admin is None:
             is_admin = anyone_admin if administrator is None else admins((administrator,))
         self.is_admin = is_admin
+        self.is_service = is_service or is_admin
         self.may_write = may_write
         self._defined: dict[str, Attributes] = {}
         self._lock = threading.Lock()
@@ -108,11 +117,41 @@ class AdminService:
         op = request["op"]  # serve checked it is a text
         if op == "destinations":  # `pyjms queues`: read-only, for every user
             return {"ok": True, "destinations": self.broker.destinations()}
-        if op not in ("subscribers", "exists", "durable-selector", "define", "delete", "describe"):
+        if op not in (
+            "subscribers",
+            "exists",
+            "durable-selector",
+            "define",
+            "delete",
+            "describe",
+            "may-write",
+        ):
             raise InvalidArgumentRuntimeException(f"unknown admin operation {op[:64]!r}")
         dest = _destination(request.get("destination"))
         if op in ("subscribers", "durable-selector") and not isinstance(dest, Topic):
             raise InvalidArgumentRuntimeException(f"admin operation {op!r} needs a topic, not {dest}")
+        if op == "may-write":  # a delay processor beside the broker: may its stager write there?
+            user = request.get("user")
+            if (user is not None and not isinstance(user, str)) or (
+                isinstance(user, str) and len(user) > MAX_NAME
+            ):
+                raise InvalidArgumentRuntimeException(
+                    f"admin request field 'user' must be a text of at most {MAX_NAME} characters, or null, "
+                    f"got {brief(user)}",
+                    reason=MQRC.FORMAT_ERROR,
+                )
+            if user != sender and not self.is_service(sender):
+                raise JMSSecurityRuntimeException(
+                    f"user {sender!r} may not ask what user {user!r} may write: only pyjms's services "
+                    "may (MQRC_NOT_AUTHORIZED)",
+                    reason=MQRC.NOT_AUTHORIZED,
+                )
+            # "checks": whether the broker has rules to check at all (one without users has none)
+            return {
+                "ok": True,
+                "may_write": bool(self.may_write(user, dest)),
+                "checks": self.may_write is not anyone,
+            }
         if op == "subscribers":  # D16: who a delayed publication is staged for
             return {"ok": True, "subscribers": self.broker.subscribers_of(dest.name)}
         if op == "exists":  # strict mode (create_destinations=False): made by use, or defined
@@ -225,6 +264,54 @@ class Admin:
         enqueued and dequeued counts."""
         with self.factory.create_context() as ctx:
             return list(_ask(ctx, "destinations", Queue(ADMIN_QUEUE), self.timeout_ms)["destinations"])
+
+    def may_write(self, user: str | None, destination: Destination) -> bool:
+        """Whether the broker's access rules let ``user`` write to ``destination`` (asked by
+        pyjms's services beside the broker, or by ``user`` itself; others get 2035)."""
+        with self.factory.create_context() as ctx:
+            return bool(_ask(ctx, "may-write", destination, self.timeout_ms, user=user)["may_write"])
+
+
+class BrokerWriteCheck:
+    """A WriteCheck (pyjms.api.access) answered by a pyjms broker's admin service, for a
+    service that runs beside the broker (a standalone delay processor): the broker's own
+    rules decide, as they would for a service in the broker's process. Answers are kept for
+    ``keep_s`` seconds (a staged message's target is asked once, not per message); a broker
+    that does not answer refuses (nothing is written for a user whose rights are unknown)."""
+
+    def __init__(self, factory: ConnectionFactory, keep_s: float = 5.0, timeout_ms: int = 5000) -> None:
+        self._admin = Admin(factory, timeout_ms)
+        self._keep_s = keep_s
+        self._answers: dict[tuple[str | None, str], tuple[bool, float]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, user: str | None, destination: Destination) -> bool:
+        key = (user, destination.key)
+        now = time.monotonic()
+        with self._lock:
+            known = self._answers.get(key)
+        if known is not None and now - known[1] < self._keep_s:
+            return known[0]
+        try:
+            answer = self._admin.may_write(user, destination)
+        except JMSRuntimeException as e:
+            _log.warning("cannot ask the broker whether %r may write %s: %s; refused", user, destination, e)
+            return False
+        with self._lock:
+            if len(self._answers) >= _MOST_ANSWERS:
+                self._answers.clear()
+            self._answers[key] = (answer, now)
+        return answer
+
+    def answers(self, timeout_ms: int = 2000) -> bool:
+        """Whether the broker answers rights questions and has rules to check (a pyjms broker
+        with users, where this service's user is in group services)."""
+        try:
+            with self._admin.factory.create_context() as ctx:
+                answer = _ask(ctx, "may-write", Queue(ADMIN_QUEUE), timeout_ms, user=None)
+        except JMSRuntimeException:
+            return False
+        return bool(answer.get("checks"))
 
 
 def request(

@@ -41,7 +41,8 @@ from __future__ import annotations
 import re
 from typing import cast
 
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
 from pyjms.bridge.urls import add_internal_option
 from pyjms.dlq.header import (

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol, cast
 
 from pyjms.api.access import AdminCheck, WriteCheck, anyone, anyone_admin
-from pyjms.api.context import ConnectionFactory
 from pyjms.api.destination import Destination
+from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import (
     ADMIN_QUEUE,
@@ -98,6 +98,14 @@ class BrokerRights:
         """Whether ``user`` administers pyjms's services (is_administrator)."""
         return is_administrator(self._users, user)
 
+    def is_service(self, user: str | None) -> bool:
+        """Whether ``user`` runs pyjms's services beside the broker (SERVICES_GROUP), or
+        administers them: it may ask what another user may write."""
+        if is_administrator(self._users, user):
+            return True
+        assert self._users is not None  # is_administrator answers True without users
+        return user is not None and user in self._users and SERVICES_GROUP in self._users[user][1]
+
     @property
     def write_check(self) -> WriteCheck:
         """may_write for the services this broker runs; ``anyone`` on a broker without users,
@@ -138,7 +146,10 @@ class BrokerServices(BrokerRights):
         services beside the broker (``pyjms mark-service``) stand for election."""
         # both brokers are AdministeredBrokers (pyjms.providers.activemq.admin)
         self.admin = AdminService(
-            cast(AdministeredBroker, self), may_write=self.write_check, is_admin=self.admin_check
+            cast(AdministeredBroker, self),
+            may_write=self.write_check,
+            is_admin=self.admin_check,
+            is_service=self.is_service,
         )
         self.admin.start(self._local_factory())  # starts its thread only
         self.marks = None
@@ -241,6 +252,11 @@ class EmbeddedBroker(BrokerServices):
         ]
         jvm.on_shutdown(self, self.stop, first=True)
         self._start_services(delay_processor, mark_service, mark_browse_interval, mark_lease_ms)
+
+    @property
+    def stopped(self) -> bool:
+        """Whether stop() was called."""
+        return self._stopped
 
     @property
     def vm_url(self) -> str:
@@ -407,6 +423,6 @@ def default_broker() -> EmbeddedBroker:
     """The process-wide embedded broker behind ConnectionFactory() with no URL."""
     global _default
     with _default_lock:
-        if _default is None or _default._stopped:
+        if _default is None or _default.stopped:
             _default = EmbeddedBroker()
         return _default

@@ -23,8 +23,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyjms.api.constants import CLIENT_ACKNOWLEDGE
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, TemporaryQueue, TemporaryTopic, Topic
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
 from pyjms.api.provider import ContextAnswer, ProviderPlugin
 from pyjms.dlq.header import ACTIVEMQ_CAUSE

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyjms.api.constants import SESSION_TRANSACTED
-from pyjms.api.context import ConnectionFactory, JMSContext
+from pyjms.api.context import JMSContext
+from pyjms.api.factory import ConnectionFactory
 from pyjms.api.provider import ContextAnswer
 from pyjms.errors import JMSRuntimeException, SetupError
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
