@@ -21,6 +21,7 @@ from pyjms.bridge.errors import translate
 from pyjms.bridge.java_types import (
     JavaBrowser,
     JavaChannel,
+    JavaConnection,
     JavaConnectionFactory,
     JavaDirectBuffer,
     JavaPoisonClass,
@@ -304,6 +305,12 @@ class Channel:
             return fn()
         except self._jexc as e:
             raise self.translated(e, what) from None
+
+    def ask_provider(self, question: Callable[[JavaProvider, JavaConnection], _T], what: str) -> _T:
+        """Asks the provider's shim (org.pyjms.shim.Provider) something about this channel's
+        connection, translating a Java exception as every call does."""
+        java = self.java
+        return self.call(lambda: question(java.provider(), java.connection()), what)
 
     def java_string(self, text: str) -> JavaString:
         """A Java String, for keys passed on every send (made once, not per call)."""

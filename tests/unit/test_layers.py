@@ -20,6 +20,9 @@ import the facade. Besides the direction of imports, the test refuses an import 
 modules, a pyjms import inside a function (the JVM start, jpype, and the optional extra pyspark
 are the allowed lazy imports) and reads of another package's private members (``x._name``
 where ``x`` is not ``self``/``cls`` and ``_name`` is defined only in another top-level package).
+Above the client (the providers aside) no module imports the wire's record format
+(``pyjms.bridge.codec``) or touches a raw Java object (``.java``, ``jvm.shim()``, ``jclass``,
+``pyjms.bridge.java_types``): pyjms.api.bulk declares what the features and Spark move in bulk.
 The checks are plain functions over a source tree, so the tests at the end feed them small
 synthetic trees that break each rule, to show that the contract can fail.
 """
@@ -407,18 +410,6 @@ def test_aio_reaching_below_the_public_api_fails() -> None:
 #: the wire itself, the client (pyjms.api.bulk declares what the layers above move in bulk) and
 #: the providers (their own shim classes)
 WIRE_LAYERS = ("pyjms.bridge", "pyjms.api", "pyjms.providers")
-#: modules not moved to pyjms.api.bulk yet: they are being split (issue 33, item 4). Remove each
-#: as it moves; the list only shrinks
-NOT_MOVED_YET = frozenset(
-    {
-        "pyjms.delay.java_types",
-        "pyjms.delay.processor_deliverer",
-        "pyjms.delay.processor_rules",
-        "pyjms.spark.row_records",
-        "pyjms.spark.sink",
-        "pyjms.spark.task_writer",
-    }
-)
 
 
 def _above_the_wire(module: str) -> bool:
@@ -459,11 +450,11 @@ def raw_java_uses(tree: Tree) -> list[str]:
 
 
 def test_no_codec_above_the_client(pyjms_tree: Tree) -> None:
-    assert [b for b in codec_imports(pyjms_tree) if b.split(":")[0] not in NOT_MOVED_YET] == []
+    assert codec_imports(pyjms_tree) == []
 
 
 def test_no_raw_java_above_the_client(pyjms_tree: Tree) -> None:
-    assert [b for b in raw_java_uses(pyjms_tree) if b.split(":")[0] not in NOT_MOVED_YET] == []
+    assert raw_java_uses(pyjms_tree) == []
 
 
 # ---------------------------------------------------------------------------- the checks can fail
