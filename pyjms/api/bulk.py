@@ -59,6 +59,7 @@ __all__ = [
 #: a text or bytes body's length, before its bytes (-1: a text message without text)
 _LENGTH = struct.Struct(">i")
 _NO_TEXT = _LENGTH.pack(-1)
+_NO_BYTES = _LENGTH.pack(0)
 
 # ---------------------------------------------------------------------------- routed sends
 
@@ -176,7 +177,8 @@ class RoutedEncoder:
         # the entry of a message without a body, less the body's length: each entry adds its own
         prefix = self.entry(key, delivery_mode, priority, time_to_live, None, None, None, None, {})[:-4]
         length = _LENGTH.pack
-        empty = _NO_TEXT if self.text else b""
+        # no body: a TextMessage with no text, or an empty BytesMessage (its length, 0)
+        empty = _NO_TEXT if self.text else _NO_BYTES
         if duplicate_ids is None:
             return [prefix + (length(len(b)) + b if b is not None else empty) for b in bodies]
         # the property block is packed once up to the id's length; each entry adds its length

@@ -28,6 +28,7 @@ from pyjms.api.constants import (
 from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from pyjms.api.dispatch import ListenerDispatch
+from pyjms.api.exception_listener import ConnectionWatch, ExceptionListener
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
 from pyjms.api.producer import JMSProducer
 from pyjms.api.provider import ProviderPlugin
@@ -90,6 +91,7 @@ class JMSContext:
     _channel: Channel
     _sends: SendPath
     _provider_name: str
+    _watch: ConnectionWatch  # the connection's exception listener, shared with sibling contexts
 
     def __init__(self) -> None:  # use ConnectionFactory.create_context
         raise TypeError("use ConnectionFactory.create_context() or JMSContext.create_context()")
@@ -120,6 +122,8 @@ class JMSContext:
         else:
             channel = parent._channel.sibling(session_mode, what)
         self._channel = channel
+        self._watch = ConnectionWatch(channel) if parent is None else parent._watch
+        self._watch.add(self)
         # poison a receiver of this session meets goes to the provider's dead-letter queue
         channel.set_dead_letter_queue(f"queue://{factory.provider.dead_letter_queue or DEAD_LETTER_QUEUE}")
         self._sends = SendPath(channel, self._jkey, lambda: self._closed)
@@ -185,6 +189,20 @@ class JMSContext:
         self._check_open()
         self._channel.set_client_id(client_id)
         self._client_id = client_id
+
+    def set_exception_listener(self, listener: ExceptionListener | None) -> None:
+        """jakarta.jms.JMSContext.setExceptionListener: ``listener(error)`` is called once, on
+        a pyjms thread, when this context's connection fails, with the failure as a pyjms
+        error (a ConnectionBrokenRuntimeException, or a BrokerUnavailableRuntimeException
+        when a reconnect was refused); None removes it. The connection's listener: contexts
+        made by create_context share it (pyjms.api.exception_listener)."""
+        self._check_open()
+        self._watch.set_listener(listener)
+
+    def get_exception_listener(self) -> ExceptionListener | None:
+        """The connection's exception listener, or None."""
+        self._check_open()
+        return self._watch.listener
 
     def get_auto_start(self) -> bool:
         return self._auto_start

@@ -31,7 +31,7 @@ from pyjms.bridge.java_types import (
     JavaStringArg,
     JavaThrowable,
 )
-from pyjms.errors import JMSRuntimeException
+from pyjms.errors import ConnectionBrokenRuntimeException, JMSRuntimeException
 from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
@@ -276,6 +276,22 @@ class Channel:
             reason=cause.reason or MQRC.CONNECTION_BROKEN,
             values=error.values,
         )
+
+    def connection_failure(self) -> JMSRuntimeException | None:
+        """Why this channel's connection failed, as the client told its exception listener: a
+        ConnectionBrokenRuntimeException (or BrokerUnavailableRuntimeException when a
+        reconnect was refused); None while it has not failed. Cheap: it reads what the
+        shim's listener kept, without I/O."""
+        try:
+            failure = self.java.connectionFailure()
+        except self._jexc:
+            return None
+        if failure is None:
+            return None
+        error = translate(failure, "the connection failed")
+        if error.reason is not None:
+            return error
+        return ConnectionBrokenRuntimeException(error.message, error_code=error.error_code)
 
     def queue_names(self, prefix: str, wait_ms: int, what: str) -> list[str] | None:
         """The names of the broker's queues that start with prefix, or None if the provider
