@@ -54,10 +54,7 @@ class ContextAnswer:
         with self._lock:
             known = self._answers.get(ctx)
         if known is None:
-            java = ctx.channel.java
-            known = bool(
-                ctx.channel.call(lambda: self._question(java.provider(), java.connection()), self._what)
-            )
+            known = bool(ctx.channel.ask_provider(self._question, self._what))
             with self._lock:
                 self._answers[ctx] = known
         return known

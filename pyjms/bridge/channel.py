@@ -21,6 +21,7 @@ from pyjms.bridge.errors import translate
 from pyjms.bridge.java_types import (
     JavaBrowser,
     JavaChannel,
+    JavaConnection,
     JavaConnectionFactory,
     JavaDirectBuffer,
     JavaPoisonClass,
@@ -49,16 +50,25 @@ AREA_BYTES = 16 * 1024
 _OVERSIZE = -2
 
 
+def poison_notes() -> list[str]:
+    """The notes, one a line, of the poison messages the shim quarantined or a browse skipped
+    since the last call (org.pyjms.shim.Poison): each is handed out once."""
+    notes = cast(JavaPoisonClass, jvm.shim().jclass("org.pyjms.shim.Poison")).drainNotes()
+    return [] if notes is None else str(notes).splitlines()
+
+
+def is_browse_skip(note: str) -> bool:
+    """Whether a poison note tells of a browse's skip (told again when a receiver quarantines
+    the message), not of a quarantine, which is what an operator acts on."""
+    return note.startswith(_SKIPPED)
+
+
 def log_poison_notes() -> None:
     """Logs, once each, the poison messages the shim quarantined or a browse skipped since the
     last call (org.pyjms.shim.Poison). Called when a receive or browse comes back empty, so the
     path that hands messages over costs nothing more."""
-    notes = cast(JavaPoisonClass, jvm.shim().jclass("org.pyjms.shim.Poison")).drainNotes()
-    if notes is not None:
-        for line in str(notes).splitlines():
-            # a quarantine is what an operator acts on; a browse's skip is told again when a
-            # receiver quarantines the message
-            _poison_log.log(logging.INFO if line.startswith(_SKIPPED) else logging.WARNING, "%s", line)
+    for line in poison_notes():
+        _poison_log.log(logging.INFO if is_browse_skip(line) else logging.WARNING, "%s", line)
 
 
 class Receiver:
@@ -311,6 +321,12 @@ class Channel:
             return fn()
         except self._jexc as e:
             raise self.translated(e, what) from None
+
+    def ask_provider(self, question: Callable[[JavaProvider, JavaConnection], _T], what: str) -> _T:
+        """Asks the provider's shim (org.pyjms.shim.Provider) something about this channel's
+        connection, translating a Java exception as every call does."""
+        java = self.java
+        return self.call(lambda: question(java.provider(), java.connection()), what)
 
     def java_string(self, text: str) -> JavaString:
         """A Java String, for keys passed on every send (made once, not per call)."""

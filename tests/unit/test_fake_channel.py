@@ -404,6 +404,7 @@ def test_a_leader_queue_dispatches_to_its_oldest_open_consumer_only(broker: Fake
 NOT_FAKED = {
     ("Channel", "open"): "a fake channel is opened by FakeBroker.open_channel (FakeProvider.open_channel)",
     ("Channel", "direct_buffer"): "Java memory the bridge's own receivers write records to",
+    ("Channel", "ask_provider"): "a question to the Java provider's shim: fake providers answer themselves",
 }
 
 
