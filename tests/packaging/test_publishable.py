@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.packaging.building import build
 from tools.third_party_notices import jars_in_wheel, render
 
 pytestmark = pytest.mark.slow
@@ -31,7 +32,7 @@ def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 def test_the_sdist_and_wheel_are_fit_to_publish(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
-    _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)])
+    build(dist)
     wheel = next(dist.glob("pyjms_jakarta-*.whl"))
     sdist = next(dist.glob("pyjms_jakarta-*.tar.gz"))
 

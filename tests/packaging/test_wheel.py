@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.packaging.building import build
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +44,7 @@ def _run(args: list[str], **kw) -> subprocess.CompletedProcess[str]:
 
 
 def _build(dist: Path) -> Path:
-    _run([sys.executable, "-m", "build", "--outdir", str(dist), str(ROOT)])
+    build(dist)
     wheels, sdists = list(dist.glob("pyjms_jakarta-*.whl")), list(dist.glob("pyjms_jakarta-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list(dist.iterdir())
     names = set(zipfile.ZipFile(wheels[0]).namelist())
