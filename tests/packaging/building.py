@@ -1,6 +1,6 @@
 """One `python -m build` of the project at a time: the packaging tests run in different pytest
-workers, and two builds of one source tree at once write its egg-info and staged jars together
-(seen: a wheel without its console script)."""
+workers, and two builds of one source tree at once would write its egg-info and staged jars
+together."""
 
 from __future__ import annotations
 
