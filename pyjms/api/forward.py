@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyjms.api.destination import Destination
 from pyjms.api.expiry import now_ms
-from pyjms.api.message import KEEP, Message
+from pyjms.api.message import Message
+from pyjms.api.message.record import KEEP
 from pyjms.bridge import codec as C
 from pyjms.bridge.contract import SEND_TIME
 

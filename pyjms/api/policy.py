@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyjms.api.message import KEEP, Message
+from pyjms.api.message import Message
+from pyjms.api.message.record import KEEP
 from pyjms.errors import JMSRuntimeException
 
 if TYPE_CHECKING:

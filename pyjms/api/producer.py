@@ -17,17 +17,14 @@ from pyjms.api.completions import notify_listener
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.destination import Destination
 from pyjms.api.expiry import now_ms
-from pyjms.api.message import (
+from pyjms.api.message import BytesMessage, Message, TextMessage, message_for_body
+from pyjms.api.message.properties import (
     DUPLICATE_ID_PROPERTY,
-    BytesMessage,
-    Message,
-    TextMessage,
     check_duplicate_id,
     check_property_name,
     check_text,
     checked_property,
     convert,
-    message_for_body,
     tag_for,
 )
 from pyjms.api.policy import OutgoingSend, ProducerOptions, SendPolicy, SendResult

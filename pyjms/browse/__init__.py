@@ -17,7 +17,8 @@ from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge.contract import MARK_QUEUE
-from pyjms.browse.browser import MarkingBrowser, NoMessageAvailable, NoMessageUnderCursor
+from pyjms.browse.browsed import NoMessageAvailable, NoMessageUnderCursor
+from pyjms.browse.browser import MarkingBrowser
 from pyjms.browse.client import MarkClient
 from pyjms.browse.options import (
     BROWSE_CO_OP,

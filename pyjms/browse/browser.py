@@ -22,20 +22,19 @@ quickly, and halves when claimed marks lapse unused; ``claim_batch=N`` fixes it 
 from __future__ import annotations
 
 import secrets
-import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from typing import Any
 
 from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
-from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
 from pyjms.browse import options as O
+from pyjms.browse.browsed import NoMessageAvailable, note_browsed, token_of
 from pyjms.browse.client import Heartbeat, HeldMarks, MarkClient
 from pyjms.browse.kept import KeptGets, kept_gets
-from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException, JMSRuntimeException
+from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException
 from pyjms.reasons import MQRC
 
 # A pass looks at no more than a window of messages from the head, then starts again there:
@@ -59,39 +58,7 @@ _MAX_CLAIM = 256
 _QUICK_S = 0.5
 _POLL_S = 0.1
 # a claimed message is handed out only if its mark has at least this much of the interval left
-_LAPSE_MARGIN = 0.2
-
-
-class NoMessageAvailable(JMSRuntimeException):
-    """No message matched: MQRC_NO_MSG_AVAILABLE (2033)."""
-
-
-class NoMessageUnderCursor(NoMessageAvailable):
-    """The message a browse returned expired before the get by its token (E12):
-    MQRC_NO_MSG_UNDER_CURSOR (2034)."""
-
-
-#: expirations of the messages marking browsers in this process returned, by token, so that a
-#: get by token can tell "expired under the cursor" (2034) from "gone" (2033); the oldest go first
-_browsed_expiration: OrderedDict[str, int] = OrderedDict()
-_BROWSED_KEPT = 100_000
-_browsed_lock = threading.Lock()
-
-
-def _note_browsed(m: Message) -> None:
-    expiration = m.get_jms_expiration()
-    if expiration:
-        with _browsed_lock:
-            _browsed_expiration[m.get_message_token()] = expiration
-            while len(_browsed_expiration) > _BROWSED_KEPT:
-                _browsed_expiration.popitem(last=False)
-
-
-def expired_under_cursor(token: str) -> bool:
-    """Whether a marking browser in this process returned this message and it has expired since."""
-    with _browsed_lock:
-        expiration = _browsed_expiration.get(token)
-    return expiration is not None and now_ms() >= expiration
+_LAPSE_MARGIN = 1 - O.CLAIM_KEPT_SHARE
 
 
 class MarkingBrowser:
@@ -212,7 +179,7 @@ class MarkingBrowser:
                 if options & O.MARK_BROWSE_HANDLE:
                     self._own.add(m.get_message_token())
                 self._cursor_seen.add(m.get_message_token())  # behind the cursor now
-                _note_browsed(m)
+                note_browsed(m)
                 return m
             if not fresh or (self._windowed and self._pass_cut and self._window < _MAX_WINDOW):
                 # the pass ran out: a new one from the head (or on from the cursor); one cut
@@ -250,7 +217,7 @@ class MarkingBrowser:
         (UNMARK_BROWSE_CO_OP) from one message, so it can be browsed again."""
         self._check()
         O.check_unmark_options(options, self._cooperative)
-        token = _token(message_or_token)
+        token = token_of(message_or_token)
         if options & O.UNMARK_BROWSE_HANDLE:
             self._own.discard(token)
         if options & O.UNMARK_BROWSE_CO_OP:
@@ -496,21 +463,3 @@ class MarkingBrowser:
 def _check_open(ctx: JMSContext) -> None:
     if ctx.closed:
         raise IllegalStateRuntimeException("the JMSContext is closed")
-
-
-def _token(message_or_token: Message | str) -> str:
-    if isinstance(message_or_token, Message):
-        token = message_or_token.get_message_token()
-    else:
-        token = message_or_token
-    return check_token(token)
-
-
-def check_token(token: Any) -> str:
-    """A message token is the JMS message id ("ID:..."), as every JMS provider writes it."""
-    if not isinstance(token, str) or not token.startswith("ID:") or len(token) > 4096:
-        raise InvalidArgumentRuntimeException(
-            f"message token {token!r} is not a token from a browsed message (a JMS message id 'ID:...')",
-            values={"token": token},
-        )
-    return token

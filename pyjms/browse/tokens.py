@@ -24,7 +24,7 @@ from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import JMSContext
 from pyjms.api.message import Message
 from pyjms.api.synchronization import TransactionSynchronization
-from pyjms.browse.browser import NoMessageAvailable, NoMessageUnderCursor, check_token, expired_under_cursor
+from pyjms.browse.browsed import NoMessageAvailable, NoMessageUnderCursor, check_token, expired_under_cursor
 from pyjms.browse.client import MarkClient
 from pyjms.browse.kept import context_rolled_back, paired
 from pyjms.errors import JMSRuntimeException

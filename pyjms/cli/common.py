@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TypeAlias
 
 from pyjms.api.destination import Destination, Queue, Topic
 from pyjms.cli.interrupts import Interrupts
@@ -24,6 +25,11 @@ NO_BROKER = (
 WILDCARD_CHARACTERS = "*>#,"
 
 
+#: what the parser's add_subparsers() gives, to which each command group adds its subcommands
+#: (a string: argparse's class is not subscriptable at run time)
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
 class CommandError(Exception):
     """A command's one-line failure (exit status 2): bad input, no broker named."""
 
@@ -34,6 +40,11 @@ def broker_url(args: argparse.Namespace) -> str:
     if not url:
         raise CommandError(NO_BROKER)
     return url
+
+
+def subcommand(sub: Subcommands, name: str, helptext: str) -> argparse.ArgumentParser:
+    """A subcommand whose --help starts with what it does."""
+    return sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
 
 
 def add_url_options(parser: argparse.ArgumentParser, *, user: bool = True) -> None:

@@ -9,6 +9,7 @@ row) before any other delay rule can apply, so those rules are skipped, saying s
 
 from __future__ import annotations
 
+import argparse
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -19,6 +20,8 @@ from pyjms.api.constants import PERSISTENT, SESSION_TRANSACTED
 from pyjms.api.destination import Queue, Topic
 from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge.contract import STAGING_QUEUE
+from pyjms.cli.common import Subcommands, broker_url, subcommand
+from pyjms.cli.messaging import name_values
 from pyjms.delay import delay_mechanism
 from pyjms.errors import JMSRuntimeException
 from pyjms.providers.activemq import Admin
@@ -302,3 +305,68 @@ def render(rows: list[Row], mode: str, mechanism: str, provider: str = "") -> st
     failed = sum(r.failed for r in rows)
     lines.append(f"{len(rows) - skipped - failed} passed, {failed} failed, {skipped} skipped")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+def run_conformance(args: argparse.Namespace) -> int:
+    if args.factory_class is None:
+        args.url = broker_url(args)  # the factory class's own properties may name the broker instead
+    connect = {
+        "user": args.user,
+        "password": args.password,
+        "factory_class": args.factory_class,
+        "properties": name_values(args.property, "--property"),
+        "classpath": args.classpath or (),
+    }
+    failed = 0
+    for mode in args.mode or ["auto"]:  # --mode is repeatable; none given: auto
+        rows = run(args.url, mode, staging_queue=args.staging_queue, connect=connect, queue=args.queue)
+        factory = ConnectionFactory(
+            args.url, delivery_delay=mode, staging_queue=args.staging_queue, **connect
+        )
+        with factory.create_context() as ctx:
+            mechanism, provider = delay_mechanism(ctx).value, ctx.provider_name
+        print(render(rows, mode, mechanism, provider), flush=True)
+        failed += sum(r.failed for r in rows)
+    return 1 if failed else 0
+
+
+def add_parser(sub: Subcommands) -> None:
+    """Adds ``pyjms conformance``."""
+    c = subcommand(sub, "conformance", "run IBM MQ's delay/expiry restrictions against a provider")
+    c.add_argument(
+        "--url",
+        default=None,
+        help="provider URL (ActiveMQ's tcp://, Artemis's artemis+tcp://, amqp://; "
+        "default PYJMS_URL), or the factory's brokerURL --property",
+    )
+    c.add_argument("--user", default=None, help="user name for the broker")
+    c.add_argument("--password", default=None, help="password for the broker")
+    c.add_argument(
+        "--factory-class",
+        default=None,
+        help="another provider's ConnectionFactory class, e.g. com.ibm.mq.jakarta.jms.MQConnectionFactory",
+    )
+    c.add_argument(
+        "--property", action="append", metavar="NAME=VALUE", help="factory bean property (repeatable)"
+    )
+    c.add_argument(
+        "--classpath", action="append", metavar="JAR", help="the provider's client jars (repeatable)"
+    )
+    c.add_argument(
+        "--mode",
+        action="append",
+        choices=["auto", "native", "scheduler", "staging", "none"],
+        help="delay mechanism(s) to test (repeatable; default: auto)",
+    )
+    c.add_argument(
+        "--staging-queue", default=STAGING_QUEUE, help=f"the staging queue (default {STAGING_QUEUE})"
+    )
+    c.add_argument(
+        "--queue",
+        default=None,
+        help="an existing queue to use, where queues are not created on demand (IBM MQ: DEV.QUEUE.1)",
+    )
+    c.set_defaults(run=run_conformance)

@@ -1,10 +1,12 @@
 """Ctrl-C for the pyjms command: it ends a command at once, except inside a section that must
 finish whole (a send, a receive's write and acknowledge), where it is held until the section
-ends. A second Ctrl-C inside such a section ends it at once."""
+ends. A second Ctrl-C inside such a section ends it at once. A command that runs a service
+(a broker, a delay processor, a mark service) stops it cleanly on SIGINT or SIGTERM instead."""
 
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -47,3 +49,21 @@ class Interrupts:
             if not self._depth and self._pending:
                 self._pending = False
                 raise KeyboardInterrupt
+
+
+def stop_on_signals(stop: threading.Event) -> list[int]:
+    """A service stops cleanly on SIGINT or SIGTERM; the list gets the signal that stopped it."""
+    stopped_by: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        stopped_by.append(signum)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started (it runs with -Xrs: they stay ours)
+        signal.signal(sig, on_signal)
+    return stopped_by
+
+
+def exit_status(stopped_by: list[int]) -> int:
+    """130 after Ctrl-C, as for every command; 0 after SIGTERM, a supervisor's stop."""
+    return EXIT_INTERRUPTED if stopped_by and stopped_by[0] == signal.SIGINT else 0

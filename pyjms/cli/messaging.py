@@ -26,11 +26,13 @@ from pyjms.bridge.contract import STAGING_QUEUE
 from pyjms.cli.common import (
     INTERRUPTS,
     CommandError,
+    Subcommands,
     add_url_options,
     broker_url,
     destination_from,
     note,
     refuse_wildcards,
+    subcommand,
 )
 from pyjms.providers.activemq import Admin
 
@@ -369,7 +371,7 @@ def cmd_queues(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subcommands) -> None:
     s = sub.add_parser(
         "send",
         help="send messages: the arguments, else one per line of standard input as it is read",
@@ -436,7 +438,7 @@ def add_parsers(sub: Any) -> None:
         ),
         ("browse", "browse", "print the messages on a queue without taking them"),
     ):
-        r = sub.add_parser(name, help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
+        r = subcommand(sub, name, helptext)
         add_url_options(r)
         if name == "receive":
             target = r.add_mutually_exclusive_group(required=True)
@@ -472,7 +474,7 @@ def add_parsers(sub: Any) -> None:
         "list the broker's queues and topics with their depth (messages waiting) and consumers; "
         "a pyjms broker can tell, through its admin service"
     )
-    qs = sub.add_parser("queues", help=helptext, description=helptext[0].upper() + helptext[1:] + ".")
+    qs = subcommand(sub, "queues", helptext)
     add_url_options(qs)
     qs.add_argument("--all", action="store_true", help="include pyjms's own PYJMS.* and SYSTEM.* queues")
     qs.add_argument("--json", action="store_true", help="one JSON object per destination")

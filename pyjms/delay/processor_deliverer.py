@@ -7,19 +7,18 @@ transaction gets at most a broker page of a queue). The shim moves a chunk itsel
 message in it is plain (org.pyjms.shim.delay.DueMover); otherwise the chunk comes back and
 the Mover handles it message by message, in delivery-time order. When the deliverer is behind
 (the next slot has ended too) one transaction takes the last chunks of several slots.
-Lateness is at most a slot plus the work.
+Lateness is at most a slot plus the work. The slots a previous processor filed are found by
+the SlotFinder (processor_finder) and read again in spare time.
 """
 
 from __future__ import annotations
 
 import logging
-import queue
-import struct
 import threading
 import time
 from collections.abc import Callable
-from typing import cast
 
+from pyjms.api.bulk import DueMover
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import JMSContext
@@ -27,14 +26,12 @@ from pyjms.api.expiry import now_ms
 from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
 from pyjms.api.quietlog import QuietLog
-from pyjms.bridge import codec as C
-from pyjms.bridge import jvm
 from pyjms.delay import staging
-from pyjms.delay.java_types import JavaDueMover, JavaDueMoverClass
+from pyjms.delay.processor_finder import SlotFinder
 from pyjms.delay.processor_log import log_poison_notes
 from pyjms.delay.processor_moves import MOST_ATTEMPTS, Mover, ProcessorStats
 from pyjms.delay.processor_rules import PlainTargets, has_rules
-from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
+from pyjms.delay.processor_slots import SlotBook
 from pyjms.errors import JMSRuntimeException
 
 _log = logging.getLogger("pyjms.delay")
@@ -43,13 +40,6 @@ _log = logging.getLogger("pyjms.delay")
 #: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
 #: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see Deliverer._drain)
 DRAIN_CHUNK = 1000
-#: seconds after start at which the processor lists the broker's slot queues, on a thread of
-#: its own (delivery of what the markers name has begun by then)
-LIST_QUEUES_AFTER_S = 1.0
-#: how long the deliverer waits for the broker's list of slot queues
-QUEUE_LIST_WAIT_MS = 2000
-#: DueMover's entry for a poison message it put on the dead-letter queue instead (DueMover.QUARANTINED)
-QUARANTINED = -(2**31)
 #: the deliverer opens a slot's consumer this many slots before the slot ends
 OPEN_AHEAD = 4
 #: most slot consumers open ahead at once (a deliverer that is behind, as after a restart,
@@ -67,10 +57,6 @@ RECOVERED_WAIT_MS = 200
 SMALLEST_PAGE = 200
 #: seconds after a compaction that gave way to a slot before the next one starts (_compact)
 COMPACT_PAUSE_S = 0.5
-#: seconds after start at which the markers are read again: what a dead processor's
-#: transaction held (markers it was compacting) comes back only when the broker drops its
-#: connection
-REBROWSE_AFTER_S = (2.0, 5.0, 10.0, 20.0)
 
 
 class Deliverer:
@@ -103,9 +89,8 @@ class Deliverer:
         # the broker started with this processor: no other processor's transaction can hold
         # staged messages, so the slots found at start are read once, not again and again
         self._fresh_broker = fresh_broker
-        self._rebrowse_at = () if fresh_broker else REBROWSE_AFTER_S
-        # slots the thread that looks again found (_look_again), for _recheck
-        self._found: queue.SimpleQueue[list[int]] = queue.SimpleQueue()
+        # finds the slots a previous processor filed, at start and again later (for _recheck)
+        self._finder = SlotFinder(factory, book, stop, fresh_broker)
         self._slot_ms = book.slot_ms
         # kept across runs (a run ends when its connection fails)
         self._suspect: set[int] = set()  # slots whose batch commit failed: moved one by one
@@ -117,85 +102,35 @@ class Deliverer:
         # rechecks that came due, to read in spare time (_read_later) as the slots the book set
         # aside are; each with how many times to read it again after that
         self._later: dict[int, int] = {}
-        self._started = time.monotonic()
         self._compact_after = 0.0  # monotonic time before which no compaction starts (_compact)
         # made again on each run's context
         self._ctx: JMSContext | None = None
         self._mover: Mover | None = None
-        self._due_mover: JavaDueMover | None = None
+        self._due_mover: DueMover | None = None
         self._opened: dict[int, tuple[JMSConsumer, float]] = {}  # slot -> its consumer, monotonic time opened
         self._later_opened: dict[int, tuple[JMSConsumer, float]] = {}  # the same, of slots in _later
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
 
-    def recover(self, ctx: JMSContext) -> None:
-        """Finds the slots a previous processor filed, by their markers; each is read again a
-        few times later (unless the broker started with this processor).
+    def start(self) -> None:
+        """Before the thread starts: finds the slots a previous processor filed (SlotFinder);
+        each is read again a few times later (unless the broker started with this processor).
 
         Those that have ended are set aside (SlotBook.recover) and read in spare time, newest
         first (_read_later): most of them were drained before the takeover (markers go only at
         a compaction), and reading hundreds of them first, oldest first, held up the slots due
         after a takeover for seconds (bench/bench_takeover.py)."""
-        self._recheck_found(self._book.recover(ctx))
+        self._recheck_found(self._finder.start())
 
     def _recheck_found(self, found: list[int]) -> None:
         if not self._fresh_broker:
             self._rechecks.extend((time.monotonic() + 2.0, slot, 3) for slot in found)
-
-    def start(self) -> None:
-        """Before the thread starts: finds the slots a previous processor filed."""
-        self._started = time.monotonic()
-        with self._factory.create_context() as ctx:
-            self.recover(ctx)  # by the markers: quick, so delivery resumes at once
-        # then, on a thread of its own: once by the broker's list of slot queues (a slot whose
-        # marker was lost; a broker keeps drained slot queues a while, and browsing hundreds of
-        # them must not hold up delivery), and by the markers again at REBROWSE_AFTER_S
-        threading.Thread(target=self._look_again, name="pyjms-delay-slot-list", daemon=True).start()
-
-    def _look_again(self) -> None:
-        """The thread that finds slots again after start: what it finds goes to the deliverer
-        through _found (read by _recheck)."""
-        try:
-            with jvm.java_thread(), self._factory.create_context() as ctx:
-                if not self._stop.wait(LIST_QUEUES_AFTER_S):
-                    self._list_slot_queues(ctx)
-                for after_s in self._rebrowse_at:
-                    if self._stop.wait(max(0.0, self._started + after_s - time.monotonic())):
-                        return
-                    self._found.put(self._book.recover(ctx))
-        except Exception as e:  # the broker went away; or stopping
-            if not self._stop.is_set() and not jvm.shutting_down():
-                _log.warning("delay processor: cannot read the slot markers again: %s", e)
-
-    def _list_slot_queues(self, ctx: JMSContext) -> None:
-        try:
-            names = ctx.channel.queue_names(SLOT_PREFIX, QUEUE_LIST_WAIT_MS, "list slot queues")
-            if names is None:
-                return  # the provider cannot list them: the markers are all there is
-            found = self._book.recover(
-                ctx, names, lambda queues: ctx.channel.non_empty_queues(queues, "find slot queues")
-            )
-        except Exception as e:  # e.g. not allowed to read the broker's advisories; or stopping
-            if not self._stop.is_set() and not jvm.shutting_down():
-                _log.warning(
-                    "delay processor: the broker did not list its slot queues (%s); "
-                    "slots are found by their markers alone",
-                    e,
-                )
-            return
-        if found:
-            _log.warning(
-                "delay processor: found %d slot queue(s) without a marker: %s",
-                len(found),
-                ", ".join(str(slot) for slot in found[:10]),
-            )
 
     def run(self) -> None:
         with self._factory.create_context(SESSION_TRANSACTED) as ctx:
             self._ctx = ctx
             self._mover = self._new_mover(ctx)
             self._plain.reset()  # a Java object of the previous JVM session is not reused
-            mover_class = cast(JavaDueMoverClass, jvm.shim().jclass("org.pyjms.shim.delay.DueMover"))
-            self._due_mover = mover_class(ctx.channel.java, MOST_ATTEMPTS)
+            self._due_mover = DueMover(ctx, MOST_ATTEMPTS)
             self._opened = {}
             self._later_opened = {}
             self._uncommitted = []
@@ -384,8 +319,8 @@ class Deliverer:
         """Reads slots again every 2 s, in spare time (_read_later): recovered ones 3 times (what
         a dead processor's transaction held comes back only when the broker drops its
         connection), and ones whose filed messages did not arrive 15 times."""
-        while not self._found.empty():
-            self._recheck_found(self._found.get())
+        while not self._finder.found.empty():
+            self._recheck_found(self._finder.found.get())
         now = time.monotonic()
         due = [r for r in self._rechecks if r[0] <= now]
         if not due:
@@ -479,21 +414,17 @@ class Deliverer:
         """
         ctx, due_mover = self._ctx, self._due_mover
         assert ctx is not None and due_mover is not None
-        plain = self._plain.java_set()
-        allowed = self._plain.allowed_java_set()
-        raw = bytes(
-            ctx.channel.call(
-                lambda: due_mover.deliverDue(
-                    consumer.wire_receiver().java, DRAIN_CHUNK, timeout, plain, allowed
-                ),
-                f"delay processor slot {slot}",
-            )
+        chunk = due_mover.move_due(
+            consumer,
+            DRAIN_CHUNK,
+            timeout,
+            self._plain.key_set(),
+            self._plain.allowed_key_set(),
+            f"delay processor slot {slot}",
         )
-        n: int
-        (n,) = struct.unpack_from(">i", raw, 0)
-        if n < 0:
+        messages = chunk.returned
+        if messages:
             log_poison_notes(self._log)  # the chunk may have had poison too
-            messages = [Message.from_record(rec) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
                 try:
@@ -504,12 +435,13 @@ class Deliverer:
                     ctx.provider.target_attributes(ctx, target)
                 ):
                     self._plain.add(target.key)
-            return -n
+            return len(messages)
+        n = chunk.moved
         if n:
             self._uncommitted.append((slot, n))  # committed by _drain or _deliver_next
-            # delivery time minus put time; QUARANTINED for poison the shim dead-lettered
-            early_by = [d for d in struct.unpack_from(f">{n}i", raw, 4) if d != QUARANTINED]
-            if len(early_by) < n:
+            # delivery time minus put time, of those not quarantined
+            early_by = chunk.early_by_ms
+            if chunk.quarantined:
                 log_poison_notes(self._log)
             self._stats.delivered += len(early_by)
             self._stats.early += sum(1 for d in early_by if d > 0)

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from pyjms.api.factory import ConnectionFactory
 from pyjms.api.forward import forward, remaining_time_to_live
-from pyjms.api.message import Message, check_own_property_name, tag_for
+from pyjms.api.message import Message
+from pyjms.api.message.properties import check_own_property_name, tag_for
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyjms.api.constants import PERSISTENT
 from pyjms.api.destination import Destination, Queue
-from pyjms.api.message import Message, TextMessage, tag_for
+from pyjms.api.message import Message, TextMessage
+from pyjms.api.message.properties import tag_for
 from pyjms.api.provider import ProviderPlugin, default_provider
 from pyjms.bridge.contract import DEAD_LETTER_HEADER_PREFIX
 from pyjms.dlq.forward import put_unchanged

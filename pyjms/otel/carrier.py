@@ -18,7 +18,8 @@ from opentelemetry import propagate
 from opentelemetry.context import Context
 from opentelemetry.propagators.textmap import Getter
 
-from pyjms.api.message import Message, checked_property, tag_for
+from pyjms.api.message import Message
+from pyjms.api.message.properties import checked_property, tag_for
 
 #: what the Java agent puts for each '-' of a propagation field's name
 DASH = "__dash__"

@@ -14,10 +14,12 @@ Like Spark's Kafka connector, one entry point hands each mode to its own class:
 ``JMSBatchWrite`` and ``JMSStreamingWrite`` (pyjms.spark.sink), ``JMSBrowseBatch`` and
 ``JMSConsumeBatch`` (pyjms.spark.batch_read), ``JMSMicroBatchStream``
 (pyjms.spark.stream_read). Their docstrings state the transaction and delivery guarantees.
+A write's task (pyjms.spark.task_writer) sends its rows, encoded by pyjms.spark.row_records,
+in one transaction.
 ``consume_after_job`` (pyjms.spark.consume_after) removes what a batch job read only after
 the job succeeded.
 
-Executors need pyjms importable (``pip install 'pyjms[spark]'`` of the wheel, which carries
+Executors need pyjms importable (``pip install 'pyjms-jakarta[spark]'`` of the wheel, which carries
 the shim and the default provider's jars, in their environment) and a JDK 17 on every node;
 for another provider, its resolved jars (``pyjms providers fetch``) or ``PYJMS_CLASSPATH``. Each Spark Python worker starts one JVM on its first
 task and keeps it for the tasks that follow; every task opens and closes its own connection.
@@ -32,7 +34,7 @@ try:
     from pyspark.sql.types import StructType
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError(
-        f"pyjms.spark needs PySpark 4 with pandas < 3 and pyarrow: pip install 'pyjms[spark]' ({e})"
+        f"pyjms.spark needs PySpark 4 with pandas < 3 and pyarrow: pip install 'pyjms-jakarta[spark]' ({e})"
     ) from None
 
 from pyjms.bridge.contract import DLQ_DETAIL
@@ -41,8 +43,9 @@ from pyjms.spark.batch_read import JMSBrowseBatch, JMSConsumeBatch, JMSPartition
 from pyjms.spark.consume_after import ConsumeResult, consume_after_job
 from pyjms.spark.options import JMSOptions
 from pyjms.spark.schema import READ_SCHEMA, WRITE_COLUMNS, check_read_schema, check_write_schema
-from pyjms.spark.sink import JMSBatchWrite, JMSCommitMessage, JMSStreamingWrite
+from pyjms.spark.sink import JMSBatchWrite, JMSStreamingWrite
 from pyjms.spark.stream_read import JMSMicroBatchStream
+from pyjms.spark.task_writer import JMSCommitMessage
 from pyjms.spark.workers import WorkerPythonError, check_worker_python
 
 

@@ -24,7 +24,7 @@ class PyjmsProcess:
     """``python -m pyjms *args`` (``module``: another module): stdout lines read as they come,
     stderr kept in a file."""
 
-    def __init__(self, *args: str, module: str = "pyjms") -> None:
+    def __init__(self, *args: str, module: str = "pyjms", env: dict[str, str] | None = None) -> None:
         self.args = args
         self.log = tempfile.NamedTemporaryFile("w+", prefix="pyjms-process-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(
@@ -33,6 +33,7 @@ class PyjmsProcess:
             stderr=self.log,
             text=True,
             cwd=ROOT,
+            env=env,
         )
         self.lines: list[tuple[float, str]] = []
         self._came = threading.Condition()

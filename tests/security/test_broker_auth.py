@@ -18,6 +18,7 @@ import pytest
 import pyjms
 from pyjms import ConnectionFactory, Queue
 from tests.conftest import ROOT, BrokerProcess
+from tests.faults.processes import PyjmsProcess
 
 KEY_PASSWORD = "key-store-secret"
 TRUST_PASSWORD = "trust-store-secret"
@@ -97,13 +98,18 @@ class Secured:
         trust = {"trustStore": store, "trustStorePassword": TRUST_PASSWORD}
         return ConnectionFactory(self.process.tcp_url, user, password, properties=trust)
 
-    def cli(self, user: str, password: str, *args: str) -> subprocess.CompletedProcess[str]:
-        """A pyjms command against this broker, trusting its certificate through the JVM's
-        javax.net.ssl.* properties (PYJMS_JVM_OPTIONS), which every provider's client honours."""
+    def cli_env(self) -> dict[str, str]:
+        """The environment of a pyjms command that trusts this broker's certificate through the
+        JVM's javax.net.ssl.* properties (PYJMS_JVM_OPTIONS), which every provider's client honours."""
         env = dict(os.environ)
         env["PYJMS_JVM_OPTIONS"] = (
             f"-Djavax.net.ssl.trustStore={self.truststore} -Djavax.net.ssl.trustStorePassword={TRUST_PASSWORD}"
         )
+        return env
+
+    def cli(self, user: str, password: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """A pyjms command against this broker (cli_env)."""
+        env = self.cli_env()
         return subprocess.run(
             [sys.executable, "-m", "pyjms", *args, "--url", self.process.tcp_url, "--user", user, "--password", password],
             capture_output=True, text=True, cwd=ROOT, env=env, timeout=120,
@@ -296,3 +302,17 @@ def test_a_wrong_keystore_password_is_one_line_not_a_broker_without_its_port(
     error = [line for line in done.stderr.splitlines() if line.startswith("pyjms broker: error:")]
     assert len(error) == 1 and str(keys["keystore"]) in error[0] and "password" in error[0], done.stderr
     assert "not-the-password" not in done.stderr
+
+
+def test_a_delay_processor_beside_the_broker_checks_stagers_rights_with_it(secured: Secured) -> None:
+    """`pyjms delay-processor` as a user of group services beside a pyjms broker with users asks
+    the broker what each stager may write (docs/security.md), and says so."""
+    processor = PyjmsProcess(
+        "delay-processor", "--url", secured.process.tcp_url, "--user", "svc", "--password", "svc-pw",
+        env=secured.cli_env(),
+    )  # fmt: skip
+    try:
+        said = processor.wait_line(lambda line: "stager's rights" in line, 120)
+        assert said is not None, (processor.lines, processor.stderr()[-2000:])
+    finally:
+        processor.kill()

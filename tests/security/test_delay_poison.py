@@ -503,3 +503,15 @@ def test_a_service_beside_the_broker_asks_the_broker_what_a_user_may_write(secur
             assert ctx.create_consumer(ctx.create_queue(alices)).receive(1000) is None
     finally:
         processor.stop()
+
+
+def test_a_broker_without_users_has_no_rights_for_a_service_to_check():
+    """Without users anyone may write anywhere: the broker says so, and a standalone delay
+    processor has nothing to ask it (BrokerWriteCheck.answers is False)."""
+    broker = EmbeddedBroker(name=f"pyjms-open-{uuid.uuid4().hex[:6]}")
+    try:
+        factory = pyjms.ConnectionFactory(broker.vm_url)
+        assert Admin(factory).may_write("anyone", pyjms.Queue("ANY.Q"))
+        assert not BrokerWriteCheck(factory).answers()
+    finally:
+        broker.stop()

@@ -15,7 +15,8 @@ from pyspark import TaskContext
 
 from pyjms.spark import JMSDataSource
 from pyjms.spark.batch_read import JMSConsumeBatch
-from pyjms.spark.sink import JMSBatchWrite, JMSCommitMessage
+from pyjms.spark.sink import JMSBatchWrite
+from pyjms.spark.task_writer import JMSCommitMessage
 
 
 class _FlakyWrite(JMSBatchWrite):

@@ -18,7 +18,7 @@ import time
 from dataclasses import asdict
 from typing import Any, Protocol, cast
 
-from pyjms.api.access import AdminCheck, WriteCheck, admins, anyone_admin, temporary_only
+from pyjms.api.access import AdminCheck, WriteCheck, admins, anyone, anyone_admin, temporary_only
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, Queue, Topic, from_key
 from pyjms.api.factory import ConnectionFactory
@@ -146,7 +146,12 @@ class AdminService:
                     "may (MQRC_NOT_AUTHORIZED)",
                     reason=MQRC.NOT_AUTHORIZED,
                 )
-            return {"ok": True, "may_write": bool(self.may_write(user, dest))}
+            # "checks": whether the broker has rules to check at all (one without users has none)
+            return {
+                "ok": True,
+                "may_write": bool(self.may_write(user, dest)),
+                "checks": self.may_write is not anyone,
+            }
         if op == "subscribers":  # D16: who a delayed publication is staged for
             return {"ok": True, "subscribers": self.broker.subscribers_of(dest.name)}
         if op == "exists":  # strict mode (create_destinations=False): made by use, or defined
@@ -298,13 +303,15 @@ class BrokerWriteCheck:
             self._answers[key] = (answer, now)
         return answer
 
-    def answers(self) -> bool:
-        """Whether the broker answers rights questions (a pyjms broker that knows this one)."""
+    def answers(self, timeout_ms: int = 2000) -> bool:
+        """Whether the broker answers rights questions and has rules to check (a pyjms broker
+        with users, where this service's user is in group services)."""
         try:
-            self._admin.may_write(None, Queue(ADMIN_QUEUE))
+            with self._admin.factory.create_context() as ctx:
+                answer = _ask(ctx, "may-write", Queue(ADMIN_QUEUE), timeout_ms, user=None)
         except JMSRuntimeException:
             return False
-        return True
+        return bool(answer.get("checks"))
 
 
 def request(
