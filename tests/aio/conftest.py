@@ -44,9 +44,12 @@ class SlowCallbacks(logging.Handler):
             self.reports.append(message)
 
 
-#: the modules through which every Java call of pyjms passes (the wire layer's channel and JVM)
+#: the modules through which every Java call of pyjms passes: the wire layer's channel, its
+#: receivers and bulk classes, its Java log bridge, and the JVM
+#: (test_the_detector_watches_every_module_of_the_wire_that_calls_java)
 JAVA_CROSSINGS = tuple(
-    str(Path(pyjms.bridge.__file__).parent / name) for name in ("channel.py", "receivers.py", "jvm.py")
+    str(Path(pyjms.bridge.__file__).parent / name)
+    for name in ("channel.py", "receivers.py", "bulk.py", "javalog.py", "jvm.py")
 )
 
 

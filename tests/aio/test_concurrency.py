@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import re
 import time
+from pathlib import Path
 
 import pytest
 
 import pyjms
 import pyjms.aio as aio
-from tests.aio.conftest import run, run_watched
+import pyjms.bridge
+from tests.aio.conftest import JAVA_CROSSINGS, run, run_watched
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
@@ -151,6 +154,21 @@ def test_the_detector_sees_a_blocking_call(embedded_broker: object, qname: str) 
     assert any(" took " in r for r in watch.reports)  # asyncio's own report
     assert watch.blocking() and all(" called Java: " in b for b in watch.blocking())
     assert any(b.endswith("receivers.py:receive") for b in watch.blocking())
+
+
+def test_the_detector_watches_every_module_of_the_wire_that_calls_java() -> None:
+    """A module of the wire layer that imports the JVM module (or JPype) or looks up a Java class
+    calls Java, so the detector must watch it: a module split off one it watches (as
+    receivers.py was off channel.py) would otherwise call Java from the loop unseen. errors.py
+    is not watched: it only reads a Java exception that a watched call raised."""
+    bridge = Path(pyjms.bridge.__file__).parent
+    calls_java = re.compile(
+        r"^from pyjms\.bridge import .*\bjvm\b|^from pyjms\.bridge\.jvm |^import jpype|jclass\(", re.M
+    )
+    calling = {path.name for path in bridge.glob("*.py") if calls_java.search(path.read_text())}
+    assert {"channel.py", "receivers.py", "jvm.py"} <= calling  # the pattern finds them
+    watched = {Path(p).name for p in JAVA_CROSSINGS}
+    assert calling - {"errors.py"} <= watched, f"not watched: {sorted(calling - {'errors.py'} - watched)}"
 
 
 def test_the_detector_sees_python_work_on_the_loop() -> None:
