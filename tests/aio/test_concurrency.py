@@ -145,6 +145,8 @@ def test_no_pyjms_call_blocks_the_loop(url: str, qname: str) -> None:
 def test_the_detector_sees_a_blocking_call(embedded_broker: object, qname: str) -> None:
     """The detector can fail: a synchronous receive made on the loop itself is reported."""
     factory = pyjms.ConnectionFactory(embedded_broker.vm_url)  # type: ignore[attr-defined]
+    with factory.create_context() as warm:  # the JVM starts before the watch (run alone, it would
+        warm.create_producer()  # start on the loop: 10 ms and more of CPU, not a call into Java)
 
     async def main() -> None:
         with factory.create_context() as ctx:
