@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+import pyjms
 import pyjms.aio as aio
 import pyjms.bridge
 
@@ -51,6 +52,41 @@ JAVA_CROSSINGS = tuple(
     str(Path(pyjms.bridge.__file__).parent / name)
     for name in ("channel.py", "receivers.py", "bulk.py", "javalog.py", "jvm.py")
 )
+
+#: how long a test waits for a message it knows is on its way: the machine is shared (2 cores,
+#: often load 5 and more), so a broker's dispatch may take seconds; only a failing test waits
+#: that long
+ARRIVES_MS = 20_000
+
+
+async def received(consumer: aio.JMSConsumer, count: int) -> list[pyjms.Message]:
+    """The next ``count`` messages of ``consumer``, each waited for up to ARRIVES_MS (a message
+    that does not come fails the test)."""
+    got: list[pyjms.Message] = []
+    while len(got) < count:
+        message = await consumer.receive(ARRIVES_MS)
+        assert message is not None, f"message {len(got) + 1} of {count} did not arrive"
+        got.append(message)
+    return got
+
+
+async def holding_a_batch(consumer: aio.JMSConsumer, bodies: list[str], at_least: int = 1) -> list[str]:
+    """Receives ``bodies`` (sent to the consumer's queue, in order) until the consumer holds at
+    least ``at_least`` messages taken ahead (pyjms.aio.consumer READ_AHEAD), and returns the
+    bodies received. How many messages the provider has delivered to the client when a receive
+    takes its batch depends on the machine's pace, so receives go on until one took enough,
+    each after the first waiting a little first, for what the broker dispatches meanwhile; at
+    least one more than ``at_least`` of ``bodies`` must be left when one does."""
+    got: list[str] = []
+    while consumer.kept_count() < at_least:
+        assert len(got) < len(bodies) - at_least - 1, f"no receive took {at_least} more than its own"
+        if got:
+            await asyncio.sleep(0.2)
+        message = await consumer.receive(ARRIVES_MS)
+        assert message is not None, f"message {len(got) + 1} of {len(bodies)} did not arrive"
+        got.append(message.get_text())
+    assert got == bodies[: len(got)]
+    return got
 
 
 @dataclass

@@ -20,7 +20,7 @@ import pytest
 import pyjms
 import pyjms.aio as aio
 from pyjms.browse import BROWSE_HANDLE
-from tests.aio.conftest import run
+from tests.aio.conftest import ARRIVES_MS, holding_a_batch, received, run
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
@@ -293,23 +293,19 @@ def test_a_receive_cancelled_while_a_batch_is_held_hands_its_message_to_the_next
     each message reaches exactly one receive, in order, and is acknowledged then."""
 
     async def main() -> None:
-        bodies = [f"m{i}" for i in range(1, 7)]
+        bodies = [f"m{i}" for i in range(1, 31)]
         async with afactory.create_context(mode) as ctx, afactory.create_context() as other:
             q = ctx.create_queue(qname)
             await other.create_producer().send_batch(q, bodies)
             consumer = await ctx.create_consumer(q)
-            await asyncio.sleep(2.0)  # the provider delivers all six to the consumer meanwhile
             await _cancel_after_it_took(consumer)  # the worker took a batch; its caller went away
-            got = [(await consumer.receive(5000)).get_text()]
-            while not consumer.kept_count() and len(got) < 5:  # the provider gave one at a time
-                got.append((await consumer.receive(5000)).get_text())
-            assert consumer.kept_count() >= 1  # a batch is held for the next receives
-            held = asyncio.create_task(consumer.receive(5000))
+            got = [(await consumer.receive(ARRIVES_MS)).get_text()]
+            got += await holding_a_batch(consumer, bodies[1:])  # a batch is held for the next receives
+            held = asyncio.create_task(consumer.receive(ARRIVES_MS))
             held.cancel()  # before it ran: it takes nothing, not even from what is held
             with pytest.raises(asyncio.CancelledError):
                 await held
-            while len(got) < len(bodies):
-                got.append((await consumer.receive(5000)).get_text())
+            got += [m.get_text() for m in await received(consumer, len(bodies) - len(got))]
             assert got == bodies
             assert await consumer.receive(300) is None
         async with afactory.create_context() as check:
@@ -328,21 +324,19 @@ def test_a_consumer_closed_while_a_batch_is_held_hands_back_only_what_no_receive
     twice."""
 
     async def main() -> None:
-        bodies = [f"m{i}" for i in range(1, 21)]
+        bodies = [f"m{i}" for i in range(1, 31)]
         async with afactory.create_context() as other:
             q = other.create_queue(qname)
             await other.create_producer().send_batch(q, bodies)
             async with afactory.create_context() as ctx:
                 consumer = await ctx.create_consumer(q)
-                await asyncio.sleep(2.0)  # as above
-                got = [(await consumer.receive(5000)).get_text()]
-                while consumer.kept_count() < 2 and len(got) < 15:  # one at a time so far
-                    got.append((await consumer.receive(5000)).get_text())
-                got.append((await consumer.receive(5000)).get_text())  # one of a held batch
+                got = await holding_a_batch(consumer, bodies, at_least=2)
+                got.append((await consumer.receive(ARRIVES_MS)).get_text())  # one of the held batch
                 assert consumer.kept_count() >= 1 and got == bodies[: len(got)]
                 await consumer.close()
             elsewhere = await other.create_consumer(q)
-            rest = [m.get_text() async for m in elsewhere.messages(1000)]
+            rest = [m.get_text() for m in await received(elsewhere, len(bodies) - len(got))]
             assert rest == bodies[len(got) :]
+            assert await elsewhere.receive(300) is None
 
     run(main)

@@ -6,13 +6,16 @@ completes at the call."""
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
 import pyjms
 import pyjms.aio as aio
-from tests.aio.conftest import run
+from tests.aio.conftest import ARRIVES_MS, received, run
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
@@ -35,6 +38,25 @@ def _non_persistent(ctx: aio.JMSContext, qname: str) -> tuple[pyjms.Queue, aio.J
     return ctx.create_queue(qname), ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
 
 
+@contextmanager
+def _worker_held(ctx: aio.JMSContext) -> Iterator[None]:
+    """The context's worker waits (a job on it waits for the block to end): whatever is queued
+    meanwhile waits behind it, whatever the machine's pace."""
+    release = threading.Event()
+    ctx.worker.submit(lambda: release.wait(120))  # 120 s: a failing test ends all the same
+    try:
+        yield
+    finally:
+        release.set()
+
+
+async def _bodies(consumer: aio.JMSConsumer, count: int) -> list[Any]:
+    """The bodies of the next ``count`` messages; then no other message comes."""
+    got = [m.get_body(object) for m in await received(consumer, count)]
+    assert await consumer.receive(300) is None
+    return got
+
+
 def test_gathered_sends_cross_together_in_call_order_and_fail_alone(
     afactory: aio.ConnectionFactory, qname: str
 ) -> None:
@@ -54,8 +76,7 @@ def test_gathered_sends_cross_together_in_call_order_and_fail_alone(
             assert all(r is producer for i, r in enumerate(results) if i != 50)
             assert max(crossings) >= 50  # the gathered sends crossed together
             consumer = await ctx.create_consumer(q)
-            got = [m.get_body(object) async for m in consumer.messages(500)]
-            assert got == [
+            assert await _bodies(consumer, 102) == [
                 "first",
                 *(f"m{i}" for i in range(50)),
                 {"a map": 1},
@@ -69,27 +90,23 @@ def test_a_lone_non_persistent_send_completes_at_the_call(
     afactory: aio.ConnectionFactory, qname: str
 ) -> None:
     """Once the destination has passed a send of the context, a NON_PERSISTENT send's await
-    returns without the task being suspended (no round trip to the worker); a PERSISTENT
-    one waits for the worker. All arrive, the NON_PERSISTENT ones in order."""
+    returns without a round trip to the worker: it returns while the worker is held. A
+    PERSISTENT one waits for the worker. All arrive, the NON_PERSISTENT ones in order."""
 
     async def main() -> None:
         async with afactory.create_context() as ctx:
             q, producer = _non_persistent(ctx, qname)
             await producer.send(q, "first")  # the destination passes
-            ran: list[bool] = []
-
-            async def mark() -> None:
-                ran.append(True)
-
-            other = asyncio.create_task(mark())
-            for i in range(10):
-                await producer.send(q, f"m{i}")
-            assert not ran  # the loop never ran another task meanwhile
-            producer.set_delivery_mode(pyjms.PERSISTENT)
-            await producer.send(q, "persistent")
-            await other
+            with _worker_held(ctx):
+                for i in range(10):  # a send that waited for the worker would time out here
+                    assert await asyncio.wait_for(producer.send(q, f"m{i}"), ARRIVES_MS / 1000) is producer
+                producer.set_delivery_mode(pyjms.PERSISTENT)
+                persistent = asyncio.ensure_future(producer.send(q, "persistent"))
+                await asyncio.sleep(0.1)
+                assert not persistent.done()  # the worker is held: it cannot have been made
+            assert await persistent is producer
             consumer = await ctx.create_consumer(q)
-            got = [m.get_text() async for m in consumer.messages(500)]
+            got = await _bodies(consumer, 12)
             # JMS orders messages of one delivery mode (ActiveMQ may dispatch the PERSISTENT one first)
             assert [t for t in got if t != "persistent"] == ["first", *(f"m{i}" for i in range(10))]
             assert got.count("persistent") == 1
@@ -117,7 +134,7 @@ def test_a_send_completed_at_the_call_that_fails_fails_the_next_send(
             del sends.send_routed  # the session works again
             await producer.send(q, "after")
             consumer = await ctx.create_consumer(q)
-            assert [m.get_text() async for m in consumer.messages(500)] == ["first", "after"]
+            assert await _bodies(consumer, 2) == ["first", "after"]
 
     run(main)
 
@@ -139,7 +156,6 @@ def test_a_non_persistent_send_batch_crosses_with_the_sends_around_it(
             with pytest.raises(pyjms.MessageFormatRuntimeException):
                 await producer.send_batch(q, ["g", 1])  # type: ignore[list-item]
             consumer = await ctx.create_consumer(q)
-            got = [m.get_body(object) async for m in consumer.messages(500)]
-            assert got == ["a", "b", "c", "d", b"e", "f"]
+            assert await _bodies(consumer, 6) == ["a", "b", "c", "d", b"e", "f"]
 
     run(main)

@@ -10,42 +10,44 @@ import pytest
 
 import pyjms
 import pyjms.aio as aio
-from tests.aio.conftest import run
+from tests.aio.conftest import ARRIVES_MS, holding_a_batch, run
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
 
-async def _taken_ahead(ctx: aio.JMSContext, q: pyjms.Queue, bodies: list[str]) -> aio.JMSConsumer:
-    """A consumer that received the first of ``bodies`` and holds some of the rest."""
+async def _taken_ahead(
+    ctx: aio.JMSContext, q: pyjms.Queue, bodies: list[str]
+) -> tuple[aio.JMSConsumer, list[str]]:
+    """A consumer that received the first of ``bodies`` (and as many more as it took until
+    one receive took more than its own) and holds some of the rest; and what it received."""
     async with ctx.create_context() as other:
         await other.create_producer().send_batch(q, bodies)
     consumer = await ctx.create_consumer(q)
-    await asyncio.sleep(2.0)  # the provider delivers them all to the consumer meanwhile
-    assert (await consumer.receive(5000)).get_text() == bodies[0]
-    return consumer
+    return consumer, await holding_a_batch(consumer, bodies)
 
 
 def test_a_listener_set_after_receives_took_ahead_gets_the_rest_once(
     afactory: aio.ConnectionFactory, qname: str
 ) -> None:
     async def main() -> None:
-        bodies = [f"m{i}" for i in range(1, 7)]
+        bodies = [f"m{i}" for i in range(1, 31)]
         got: list[str] = []
         done = asyncio.Event()
 
-        def listener(m: pyjms.Message) -> None:
-            got.append(m.get_text())
-            if len(got) == 5:
-                done.set()
-
         async with afactory.create_context() as ctx:
             q = ctx.create_queue(qname)
-            consumer = await _taken_ahead(ctx, q, bodies)
+            consumer, before = await _taken_ahead(ctx, q, bodies)
+
+            def listener(m: pyjms.Message) -> None:
+                got.append(m.get_text())
+                if len(before) + len(got) == len(bodies):
+                    done.set()
+
             await consumer.set_message_listener(listener)
-            await asyncio.wait_for(done.wait(), 30)
-            await asyncio.sleep(0.3)
+            await asyncio.wait_for(done.wait(), ARRIVES_MS / 1000)
+            await asyncio.sleep(0.3)  # a message delivered twice would come meanwhile
             await consumer.set_message_listener(None)
-            assert got == bodies[1:]
+            assert got == bodies[len(before) :]
         async with afactory.create_context() as check:
             assert await (await check.create_consumer(q)).receive(300) is None
 
@@ -54,14 +56,14 @@ def test_a_listener_set_after_receives_took_ahead_gets_the_rest_once(
 
 def test_receive_body_takes_what_was_taken_ahead_first(afactory: aio.ConnectionFactory, qname: str) -> None:
     async def main() -> None:
-        bodies = ["m1", "m2", "m3"]
+        bodies = [f"m{i}" for i in range(1, 31)]
         async with afactory.create_context() as ctx:
             q = ctx.create_queue(qname)
-            consumer = await _taken_ahead(ctx, q, bodies)
+            consumer, before = await _taken_ahead(ctx, q, bodies)
             with pytest.raises(pyjms.MessageFormatRuntimeException):
-                await consumer.receive_body(dict, 5000)  # m2 is a text: it stays the next message
-            assert await consumer.receive_body(str, 5000) == "m2"
-            assert await consumer.receive_body(str, 5000) == "m3"
+                await consumer.receive_body(dict, ARRIVES_MS)  # a text: it stays the next message
+            rest = [await consumer.receive_body(str, ARRIVES_MS) for _ in bodies[len(before) :]]
+            assert rest == bodies[len(before) :]
             assert await consumer.receive(300) is None
         async with afactory.create_context() as check:
             assert await (await check.create_consumer(q)).receive(300) is None
