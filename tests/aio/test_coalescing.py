@@ -159,3 +159,108 @@ def test_a_non_persistent_send_batch_crosses_with_the_sends_around_it(
             assert await _bodies(consumer, 6) == ["a", "b", "c", "d", b"e", "f"]
 
     run(main)
+
+
+def test_the_outcomes_of_sends_queued_together_reach_the_loop_with_one_wake_up(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
+    """PERSISTENT sends gathered, one of them refused: each is made alone (so a broker's error
+    would fail only its own send), all in one job of the worker, and every send's awaitable is
+    settled with one call_soon_threadsafe to the loop."""
+
+    async def main() -> None:
+        async with afactory.create_context() as ctx:
+            q = ctx.create_queue(qname)
+            producer = ctx.create_producer()  # PERSISTENT: every send waits for its crossing
+            await producer.send(q, "first")
+            loop = asyncio.get_running_loop()
+            wake_ups: list[object] = []
+            threadsafe = loop.call_soon_threadsafe
+
+            def counted(callback: Any, *args: Any, **kwargs: Any) -> asyncio.Handle:
+                wake_ups.append(callback)
+                return threadsafe(callback, *args, **kwargs)
+
+            loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+            try:
+                results = await asyncio.gather(
+                    *(producer.send(q, f"m{i}") for i in range(20)),
+                    producer.send("not a destination", "x"),  # type: ignore[arg-type]
+                    *(producer.send(q, f"n{i}") for i in range(20)),
+                    return_exceptions=True,
+                )
+            finally:
+                del loop.call_soon_threadsafe
+            assert isinstance(results[20], pyjms.InvalidDestinationRuntimeException)
+            assert all(r is producer for i, r in enumerate(results) if i != 20)
+            assert len(wake_ups) == 1
+            consumer = await ctx.create_consumer(q)
+            assert await _bodies(consumer, 41) == [
+                "first",
+                *(f"m{i}" for i in range(20)),
+                *(f"n{i}" for i in range(20)),
+            ]
+
+    run(main)
+
+
+def test_send_async_among_coalesced_sends_keeps_call_order(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
+    """send_async calls between sends that cross together: every message goes in call order, and
+    the send_async futures complete in call order, each with its sent message."""
+
+    async def main() -> None:
+        async with afactory.create_context() as ctx:
+            q, producer = _non_persistent(ctx, qname)
+            await producer.send(q, "first")  # the destination passes: "a", "c", "e" complete at the call
+            completed: list[str] = []
+            calls: list[Any] = []
+            for body in "abcdef":
+                if body in "bdf":
+                    future = producer.send_async(q, body)
+                    future.add_done_callback(lambda f: completed.append(f.result().get_text()))
+                    calls.append(future)
+                else:
+                    calls.append(producer.send(q, body))
+            results = await asyncio.gather(*calls)
+            assert completed == ["b", "d", "f"]
+            sent_ids = [m.get_jms_message_id() for m in results[1::2]]
+            assert all(sent_ids)
+            consumer = await ctx.create_consumer(q)
+            got = await received(consumer, 7)
+            assert [m.get_text() for m in got] == ["first", *"abcdef"]
+            assert [m.get_jms_message_id() for m in got[2::2]] == sent_ids
+            assert await consumer.receive(300) is None
+
+    run(main)
+
+
+def test_a_send_cancelled_before_the_worker_made_it_is_not_sent(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
+    """Sends queued together while the worker is busy; one of them is cancelled: it is not sent,
+    and the others are, in order. A send completed at its call is sent however its await ends:
+    it had nothing to wait for."""
+
+    async def main() -> None:
+        async with afactory.create_context() as ctx:
+            q = ctx.create_queue(qname)
+            producer = ctx.create_producer()  # PERSISTENT: every send waits for its crossing
+            await producer.send(q, "first")
+            with _worker_held(ctx):
+                sends = [asyncio.ensure_future(producer.send(q, f"p{i}")) for i in range(3)]
+                await asyncio.sleep(0)  # each send awaits its crossing
+                sends[1].cancel()
+                producer.set_delivery_mode(pyjms.NON_PERSISTENT)
+                early = asyncio.ensure_future(producer.send(q, "early"))  # complete at the call ...
+                early.cancel()  # ... so cancelling its await does not unsend it
+            assert await sends[0] is producer and await sends[2] is producer
+            with pytest.raises(asyncio.CancelledError):
+                await sends[1]
+            consumer = await ctx.create_consumer(q)
+            got = await _bodies(consumer, 4)
+            # JMS orders messages of one delivery mode (ActiveMQ may dispatch the PERSISTENT ones first)
+            assert [t for t in got if t != "early"] == ["first", "p0", "p2"] and "early" in got
+
+    run(main)
