@@ -69,3 +69,36 @@ def test_receive_body_takes_what_was_taken_ahead_first(afactory: aio.ConnectionF
             assert await (await check.create_consumer(q)).receive(300) is None
 
     run(main)
+
+
+@pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE])
+def test_async_for_takes_what_the_provider_holds_in_batches(
+    afactory: aio.ConnectionFactory, qname: str, mode: int
+) -> None:
+    """``async for`` over a context's only consumer is served from batches too: some message
+    comes from what an earlier take held (until one is, each iteration waits a little, for what
+    the broker dispatches meanwhile, whatever the machine's pace); every message comes
+    once, in order, and all are acknowledged once the caller got them."""
+
+    async def main() -> None:
+        bodies = [f"m{i}" for i in range(1, 31)]
+        async with afactory.create_context(mode) as ctx:
+            q = ctx.create_queue(qname)
+            async with ctx.create_context() as other:
+                await other.create_producer().send_batch(q, bodies)
+            consumer = await ctx.create_consumer(q)
+            got: list[str] = []
+            from_a_batch = 0
+            async for m in consumer:
+                got.append(m.get_text())
+                if len(got) == len(bodies):
+                    break
+                from_a_batch += consumer.kept_count() > 0  # the next one is held already
+                if not from_a_batch:
+                    await asyncio.sleep(0.2)
+            assert got == bodies and from_a_batch
+            await consumer.close()
+        async with afactory.create_context() as check:
+            assert await (await check.create_consumer(q)).receive(300) is None
+
+    run(main)
