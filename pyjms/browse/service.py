@@ -303,8 +303,10 @@ class MarkService:
             _log.warning("mark service %s: cannot leave its note on %s: %s", self.instance, EPOCH_QUEUE, e)
 
     def _send_note(self, ctx: JMSContext) -> None:
+        # persistent: a broker that takes the store over (the other of a failover pair, or this
+        # one restarted on it) may have handles that still hold marks, and the interval set holds
         note = {"instance": self.instance, "epoch": self.epoch, "interval_ms": self._set_interval}
-        ctx.create_producer().set_delivery_mode(1).send(Queue(EPOCH_QUEUE), json.dumps(note))
+        ctx.create_producer().set_delivery_mode(2).send(Queue(EPOCH_QUEUE), json.dumps(note))
 
     def _deposed(self) -> None:
         if self._serving is not None:

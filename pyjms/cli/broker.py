@@ -58,8 +58,12 @@ def broker_security(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 def run_broker(args: argparse.Namespace) -> int:
     if args.provider == "artemis" and args.stomp_port is not None:
         raise CommandError("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
+    if args.shared_store and args.provider == "artemis":
+        raise CommandError("--shared-store: ActiveMQ Classic's pairs only (--provider activemq)")
+    if args.shared_store and args.data is None:
+        raise CommandError("--shared-store: the pair shares a data directory; give it (--data DIR)")
     os.umask(0o077)  # the broker's files (journal, KahaDB, scheduler) are this user's alone
-    data_dir = check_data_dir(args.data, args.provider) if args.data is not None else None
+    data_dir = check_data_dir(args.data, args.provider, args.shared_store) if args.data is not None else None
     security, secured = broker_security(args)
     stop = threading.Event()
     options = dict(
@@ -73,6 +77,11 @@ def run_broker(args: argparse.Namespace) -> int:
         **security,
     )
 
+    if args.shared_store:
+        options["on_standby"] = lambda: print(
+            f"pyjms broker standing by: another broker holds the store in {data_dir}; taking over when it ends",
+            flush=True,
+        )
     jvm.start(jvm_options=jvm.SERVICE_JVM_OPTIONS, providers=(args.provider,))
 
     def start() -> EmbeddedBroker | EmbeddedArtemisBroker:
@@ -129,6 +138,14 @@ def add_parser(sub: Subcommands) -> None:
         metavar="DIR",
         help="keep messages in this directory (ActiveMQ: KahaDB; Artemis: journal), so the broker is "
         "persistent; default: none, messages live only as long as the broker",
+    )
+    b.add_argument(
+        "--shared-store",
+        action="store_true",
+        help="one broker of a failover pair sharing --data with the other: whichever holds the store "
+        "serves; started while the other does, it prints a 'standing by' line and waits, and takes "
+        "over (prints its ready line) within a second of that broker's end, SIGKILL included. Clients "
+        "reach the pair as failover:(tcp://127.0.0.1:A,tcp://127.0.0.1:B) (docs/reliability.md)",
     )
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
     b.add_argument(

@@ -36,10 +36,12 @@ LOCK_FILES = {"activemq": ("kahadb/lock", "scheduler/lock"), "artemis": ("server
 _SHARED_BITS = stat.S_IRWXG | stat.S_IRWXO
 
 
-def check_data_dir(path: str, provider: str) -> Path:
+def check_data_dir(path: str, provider: str, shared: bool = False) -> Path:
     """The directory, made if missing (0700), or CommandError naming it and why a broker cannot
     use it. An existing directory of this user's that others may enter is tightened to 0700,
-    with a note; one of another user's that others may write is refused."""
+    with a note; one of another user's that others may write is refused. One whose store
+    another broker holds is refused unless ``shared`` (the other of a failover pair: this one
+    will wait as its standby)."""
     where = Path(path).expanduser()
     if where.exists() and not where.is_dir():
         raise CommandError(f"--data {path}: not a directory")
@@ -65,9 +67,11 @@ def check_data_dir(path: str, provider: str) -> Path:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
             if e.errno in (errno.EACCES, errno.EAGAIN):
+                if shared:
+                    continue
                 raise CommandError(
                     f"--data {path}: in use by another broker (its lock file {lock_file} is "
-                    f"held); stop that broker or give another directory"
+                    f"held); stop that broker, give another directory, or --shared-store to stand by for it"
                 ) from None
             raise CommandError(f"--data {path}: cannot lock {lock_file}: {e.strerror or e}") from None
         finally:

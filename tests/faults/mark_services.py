@@ -1,7 +1,14 @@
-"""``pyjms mark-service`` processes for the takeover test and bench."""
+"""``pyjms mark-service`` processes, and cooperative dispatchers, for the takeover tests and bench."""
 
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import dataclass
+
+import pyjms
+from pyjms.api.requests import ServiceUnavailable
+from pyjms.browse import BROWSE_CO_OP, NoMessageAvailable
 from tests.faults.processes import PyjmsProcess
 
 #: a short lease: a new active service restores marks for one lease before it grants claims
@@ -15,3 +22,54 @@ class MarkServiceProcess(PyjmsProcess):
     def __init__(self, url: str) -> None:
         super().__init__("mark-service", "--url", url, "--mark-lease", str(MARK_LEASE_MS))
         self.first = self.first_line(60)
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """One message a cooperative browse handed to a dispatcher, and what became of it."""
+
+    dispatcher: str
+    token: str
+    handed_at: float  # monotonic: when the browse handed it over
+    done_at: float  # when the dispatcher's get of it (and its commit) ended
+    got: bool  # the get took it and the commit returned
+
+
+def dispatch(
+    url: str,
+    queue_name: str,
+    name: str,
+    dispatched: list[Dispatch],
+    feeding_done: threading.Event,
+    idle_s: float,
+    stop: threading.Event | None = None,
+) -> None:
+    """A cooperative dispatcher that takes its time (so that claims are held across a
+    takeover) and gets each message it was handed by its token, in a transaction; it ends once
+    ``feeding_done`` is set and nothing came for ``idle_s``, or once ``stop`` is set. A get whose
+    commit fails (its broker went away) is recorded as not got: the message is there again for
+    a dispatcher."""
+    factory = pyjms.ConnectionFactory(url)
+    with factory.create_context() as bctx, factory.create_context(pyjms.SESSION_TRANSACTED) as wctx:
+        q = bctx.create_queue(queue_name)
+        browser = bctx.create_marking_browser(q, cooperative=True)
+        consumer = wctx.create_consumer(q)
+        idle_since = time.monotonic()
+        while stop is None or not stop.is_set():
+            try:
+                m = browser.get(BROWSE_CO_OP, wait_ms=200)
+            except (NoMessageAvailable, ServiceUnavailable):  # nothing now, or between two services
+                if feeding_done.is_set() and time.monotonic() - idle_since > idle_s:
+                    break
+                continue
+            handed_at = idle_since = time.monotonic()
+            token = m.get_message_token()
+            time.sleep(0.008)
+            try:
+                got = bool(consumer.receive_by_tokens([token], 2000))
+                if got:
+                    wctx.commit()
+            except pyjms.JMSRuntimeException:  # rolled back, or in doubt
+                got = False
+            dispatched.append(Dispatch(name, token, handed_at, time.monotonic(), got))
+        browser.close()

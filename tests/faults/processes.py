@@ -96,3 +96,18 @@ class PyjmsProcess:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+class ProcessorProcess(PyjmsProcess):
+    """``pyjms delay-processor`` in its own process: it prints its state on a line of its own."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__("delay-processor", "--url", url, "--report-every", "60")
+
+    def wait_for(self, state: str, timeout: float) -> float | None:
+        """When this process printed ``state`` (as its whole line), or None after timeout."""
+        return self.wait_line(lambda line: line == state, timeout)
+
+    @property
+    def states(self) -> list[str]:
+        return [line for _, line in self.lines]

@@ -27,9 +27,8 @@ import pyjms
 from pyjms.api.requests import ServiceUnavailable
 from pyjms.bridge.contract import MARK_QUEUE
 from pyjms.broker.admin import Admin
-from pyjms.browse import BROWSE_CO_OP, NoMessageAvailable
 from tests.conftest import ROOT
-from tests.faults.mark_services import MARK_LEASE_MS, MarkServiceProcess
+from tests.faults.mark_services import MARK_LEASE_MS, Dispatch, MarkServiceProcess, dispatch
 
 pytestmark = pytest.mark.slow
 
@@ -54,33 +53,6 @@ def served(request: pytest.FixtureRequest) -> Iterator[tuple[Any, str]]:
     )
     yield b, b.amqp_url if request.param == "amqp" else b.tcp_url
     b.stop()
-
-
-def _dispatch(
-    url: str, queue_name: str, name: str, dispatched: list[tuple[str, str]], feeding_done: threading.Event
-) -> None:
-    """A cooperative dispatcher that takes its time (so that claims are held across each
-    takeover) and gets each message it dispatched by its token."""
-    factory = pyjms.ConnectionFactory(url)
-    with factory.create_context() as bctx, factory.create_context(pyjms.SESSION_TRANSACTED) as wctx:
-        q = bctx.create_queue(queue_name)
-        browser = bctx.create_marking_browser(q, cooperative=True)
-        consumer = wctx.create_consumer(q)
-        idle_since = time.monotonic()
-        while True:
-            try:
-                m = browser.get(BROWSE_CO_OP, wait_ms=200)
-            except (NoMessageAvailable, ServiceUnavailable):  # nothing now, or between two services
-                if feeding_done.is_set() and time.monotonic() - idle_since > 2 * TAKEOVER_S:
-                    break
-                continue
-            idle_since = time.monotonic()
-            token = m.get_message_token()
-            dispatched.append((name, token))
-            time.sleep(0.008)
-            if consumer.receive_by_tokens([token], 2000):
-                wctx.commit()
-        browser.close()
 
 
 def _feed(url: str, queue_name: str, feeding_done: threading.Event) -> list[int]:
@@ -124,10 +96,12 @@ def test_a_standby_mark_service_takes_over_within_5_s_and_no_message_goes_to_two
         assert _marks_consumers(url) == 1, "only the active service consumes PYJMS.MARKS"
         feeding_done = threading.Event()
         sent = _feed(url, qname, feeding_done)
-        dispatched: list[tuple[str, str]] = []
+        dispatched: list[Dispatch] = []
         threads = [
             threading.Thread(
-                target=_dispatch, args=(url, qname, f"d{i}", dispatched, feeding_done), daemon=True
+                target=dispatch,
+                args=(url, qname, f"d{i}", dispatched, feeding_done, 2 * TAKEOVER_S),
+                daemon=True,
             )
             for i in range(3)
         ]
@@ -155,10 +129,10 @@ def test_a_standby_mark_service_takes_over_within_5_s_and_no_message_goes_to_two
         feeding_done.set()
         for t in threads:
             t.join(180)
-        tokens = collections.Counter(token for _, token in dispatched)
+        tokens = collections.Counter(d.token for d in dispatched)
         print(
             f"\nmark service takeover on {url}: after a step-down {step_down_s:.2f} s, after SIGKILL "
-            f"{takeover_s:.2f} s; {len(dispatched)} dispatched by {len({n for n, _ in dispatched})} dispatchers"
+            f"{takeover_s:.2f} s; {len(dispatched)} dispatched by {len({d.dispatcher for d in dispatched})} dispatchers"
         )
         assert takeover_s <= TAKEOVER_S
         assert len(tokens) == sent[0], "every message dispatched"

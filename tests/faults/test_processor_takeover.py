@@ -20,7 +20,7 @@ import pytest
 
 import pyjms
 from tests.conftest import ROOT, BrokerProcess
-from tests.faults.processes import PyjmsProcess
+from tests.faults.processes import ProcessorProcess
 
 pytestmark = pytest.mark.slow
 
@@ -30,21 +30,6 @@ FIRST_DELAY_MS = 800
 SPREAD_MS = 4000
 #: the standby says it is active within this long of the active one's SIGKILL
 TAKEOVER_S = 5.0
-
-
-class ProcessorProcess(PyjmsProcess):
-    """``pyjms delay-processor`` in its own process: it prints its state on a line of its own."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__("delay-processor", "--url", url, "--report-every", "60")
-
-    def wait_for(self, state: str, timeout: float) -> float | None:
-        """When this process printed ``state`` (as its whole line), or None after timeout."""
-        return self.wait_line(lambda line: line == state, timeout)
-
-    @property
-    def states(self) -> list[str]:
-        return [line for _, line in self.lines]
 
 
 # amqp: a lost drain used to stall a run of 1,500 messages about one in four (AmqpPlugin's

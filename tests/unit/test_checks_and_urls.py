@@ -146,6 +146,27 @@ def test_internal_options_are_kept_out_of_what_users_read(monkeypatch: pytest.Mo
     assert urls.scheme("Failover:(x)") == "failover" and urls.scheme("nothing") == ""
 
 
+@pytest.mark.parametrize(
+    ("address", "service_url"),
+    [
+        (
+            "failover:(tcp://a:1,tcp://b:2)?randomize=false",
+            "failover:(tcp://a:1,tcp://b:2)?randomize=false&maxReconnectAttempts=0",
+        ),
+        ("failover:(tcp://a:1?x=1)", "failover:(tcp://a:1?x=1)?maxReconnectAttempts=0"),
+        ("failover:(tcp://a:1)?maxReconnectAttempts=5", "failover:(tcp://a:1)?maxReconnectAttempts=5"),
+        ("tcp://a:1", "tcp://a:1"),
+    ],
+)
+def test_a_service_over_activemq_failover_does_not_reconnect(address: str, service_url: str) -> None:
+    """A pyjms service's connection ends with its broker (its leadership and transactions went
+    with it: pyjms.api.leadership), unless the URL sets maxReconnectAttempts itself."""
+    import pyjms
+
+    factory = pyjms.ConnectionFactory(address)
+    assert factory.provider.service_factory(factory).url == service_url
+
+
 # ---------------------------------------------------------------------------- browse options
 
 

@@ -66,7 +66,10 @@ _HANDLER_OPTIONS = ("jms.redeliveryPolicy.maximumRedeliveries=-1",)
 #: ActiveMQ's client sends a CLIENT_ACKNOWLEDGE acknowledgement asynchronously by default: one
 #: still in its send queue when the process dies is lost, and the message comes again
 _SYNCHRONOUS_ACK_OPTIONS = ("jms.sendAcksAsync=false",)
-for _option in _HANDLER_OPTIONS + _SYNCHRONOUS_ACK_OPTIONS:
+#: a failover transport that, once connected, does not reconnect: its connection fails with
+#: the broker (its first connect still tries every broker of the list once)
+_NO_RECONNECT_OPTIONS = ("maxReconnectAttempts=0",)
+for _option in _HANDLER_OPTIONS + _SYNCHRONOUS_ACK_OPTIONS + _NO_RECONNECT_OPTIONS:
     add_internal_option(_option)
 #: at most this many entries are read per call; ActiveMQ browses no more than 400 by default
 _MAX_ENTRIES = 1000
@@ -91,6 +94,14 @@ def with_synchronous_acks(base: ConnectionFactory) -> ConnectionFactory:
     """The factory as given, whose acknowledgements have reached the broker when acknowledge()
     returns (unless the URL says otherwise)."""
     return _with_options(base, _SYNCHRONOUS_ACK_OPTIONS)
+
+
+def ending_with_its_broker(base: ConnectionFactory) -> ConnectionFactory:
+    """The factory as given; on a ``failover:(...)`` URL (unless it sets maxReconnectAttempts),
+    one whose connections fail when their broker goes instead of reconnecting to another."""
+    if not base.url.startswith("failover:"):
+        return base
+    return _with_options(base, _NO_RECONNECT_OPTIONS)
 
 
 def _with_options(base: ConnectionFactory, wanted: tuple[str, ...]) -> ConnectionFactory:

@@ -13,7 +13,7 @@ import itertools
 import os
 import secrets
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -206,14 +206,24 @@ class EmbeddedBroker(BrokerServices):
         mark_lease_ms: int = 10_000,
         tls_keystore: str | os.PathLike[str] | None = None,
         tls_password: str | None = None,
+        on_standby: Callable[[], None] | None = None,
     ) -> None:
         """``tls_keystore``: every connector speaks TLS only (ssl://, stomp+ssl://, amqp+ssl://),
-        presenting this keystore's key (PKCS12 or JKS, its password ``tls_password``)."""
+        presenting this keystore's key (PKCS12 or JKS, its password ``tls_password``).
+
+        ``on_standby``: ``data_dir`` is shared with another broker of a failover pair (ActiveMQ's
+        shared file system master/slave): while that broker holds the store, this one calls
+        ``on_standby`` once and waits here, and it starts (listens, runs its services) when it
+        has taken the store over, within a second of that broker's death."""
         check_interval(mark_browse_interval)
         check_lease(mark_lease_ms)
         for label, p in (("port", port), ("stomp_port", stomp_port), ("amqp_port", amqp_port)):
             if p is not None and (isinstance(p, bool) or not isinstance(p, int) or not 0 <= p <= 65535):
                 raise InvalidArgumentRuntimeException(f"{label} {p!r} is not a TCP port (0..65535)")
+        if on_standby is not None and data_dir is None:
+            raise InvalidArgumentRuntimeException(
+                "on_standby: a broker of a failover pair shares a data_dir with the other; give one"
+            )
         self.name = name or f"pyjms-{os.getpid()}-{next(_counter)}"
         self.data_dir = str(Path(data_dir).resolve()) if data_dir is not None else None
         keystore = None if tls_keystore is None else str(Path(tls_keystore).resolve())
@@ -240,7 +250,7 @@ class EmbeddedBroker(BrokerServices):
             user_rows, rule_rows = security_rows(users, access, self._system_user)
         try:
             self._broker: JavaEmbeddedBroker = Broker.start(
-                self.name, self.data_dir, connectors, user_rows, rule_rows, keystore, tls_password
+                self.name, self.data_dir, connectors, user_rows, rule_rows, keystore, tls_password, on_standby
             )
         except s.JException as e:
             raise translate(e, f"cannot start broker {self.name}") from None

@@ -4,7 +4,7 @@ pyjms.bridge.java_types, each is cast once, where the class is looked up."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from pyjms.bridge.java_types import JavaString, JavaStringArg, JavaStringArray
@@ -115,6 +115,7 @@ class JavaEmbeddedBrokerClass(Protocol):
         rules: list[list[str]] | None,
         key_store: JavaStringArg | None,
         key_store_password: JavaStringArg | None,
+        standing_by: Callable[[], None] | None,
         /,
     ) -> JavaEmbeddedBroker: ...
 

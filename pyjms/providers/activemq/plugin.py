@@ -62,6 +62,14 @@ class ActiveMQPlugin(ProviderPlugin):
     def default_url(self) -> str:
         return default_broker().vm_url
 
+    def service_factory(self, factory: ConnectionFactory) -> ConnectionFactory:
+        # over failover:(...) a service's connection must end with its broker: reconnected to
+        # the other broker of a failover pair, it would hide that its leadership, its open
+        # transactions and what it knew went with the old one (the failover transport replays a
+        # transaction's sends, and a leader's non-persistent tokens are gone, so no standby would
+        # ever be elected). Ended, the service stands again on whichever broker serves now
+        return super().service_factory(dead_letters.ending_with_its_broker(factory))
+
     def synchronous_acks(self, factory: ConnectionFactory) -> ConnectionFactory:
         return dead_letters.with_synchronous_acks(factory)  # an ActiveMQ URL only
 

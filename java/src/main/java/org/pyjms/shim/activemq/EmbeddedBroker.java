@@ -66,6 +66,19 @@ public final class EmbeddedBroker {
      */
     public static EmbeddedBroker start(String name, String dataDir, String[] connectors, String[][] users,
                                        String[][] rules, String keyStore, String keyStorePassword) throws Exception {
+        return start(name, dataDir, connectors, users, rules, keyStore, keyStorePassword, null);
+    }
+
+    /**
+     * As one broker of a failover pair over one data directory when {@code standingBy} is not
+     * null: if another broker holds the store, this call waits as its standby (having run
+     * {@code standingBy} once) and returns once it has taken the store over (StandbyLocker).
+     * Null: a held store makes the call wait, silently, as ActiveMQ does (pyjms's CLI refuses
+     * such a directory before it gets here).
+     */
+    public static EmbeddedBroker start(String name, String dataDir, String[] connectors, String[][] users,
+                                       String[][] rules, String keyStore, String keyStorePassword,
+                                       Runnable standingBy) throws Exception {
         if (!name.startsWith(NAME_PREFIX)) throw new IllegalArgumentException("broker name must start with " + NAME_PREFIX);
         BrokerService b = new BrokerService();
         b.setBrokerName(name);
@@ -80,6 +93,7 @@ public final class EmbeddedBroker {
             b.setDataDirectoryFile(new File(dataDir));
             KahaDBPersistenceAdapter kahadb = new KahaDBPersistenceAdapter();
             kahadb.setDirectory(new File(dataDir, "kahadb"));
+            if (standingBy != null) kahadb.setLocker(new StandbyLocker(standingBy));
             b.setPersistenceAdapter(kahadb);
             b.setSchedulerDirectoryFile(new File(dataDir, "scheduler"));
         }
