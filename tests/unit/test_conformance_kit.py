@@ -112,6 +112,12 @@ def test_the_matrix_reads_back_what_it_writes() -> None:
     assert matrix.parse(written) == cols
 
 
+def test_the_providers_page_has_a_matrix_of_every_rule() -> None:
+    cols = matrix.parse((ROOT / "docs" / "providers.md").read_text(encoding="utf-8"))
+    assert len(cols) >= 8  # five configurations, each in every mode it offers
+    assert all(set(c) == {r.id for r in RULES} for c in cols.values())
+
+
 def test_the_plugin_is_registered_under_pytest11() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["entry-points"]["pytest11"] == {"pyjms.conformance.plugin": "pyjms.conformance.plugin"}
