@@ -7,11 +7,16 @@ import time
 from typing import Any
 
 from pyjms.api.constants import NON_PERSISTENT, PERSISTENT, SESSION_TRANSACTED
+from pyjms.api.destination import Queue
 from pyjms.api.message import Message
+from pyjms.bridge.contract import DEAD_LETTER_QUEUE
 from pyjms.conformance.kit import OK, Probe, factory_for, reason_of, rule, unobservable
+from pyjms.dlq.header import DeadLetterHeader
 from pyjms.errors import JMSRuntimeException
-from pyjms.reasons import MQRC
+from pyjms.reasons import MQRC, reason_name
 
+#: the property that marks what the kit may have to take off a broker's shared queues
+MARK = "pyjms_conformance"
 #: how far apart a client's own readings of the clock for one send's headers may be (D17)
 CLOCK_READS_MS = 50
 DELAY_MS = 800
@@ -314,6 +319,41 @@ def e15(p: Probe) -> str:
     return f"expiration {report.get_jms_expiration()}, remaining {report.get_remaining_expiry()}"
 
 
+@rule(
+    "D20",
+    "a due message its target refuses is dead-lettered with a header, and the exception report sent",
+    "dead-lettered: MQRC_PUT_INHIBITED, naming the target; report 2051",
+)
+def d20(p: Probe) -> str:
+    p.needs_staging()
+    admin = p.needs_admin()
+    target = p.named_queue("REFUSING")
+    admin.define_queue(target)
+    mark = f"{p.tag}-D20"
+    try:
+        reports = p.queue()
+        m = p.ctx.create_text_message("cannot land")
+        m.set_int_property("JMS_IBM_Report_Exception", 1)
+        m.set_string_property(MARK, mark)
+        p.ctx.create_producer().set_delivery_delay(800).set_jms_reply_to(reports).send(target, m)
+        admin.define_queue(target, put_enabled=False)  # refused after the send, before delivery (D15)
+        # the delay processor's dead-letter queue is the broker's, shared: only this message is taken
+        with p.ctx.create_consumer(Queue(DEAD_LETTER_QUEUE), f"{MARK} = '{mark}'") as consumer:
+            dead = consumer.receive(6000)
+        with p.ctx.create_consumer(reports) as consumer:
+            report = consumer.receive(3000)
+    finally:
+        admin.delete(target)
+    if dead is None:
+        return "not dead-lettered"
+    header = DeadLetterHeader.from_message(dead)
+    if header is None:
+        return "dead-lettered without a dead-letter header"
+    named = "naming the target" if header.dest_q == target.name else f"naming {header.dest_q}"
+    feedback = None if report is None else report.get_int_property("JMS_IBM_Feedback")
+    return f"dead-lettered: {reason_name(header.reason)}, {named}; report {feedback}"
+
+
 # ---------------------------------------------------------------------------- publications
 
 
@@ -357,10 +397,6 @@ unobservable(
 )
 unobservable(
     "D19", "needs the staging queue PUT(DISABLED), which stops a shared broker's delay processor for everyone"
-)
-unobservable(
-    "D20",
-    "needs the target to refuse a due message, which then goes to the broker's shared dead-letter queue",
 )
 unobservable("E10", "the discard is pyjms's own unit of work: a client sees only its result (E06, E07)")
 unobservable("E16", "no meaning outside IBM MQ's transmission queues")

@@ -10,6 +10,7 @@ import time
 from pyjms.api.constants import NON_PERSISTENT, SESSION_TRANSACTED
 from pyjms.api.destination import Queue
 from pyjms.browse import NoMessageAvailable, NoMessageUnderCursor, create_marking_browser
+from pyjms.conformance.delay_rules import MARK
 from pyjms.conformance.kit import Probe, rule, text_of
 from pyjms.dlq import dead_letter
 from pyjms.errors import JMSRuntimeException
@@ -149,10 +150,6 @@ def e09(p: Probe) -> str:
         admin.delete(q)
         take_back(p)
     return f"depth {depth}; {full}"
-
-
-#: the property that marks the messages a rule may leave on a broker's own dead-letter queue
-MARK = "pyjms_conformance"
 
 
 def take_back(p: Probe) -> None:

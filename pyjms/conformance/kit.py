@@ -32,8 +32,8 @@ from pyjms.delay import DelayMechanism, delay_mechanism
 from pyjms.delay.mechanism import delay_works, scheduler_works
 from pyjms.delay.processor_ping import processor_answers
 from pyjms.errors import JMSRuntimeException
-from pyjms.providers.activemq import Admin
-from pyjms.providers.activemq.admin import AttributeCache
+from pyjms.providers.activemq.admin import AttributeCache, request
+from pyjms.rules.attributes import Attributes, QueueAttributes, TopicAttributes
 
 OK = "ok"
 PASS, FAIL, SKIP = "pass", "fail", "skip"
@@ -166,6 +166,29 @@ def offered_modes(factory: ConnectionFactory) -> list[str]:
     return offered or ["none"]
 
 
+class Admin:
+    """A pyjms broker's admin service, asked on the run's own connection (pyjms's Admin opens
+    a connection per request, which a run of some thirty requests per mode feels)."""
+
+    def __init__(self, ctx: JMSContext) -> None:
+        self.ctx = ctx
+
+    def _ask(self, op: str, destination: Queue | Topic, **extra: Any) -> Attributes | None:
+        return request(self.ctx, op, destination, AttributeCache.TIMEOUT_MS, **extra)
+
+    def define_queue(self, queue: Queue, **attributes: Any) -> Attributes | None:
+        return self._ask("define", queue, kind="queue", attributes=asdict(QueueAttributes(**attributes)))
+
+    def define_topic(self, topic: Topic, **attributes: Any) -> Attributes | None:
+        return self._ask("define", topic, kind="topic", attributes=asdict(TopicAttributes(**attributes)))
+
+    def describe(self, destination: Queue | Topic) -> Attributes | None:
+        return self._ask("describe", destination)
+
+    def delete(self, destination: Queue | Topic) -> None:
+        self._ask("delete", destination)
+
+
 @dataclass
 class Probe:
     """What a rule runs with: the mode's factory and a context on it, the mechanism that mode
@@ -262,24 +285,33 @@ class Probe:
             ctx.close()
 
 
+def unobserved(u: Unobservable) -> Rule:
+    """An ID with no rule, asked for by name: a row that is skipped, giving the reason."""
+
+    def check(p: Probe) -> str:
+        raise Skip(f"not observable through a provider: {u.reason}")
+
+    return Rule(u.id, "not observable through a provider", "-", check)
+
+
 def select(rules: Sequence[str] | None) -> list[Rule]:
-    """The rules for these IDs (all when None); an unknown ID is an error naming the known ones."""
+    """The rules for these IDs (all when None), in catalogue order. An ID with no rule, because
+    no client can observe it, gives a row that is skipped with the reason; an ID the catalogue
+    does not have is an error."""
     if not rules:
         return list(RULES)
     wanted = {r.upper() for r in rules}
-    known = {r.id for r in RULES}
-    unknown = wanted - known
+    skipped = {u.id: u for u in UNOBSERVABLE}
+    unknown = wanted - {r.id for r in RULES} - set(skipped)
     if unknown:
-        skipped = {u.id: u.reason for u in UNOBSERVABLE}
-        why = "; ".join(
-            f"{u}: {skipped[u]}" if u in skipped else f"{u}: no such behaviour ID" for u in sorted(unknown)
-        )
-        raise ValueError(f"no rule for {why}")
-    return [r for r in RULES if r.id in wanted]
+        raise ValueError(f"no such behaviour ID: {', '.join(sorted(unknown))} (pyjms conformance --list)")
+    chosen = [r for r in RULES if r.id in wanted] + [unobserved(skipped[i]) for i in wanted if i in skipped]
+    return sorted(chosen, key=lambda r: _order(r.id))
 
 
-def _admin(factory: ConnectionFactory) -> Admin | None:
-    admin = Admin(factory, timeout_ms=AttributeCache.TIMEOUT_MS)
+def _admin(ctx: JMSContext) -> Admin | None:
+    """The broker's admin service, if it has one (a pyjms broker)."""
+    admin = Admin(ctx)
     try:
         admin.describe(Queue(f"{PREFIX}.ADMIN.PROBE"))
     except JMSRuntimeException:
@@ -296,15 +328,9 @@ class Session:
         with self.factory.create_context() as ctx:
             mechanism = delay_mechanism(ctx)
             provider = ctx.provider_name
-        self.probe = Probe(
-            self.factory,
-            mode,
-            mechanism,
-            provider,
-            tag,
-            _admin(self.factory) if queue is None else None,
-            queue,
-        )
+        self.probe = Probe(self.factory, mode, mechanism, provider, tag, None, queue)
+        if queue is None:
+            self.probe.admin = _admin(self.probe.ctx)
 
     def run(self, r: Rule) -> Row:
         started = time.monotonic()
