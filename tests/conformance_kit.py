@@ -68,7 +68,11 @@ def full_run(label: str, url: str, tmp_path: Path, modes: set[str]) -> list[dict
     ]
     assert {r["result"] for r in rows} <= {"pass", "fail", "skip"}
     failed = {(r["id"], r["mode"]) for r in rows if r["result"] == "fail"}
-    assert failed == KNOWN_DIFFERENCES[label], [r for r in rows if r["result"] == "fail"]
+    assert failed == KNOWN_DIFFERENCES[label], "\n".join(
+        f"{r['id']}[{r['mode']}] {r['result']}: {r['reason']} ({r['seconds']} s)"
+        for r in rows
+        if (r["id"], r["mode"]) in failed ^ KNOWN_DIFFERENCES[label]
+    )
     assert out.returncode == (1 if failed else 0), report
     for r in rows:
         assert (r["reason"] == "") == (r["result"] == "pass"), r

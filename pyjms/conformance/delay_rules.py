@@ -247,8 +247,9 @@ def e02(p: Probe) -> str:
     elapsed = d["received_at"] - d["sent"].get_jms_timestamp()
     want = (TTL_MS - elapsed) // 100
     remaining = d["remaining"]
-    # the receive may read the clock before received_at: a tenth either way, and the delay (8) must show
-    if abs(remaining - want) <= 2 and remaining <= (TTL_MS - DELAY_MS) // 100:
+    # the receive reads the clock before received_at, by more on a loaded machine: half a second
+    # either way; the delay (8 tenths) must show
+    if abs(remaining - want) <= 5 and remaining <= (TTL_MS - DELAY_MS) // 100:
         return "counted from the send"
     return f"{remaining} tenths after {elapsed} ms (about {want})"
 

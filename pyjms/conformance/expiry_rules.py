@@ -167,11 +167,11 @@ def take_back(p: Probe) -> None:
 def e11(p: Probe) -> str:
     tx = p.context(SESSION_TRANSACTED)
     q = p.queue()
-    tx.create_producer().set_delivery_mode(NON_PERSISTENT).set_time_to_live(600).send(q, "nearly expired")
+    tx.create_producer().set_delivery_mode(NON_PERSISTENT).set_time_to_live(1000).send(q, "nearly expired")
     tx.commit()
     with tx.create_consumer(q) as consumer:
         first = consumer.receive(2000)
-        time.sleep(0.8)
+        time.sleep(1.1)
         tx.rollback()
         again = consumer.receive(500)
     if first is None:
@@ -187,11 +187,13 @@ def e11(p: Probe) -> str:
 def e12(p: Probe) -> str:
     q = p.queue()
     producer = p.ctx.create_producer().set_delivery_mode(NON_PERSISTENT)
-    producer.set_time_to_live(400).send(q, "short-lived")
+    producer.set_time_to_live(1000).send(q, "short-lived")
     producer.set_time_to_live(0).send(q, "lasting")
     with create_marking_browser(p.ctx, q) as browser:
         short = browser.get()
-        time.sleep(0.6)
+        if text_of(short) != "short-lived":
+            return f"browsed {text_of(short)} first (the short-lived one expired before the browse)"
+        time.sleep(1.1)
         with p.ctx.create_consumer(q) as consumer:
             try:
                 consumer.receive_by_token(short.get_message_token(), 300)
@@ -227,7 +229,7 @@ def e13(p: Probe) -> str:
     copied, unlimited, explicit = got.get("copied"), got.get("unlimited"), got.get("explicit")
     seen = [
         "copied"
-        if copied is not None and abs(copied.get_jms_expiration() - request.get_jms_expiration()) <= 50
+        if copied is not None and abs(copied.get_jms_expiration() - request.get_jms_expiration()) <= 200
         else f"copied: {None if copied is None else copied.get_jms_expiration() - request.get_jms_expiration()} ms off",
         f"unlimited {None if unlimited is None else unlimited.get_remaining_expiry()}",
         "explicit positive"
