@@ -7,7 +7,7 @@ TEST_PROVIDERS ?= activemq artemis amqp
 # pip shows what it downloads and installs (no -q): the first run is not a silent minute
 PIP := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: demo test check bench soak providers clean
+.PHONY: demo test check bench soak providers lock clean
 
 # what the demo needs: pyjms and JPype, nothing else
 $(VENV)/.demo-installed: pyproject.toml setup.py
@@ -22,13 +22,20 @@ $(VENV)/.installed: $(VENV)/.demo-installed
 	$(PIP) install -e '.[test,spark,otel]'
 	touch $@
 
-# resolving is cached (~/.cache/pyjms, ~/.m2): later runs neither start Maven nor use the network
+# downloads by pyjms/bridge/jars.lock.json, sha256-checked and cached (~/.cache/pyjms): no Maven;
+# later runs make no network calls
 providers: $(VENV)/.installed
-	@echo "==> resolving Java providers from Maven Central: $(TEST_PROVIDERS)"
+	@echo "==> downloading Java providers' jars from Maven Central (by pyjms's lock): $(TEST_PROVIDERS)"
 	$(PY) -m pyjms providers fetch $(TEST_PROVIDERS)
 
+# for maintainers, after java/pom.xml changes: Maven resolves each provider's profile and rewrites
+# the lock (coordinates, sizes, sha256) that pyjms downloads by; needs Maven, not the venv
+lock:
+	@echo "==> resolving java/pom.xml with Maven into pyjms/bridge/jars.lock.json (a minute or two)"
+	$(PYTHON) pyjms/bridge/maven.py lock
+
 demo: $(VENV)/.demo-installed
-	@echo "==> resolving ActiveMQ's jars from Maven Central (once; cached in ~/.cache/pyjms)"
+	@echo "==> downloading ActiveMQ's jars from Maven Central (once; cached in ~/.cache/pyjms)"
 	$(PY) -m pyjms providers fetch activemq
 	@echo "==> running examples/demo.py"
 	$(PY) examples/demo.py

@@ -4,7 +4,7 @@ read back as a stream as each one falls due.
     python examples/spark_orders.py            # starts its own broker on tcp://127.0.0.1
     PYJMS_URL=tcp://127.0.0.1:61616 python examples/spark_orders.py   # or uses yours
 
-Needs pyjms with the spark extra (pip install 'pyjms[spark]') and a JDK 17.
+Needs pyjms with the spark extra (pip install 'pyjms-jakarta[spark]') and a JDK 17.
 """
 
 from __future__ import annotations

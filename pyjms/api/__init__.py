@@ -14,5 +14,9 @@ in through its public extension points:
 * pyjms.api.extension: client methods a feature carries out (create_marking_browser,
   receive_by_token, receive_by_tokens: pyjms.browse);
 * pyjms.api.forward and JMSContext.send_routed: forwarding a message unchanged, and routed
-  batch sends, for the components that move messages in bulk.
+  batch sends, for the components that move messages in bulk;
+* pyjms.api.bulk: the bulk API those components use instead of the wire's records and the
+  shim's Java classes (routed entries, bulk receive, the delay processor's filing and moving
+  in the JVM, Spark's columnar reads); pyjms.api.property_types names the JMS types of
+  properties and bodies.
 """

@@ -1,4 +1,5 @@
-"""JMSConsumer and QueueBrowser: messages arrive as records and decode lazily."""
+"""JMSConsumer: messages arrive as records and decode lazily. (QueueBrowser, in
+pyjms.api.queue_browser, is importable from here too.)"""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_AC
 from pyjms.api.destination import Destination, Queue
 from pyjms.api.duplicates import DUPLICATE_ID_BYTES, RECEIVED, duplicate_id_of
 from pyjms.api.message import Message
+from pyjms.api.queue_browser import QueueBrowser
 from pyjms.bridge import codec as C
-from pyjms.bridge.channel import Browser, Receiver
+from pyjms.bridge.channel import Receiver
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
@@ -25,6 +27,8 @@ from pyjms.errors import (
 
 if TYPE_CHECKING:
     from pyjms.api.context import JMSContext
+
+__all__ = ["JMSConsumer", "QueueBrowser"]
 
 _log = logging.getLogger("pyjms")
 # a wait "forever" is made of slices so that Ctrl-C and close() are noticed
@@ -453,70 +457,6 @@ class JMSConsumer:
                 self._r.close(f"close consumer on {self._destination}")
 
     def __enter__(self) -> JMSConsumer:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-class QueueBrowser:
-    """jakarta.jms.QueueBrowser: iterate to look at a queue without consuming."""
-
-    _BATCH = 500
-
-    def __init__(self, ctx: JMSContext, browser: Browser, queue: Destination, selector: str | None) -> None:
-        self._ctx = ctx
-        self._b = browser
-        self._queue = queue
-        self._selector = selector
-        self._closed = False
-
-    def get_queue(self) -> Destination:
-        return self._queue
-
-    def get_message_selector(self) -> str | None:
-        return self._selector
-
-    @property
-    def context(self) -> JMSContext:
-        """The context this browser browses in."""
-        return self._ctx
-
-    def wire_browser(self) -> Browser:
-        """This browser on the wire (pyjms.bridge.channel.Browser), for features whose shim
-        code reads its batches (the Spark reader's Arrow columns)."""
-        return self._b
-
-    def get_enumeration(self) -> Iterator[Message]:
-        return iter(self)
-
-    def __iter__(self) -> Iterator[Message]:
-        while True:
-            batch = self.next_batch(self._BATCH)
-            if not batch:
-                return
-            yield from batch
-
-    def next_batch(self, max_messages: int) -> list[Message]:
-        """The next up to max_messages messages of the browse (one JVM crossing); an empty
-        list at the end of the queue."""
-        if self._closed:
-            raise IllegalStateRuntimeException("the browser is closed")
-        raw = self._b.next(max_messages, f"browse {self._queue}")
-        return [Message.from_record(rec, None) for rec in C.iter_batch(raw)]
-
-    def skipped_poison(self) -> list[str]:
-        """The JMSMessageIDs of the messages this browse skipped since the last call because
-        a JMS_PYJMS_* property they carry is malformed (poison: a receiver quarantines it to
-        the dead-letter queue; each skip is logged once on ``pyjms.poison``)."""
-        return self._b.skipped_ids()
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._b.close(f"close browser on {self._queue}")
-
-    def __enter__(self) -> QueueBrowser:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -28,12 +28,14 @@ from pyjms.api.constants import (
 from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from pyjms.api.dispatch import ListenerDispatch
+from pyjms.api.exception_listener import ConnectionWatch, ExceptionListener
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
 from pyjms.api.producer import JMSProducer
 from pyjms.api.provider import ProviderPlugin
 from pyjms.api.sending import SendPath
 from pyjms.api.synchronization import TransactionSynchronization
 from pyjms.api.transactions import LocalTransaction
+from pyjms.api.wire_keys import WireKeys
 from pyjms.bridge import jvm
 from pyjms.bridge.channel import Channel, Receiver
 from pyjms.bridge.contract import DEAD_LETTER_QUEUE
@@ -44,17 +46,11 @@ from pyjms.errors import (
     InvalidDestinationRuntimeException,
     JMSRuntimeException,
 )
-from pyjms.reasons import MQRC
 
 if TYPE_CHECKING:
     from pyjms.api.factory import ConnectionFactory
 
 _log = logging.getLogger("pyjms")
-#: destination keys a context keeps as Java Strings at most (a sender to ever new destinations
-#: starts again rather than grow without end)
-_MOST_WIRE_KEYS = 10_000
-#: the queues pyjms's own services (admin, marks, control) answer on: never checked in strict mode
-_SERVICE_PREFIX = "PYJMS."
 
 
 def _unprefixed(name: str, kind: str) -> str:
@@ -85,11 +81,12 @@ class JMSContext:
     _auto_start: bool
     _transaction: LocalTransaction
     _client_id: str | None
-    _existing: set[str]  # strict mode: destinations the broker said it has
-    _wire_keys: dict[str, JavaString]
+    _wire_keys: WireKeys
+    _jkey: Callable[[Any], JavaString]  # the channel's key of a destination (WireKeys.key)
     _channel: Channel
     _sends: SendPath
     _provider_name: str
+    _watch: ConnectionWatch  # the connection's exception listener, shared with sibling contexts
 
     def __init__(self) -> None:  # use ConnectionFactory.create_context
         raise TypeError("use ConnectionFactory.create_context() or JMSContext.create_context()")
@@ -112,16 +109,22 @@ class JMSContext:
         self._jms2 = None  # whether the client has JMS 2.0's async send and receive_body
         self._auto_start = True
         self._client_id = factory.client_id if parent is None else parent._client_id
-        self._existing = set()  # strict mode: destinations the broker said it has
-        self._wire_keys = {}  # destination key -> the key as a Java String, made once
         what = f"cannot connect to {factory.url or factory.factory_class!r}"
         if parent is None:
             channel = factory.provider.open_channel(factory, session_mode, what)
         else:
             channel = parent._channel.sibling(session_mode, what)
         self._channel = channel
+        self._watch = ConnectionWatch(channel) if parent is None else parent._watch
+        self._watch.add(self)
         # poison a receiver of this session meets goes to the provider's dead-letter queue
         channel.set_dead_letter_queue(f"queue://{factory.provider.dead_letter_queue or DEAD_LETTER_QUEUE}")
+        provider = factory.provider
+        self._wire_keys = WireKeys(
+            channel,
+            None if factory.create_destinations else lambda d: provider.destination_exists(self, d),
+        )
+        self._jkey = self._wire_keys.key
         self._sends = SendPath(channel, self._jkey, lambda: self._closed)
         self._listeners = ListenerDispatch(channel, lambda: self._closed, self._acker())
         self._transaction = LocalTransaction(self, channel, self._sends, factory.provider)
@@ -185,6 +188,20 @@ class JMSContext:
         self._check_open()
         self._channel.set_client_id(client_id)
         self._client_id = client_id
+
+    def set_exception_listener(self, listener: ExceptionListener | None) -> None:
+        """jakarta.jms.JMSContext.setExceptionListener: ``listener(error)`` is called once, on
+        a pyjms thread, when this context's connection fails, with the failure as a pyjms
+        error (a ConnectionBrokenRuntimeException, or a BrokerUnavailableRuntimeException
+        when a reconnect was refused); None removes it. The connection's listener: contexts
+        made by create_context share it (pyjms.api.exception_listener)."""
+        self._check_open()
+        self._watch.set_listener(listener)
+
+    def get_exception_listener(self) -> ExceptionListener | None:
+        """The connection's exception listener, or None."""
+        self._check_open()
+        return self._watch.listener
 
     def get_auto_start(self) -> bool:
         return self._auto_start
@@ -255,38 +272,6 @@ class JMSContext:
     @property
     def closed(self) -> bool:
         return self._closed
-
-    # ------------------------------------------------------------------ plumbing
-
-    def _jkey(self, destination: Any) -> JavaString:
-        if not isinstance(destination, Destination):
-            raise InvalidDestinationRuntimeException(
-                f"destination must be a Queue or Topic from this API, got {destination!r}"
-            )
-        if not self._factory.create_destinations and destination.key not in self._existing:
-            self._require_existing(destination)
-        k = self._wire_keys.get(destination.key)
-        if k is None:
-            if len(self._wire_keys) >= _MOST_WIRE_KEYS:
-                self._wire_keys.clear()
-            k = self._wire_keys[destination.key] = self._channel.java_string(destination.key)
-        return k
-
-    def _require_existing(self, destination: Destination) -> None:
-        """Strict mode: 2085 for a destination the broker says it does not have."""
-        if isinstance(destination, (TemporaryQueue, TemporaryTopic)) or destination.name.startswith(
-            _SERVICE_PREFIX
-        ):
-            return  # made by this connection, or one of pyjms's own services' queues
-        known = self._factory.provider.destination_exists(self, destination)
-        if known is False:
-            raise InvalidDestinationRuntimeException(
-                f"{destination} does not exist on the broker, and this factory does not create destinations "
-                f"(create_destinations=False)",
-                reason=MQRC.UNKNOWN_OBJECT_NAME,
-                values={"destination": destination.key},
-            )
-        self._existing.add(destination.key)  # known, or the broker cannot tell
 
     # ------------------------------------------------------------------ destinations
 

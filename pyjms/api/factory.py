@@ -16,7 +16,7 @@ from typing import Any
 from pyjms.api.constants import AUTO_ACKNOWLEDGE, DELIVERY_DELAY_CHOICES
 from pyjms.api.context import JMSContext
 from pyjms.api.policy import SendPolicy, installed_policies
-from pyjms.api.provider import ProviderPlugin, default_provider, provider_for
+from pyjms.api.provider import EMBEDDED, ProviderPlugin, default_provider, default_url_for, provider_for
 from pyjms.bridge import jvm, urls
 from pyjms.bridge.channel import Channel
 from pyjms.bridge.classpath import DEFAULT_PROVIDER
@@ -30,7 +30,9 @@ class ConnectionFactory:
     """Connects to a provider by URL (ActiveMQ: vm://, tcp://, failover:(...)) or factory class.
 
     With no URL it uses ``PYJMS_URL``, or else the default provider's broker (an embedded
-    ActiveMQ broker in this process, started when the URL is first needed). Any other Jakarta
+    ActiveMQ broker in this process, started when the URL is first needed), and logs a
+    warning that it did: ``PYJMS_URL=embedded`` or :meth:`embedded` choose that broker on
+    purpose, silently. Any other Jakarta
     Messaging provider works through ``factory_class`` (its jars on ``classpath`` or
     ``PYJMS_CLASSPATH``) with bean ``properties``. ``delivery_delay`` picks how delayed
     messages are held (pyjms.delay); ``auto`` probes the provider once, at the factory's first
@@ -92,6 +94,19 @@ class ConnectionFactory:
         self._provider: JavaProvider | None = None
         self._jfactory: JavaConnectionFactory | None = None
         self._lock = threading.Lock()
+        self._embedded = False  # the default provider's in-process broker, chosen on purpose
+
+    @classmethod
+    def embedded(
+        cls, user: str | None = None, password: str | None = None, **options: Any
+    ) -> ConnectionFactory:
+        """A factory for the default provider's broker inside this process (ActiveMQ's,
+        non-persistent: its messages end with the process), chosen on purpose: whatever
+        PYJMS_URL says, and without the warning a factory with no URL logs. ``options``: as
+        the constructor's."""
+        factory = cls(None, user, password, **options)
+        factory._embedded = True
+        return factory
 
     def derive(
         self, *, url: str | None = None, properties: Mapping[str, Any] | None = None
@@ -119,14 +134,20 @@ class ConnectionFactory:
         if self._url is None and self.factory_class is None:
             # a named provider's plug-in gives the broker (only ActiveMQ's starts one)
             plugin = self.provider if self.provider_name_hint is not None else default_provider()
-            self._url = os.environ.get("PYJMS_URL") or plugin.default_url()
+            configured = None if self._embedded else os.environ.get("PYJMS_URL")
+            if configured and configured != EMBEDDED:
+                self._url = configured
+            else:
+                self._url = default_url_for(plugin, chosen=self._embedded or configured == EMBEDDED)
         return self._url or ""
 
     @property
     def provider(self) -> ProviderPlugin:
         """The plug-in for this factory's provider, chosen by URL or factory class (no I/O)."""
         if self._plugin is None:
-            url = self._url if self._url is not None else os.environ.get("PYJMS_URL") or None
+            url = self._url
+            if url is None and not self._embedded and os.environ.get("PYJMS_URL") != EMBEDDED:
+                url = os.environ.get("PYJMS_URL") or None
             name = self.provider_name_hint
             if self.factory_class is None and url is not None:
                 name = urls.choose(url, name)[0]  # as the client is chosen (_java)

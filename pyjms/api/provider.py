@@ -14,6 +14,7 @@ only its provider's quirks. Methods that may ask the broker say so.
 
 from __future__ import annotations
 
+import logging
 import threading
 import weakref
 from collections.abc import Callable, Mapping
@@ -32,6 +33,13 @@ if TYPE_CHECKING:
     from pyjms.bridge.channel import Channel
 
 
+_log = logging.getLogger("pyjms")
+
+#: ``PYJMS_URL=embedded``: the default provider's in-process broker, chosen on purpose (as
+#: ``ConnectionFactory.embedded()`` chooses it): no warning
+EMBEDDED = "embedded"
+
+
 class ContextAnswer:
     """A yes or no the provider's shim gives about a context's broker, asked once per context
     (the broker does not change under a connection)."""
@@ -46,10 +54,7 @@ class ContextAnswer:
         with self._lock:
             known = self._answers.get(ctx)
         if known is None:
-            java = ctx.channel.java
-            known = bool(
-                ctx.channel.call(lambda: self._question(java.provider(), java.connection()), self._what)
-            )
+            known = bool(ctx.channel.ask_provider(self._question, self._what))
             with self._lock:
                 self._answers[ctx] = known
         return known
@@ -80,6 +85,10 @@ class ProviderPlugin:
     #: registering the plug-in hands them to the error translation (pyjms.bridge.errors), which
     #: knows only the JDK's own
     connection_failures = ConnectionFailures()
+    #: what default_url gives when it is a broker inside this process that keeps nothing
+    #: (e.g. "an in-process, non-persistent ActiveMQ broker"), or None: a factory that chose
+    #: no broker, where it gets one of these, logs a warning saying so (default_url_for)
+    in_process_default: str | None = None
     _detects_duplicates = ContextAnswer(
         lambda provider, connection: provider.peerDetectsDuplicates(connection),
         "ask whether the broker detects duplicates",
@@ -278,6 +287,33 @@ def provider_for(
             if plugin.serves(url, factory_class):
                 return plugin
     return _GENERIC
+
+
+_warned_default = False
+
+
+def default_url_for(plugin: ProviderPlugin, *, chosen: bool) -> str:
+    """``plugin``'s default URL for a factory that names no URL. Unless the broker was
+    ``chosen`` on purpose (PYJMS_URL=embedded, ConnectionFactory.embedded()), getting an
+    in-process broker that keeps nothing logs one warning per process (logger "pyjms"): an
+    application whose PYJMS_URL went missing would otherwise run on and lose its messages at
+    exit."""
+    global _warned_default
+    url = plugin.default_url()
+    if plugin.in_process_default is not None and not chosen:
+        with _lock:
+            warn, _warned_default = not _warned_default, True
+        if warn:
+            _log.warning(
+                "no URL was given and PYJMS_URL is not set: pyjms started %s (%s), whose messages "
+                "are lost when this process ends. Set PYJMS_URL to your broker (e.g. "
+                "tcp://host:61616), or choose this broker on purpose with PYJMS_URL=%s or "
+                "ConnectionFactory.embedded() (then pyjms says nothing)",
+                plugin.in_process_default,
+                url,
+                EMBEDDED,
+            )
+    return url
 
 
 def default_provider() -> ProviderPlugin:

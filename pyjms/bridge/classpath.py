@@ -4,9 +4,10 @@ Order: the jars a caller names (an argument), then either ``PYJMS_CLASSPATH`` â€
 set, replaces resolution entirely (air-gapped use) â€” or the providers' jars:
 
 * a wheel carries the default provider's jars (ActiveMQ Classic) in ``pyjms/_jars``;
-* otherwise a provider's jars are resolved from Maven Central by the coordinates in
-  ``java/pom.xml`` on its first use (``pyjms providers fetch NAME`` does it ahead), and the
-  resolved list is cached, so later runs make no network calls (see bridge.maven).
+* otherwise a provider's jars are downloaded from Maven Central on its first use (``pyjms
+  providers fetch NAME`` does it ahead) by pyjms's lock, ``bridge/jars.lock.json``: each jar
+  checked against its sha256 and cached, so later runs make no network calls (see
+  bridge.jarlock). No Maven is needed; Maven writes the lock from ``java/pom.xml`` (bridge.maven).
 
 Entries may be jar files or directories of jars.
 """
@@ -17,24 +18,35 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pyjms.bridge import maven
+from pyjms.bridge import jarlock, maven
 from pyjms.errors import SetupError
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 SOURCE_POM = PACKAGE_DIR.parent / "java" / "pom.xml"  # in a source checkout
-PACKAGED_POM = PACKAGE_DIR / "_shim" / "pom.xml"  # in a wheel
 BUNDLED_JARS = PACKAGE_DIR / "_jars"  # in a wheel: _jars/<provider>/classpath.txt and jars
 
 DEFAULT_PROVIDER = maven.DEFAULT_PROVIDER
 PROVIDERS = maven.PROVIDERS
 cache_dir = maven.default_cache_dir
+_locks: dict[Path, jarlock.Lock] = {}
 
 
-def pom() -> Path:
-    for candidate in (SOURCE_POM, PACKAGED_POM):
-        if candidate.exists():
-            return candidate
-    raise SetupError(f"pyjms's list of Java dependencies is missing ({PACKAGED_POM}): reinstall pyjms")
+def lock(path: Path = jarlock.LOCK_FILE) -> jarlock.Lock:
+    """pyjms's lock of the providers' jars. In a source checkout it must be the one Maven
+    writes from java/pom.xml as it is: a pom changed since is a SetupError saying to run
+    ``make lock``."""
+    if path not in _locks:
+        try:
+            found = jarlock.read(path)
+        except jarlock.LockError as e:
+            raise SetupError(str(e)) from None
+        if SOURCE_POM.exists() and found.pom_sha256 != maven.pom_sha256(SOURCE_POM):
+            raise SetupError(
+                f"java/pom.xml has changed since {path.name} was written from it: run 'make lock' "
+                "(Maven resolves the pom and rewrites the lock)"
+            )
+        _locks[path] = found
+    return _locks[path]
 
 
 def _expand(entry: str) -> list[str]:
@@ -54,39 +66,39 @@ def _bundled(provider: str) -> list[str] | None:
 
 
 def provider_jars(provider: str, *, fetch: bool = True) -> list[str]:
-    """The jars of one provider: bundled in the wheel, cached, or (``fetch``) resolved now
-    with Maven, which prints what it downloads. Without ``fetch`` an unresolved provider
-    is a SetupError saying how to get it."""
+    """The jars of one provider: bundled in the wheel, cached, or (``fetch``) downloaded now
+    by the lock, saying what it downloads. Without ``fetch`` a provider not cached yet is a
+    SetupError saying how to get it."""
     if provider not in PROVIDERS:
         raise SetupError(f"unknown provider '{provider}': choose one of {', '.join(PROVIDERS)}")
     bundled = _bundled(provider)
     if bundled is not None:
         return bundled
-    cached = maven.read_cached(cache_dir(), pom(), provider)
-    if cached is not None:
-        return cached
-    if not fetch:
-        raise SetupError(
-            f"the {provider} provider's jars are not resolved yet: run "
-            f"'pyjms providers fetch {provider}' (needs Maven and Maven Central)"
-        )
     try:
-        return maven.resolve(pom(), provider, cache_dir())
-    except maven.ResolveError as e:
+        cached = jarlock.cached(lock(), provider, cache_dir())
+        if cached is not None:
+            return cached
+        if not fetch:
+            raise SetupError(
+                f"the {provider} provider's jars are not downloaded yet: run "
+                f"'pyjms providers fetch {provider}' (downloads them from Maven Central)"
+            )
+        return jarlock.fetch(lock(), provider, cache_dir())
+    except jarlock.LockError as e:
         raise SetupError(str(e)) from None
 
 
 def resolved_providers() -> list[str]:
-    """The providers whose jars are at hand without resolving anything."""
+    """The providers whose jars are at hand without downloading anything."""
     out = []
     for provider in PROVIDERS:
         if _bundled(provider) is not None:
             out.append(provider)
             continue
         try:
-            if maven.read_cached(cache_dir(), pom(), provider) is not None:
+            if jarlock.cached(lock(), provider, cache_dir()) is not None:
                 out.append(provider)
-        except SetupError:
+        except (SetupError, jarlock.LockError):
             pass
     return out
 

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.bridge import class_archive as _class_archive
 from pyjms.bridge import classpath as _classpath
+from pyjms.bridge import javahome as _javahome
+from pyjms.bridge import javalog as _javalog
 from pyjms.bridge import shim as _shim_module
 from pyjms.bridge.java_types import (
     JavaChannelClass,
@@ -30,6 +32,7 @@ from pyjms.bridge.java_types import (
     JavaStringClass,
     JavaThreadClass,
 )
+from pyjms.bridge.javahome import JavaChoice
 from pyjms.bridge.shim import shim_jar
 from pyjms.errors import SetupError
 
@@ -118,6 +121,9 @@ def start(
         jvm_path = java_runtime()
         options = [
             f"-Dlog4j2.configurationFile={_LOG_CONFIG}",
+            # one logging context for every class loader, so that all of Java's log output
+            # reaches the one bridge into Python's logging (pyjms.bridge.javalog)
+            "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.BasicContextSelector",
             "-Dorg.apache.activemq.SERIALIZABLE_PACKAGES=",  # never deserialize object bodies
             "-Xshare:auto",
             "-Xrs",  # signals stay Python's: Ctrl-C and SIGTERM reach the program, not the JVM
@@ -128,6 +134,7 @@ def start(
         jpype.startJVM(jvm_path, *options, classpath=cp, convertStrings=False)
         _started = True
         _shim = _Shim()
+        _javalog.install(_shim, _shim.Thread)  # Java's log output into Python's logging
         # atexit runs last-registered first: ours closes contexts and brokers before
         # JPype's own hook shuts the JVM down.
         atexit.register(_shutdown)
@@ -152,16 +159,14 @@ def planned_classpath(
 
 
 def java_runtime() -> str:
-    """The JVM library JPype starts (JAVA_HOME's, else the system's)."""
-    import jpype
+    """The JVM library JPype starts, chosen by bridge.javahome: PYJMS_JAVA_HOME or JAVA_HOME,
+    then the pyjms-jakarta[jre] extra's runtime, then the system's Java."""
+    return java_choice().libjvm
 
-    try:
-        return str(jpype.getDefaultJVMPath())
-    except Exception as e:  # JVMNotFoundException and friends
-        raise SetupError(
-            f"no Java runtime found ({e}): install a JDK 17 (Debian: apt-get install "
-            "openjdk-17-jdk-headless) or set JAVA_HOME"
-        ) from None
+
+def java_choice() -> JavaChoice:
+    """Which Java runtime pyjms starts, and why (bridge.javahome's order)."""
+    return _javahome.choose()
 
 
 def jpype_support_jar() -> str:

@@ -1,9 +1,12 @@
-"""Resolves a provider's jars from Maven Central with Maven itself.
+"""Maven, for pyjms's maintainers: writes the lock of the providers' jars from java/pom.xml.
 
 The coordinates live in one place, ``java/pom.xml`` (a profile per provider). This module
-runs ``mvn dependency:build-classpath`` for a profile, with strict checksums, and caches the
-resulting list of jar paths (in the local Maven repository, ~/.m2) under the pyjms cache, so
-a provider is resolved once and later runs neither start Maven nor touch the network.
+runs ``mvn dependency:build-classpath dependency:list`` for each profile, with strict
+checksums, and writes what Maven resolved (coordinates, size and sha256 of each jar, in
+classpath order) as the lock ``pyjms/bridge/jars.lock.json``, which bridge.jarlock reads at
+run time to download the same jars without Maven. ``make lock`` (``python3
+pyjms/bridge/maven.py lock``) rewrites it after the pom changes; setup.py writes it into a
+wheel when the committed one is older than the pom.
 
 It imports nothing from pyjms, so setup.py can load it by path while building a wheel.
 """
@@ -11,6 +14,7 @@ It imports nothing from pyjms, so setup.py can load it by path while building a 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -49,48 +53,31 @@ def pom_digest(pom: Path) -> str:
     return hashlib.sha256(pom.read_bytes()).hexdigest()[:12]
 
 
-def cached_classpath_file(cache: Path, pom: Path, provider: str) -> Path:
-    """Where the resolved classpath of ``provider`` is kept; a changed pom is a new file."""
-    return cache / "classpath" / f"{provider}-{pom_digest(pom)}.txt"
-
-
-def read_cached(cache: Path, pom: Path, provider: str) -> list[str] | None:
-    """The cached jars of a provider, or None if not resolved yet (or a jar has gone)."""
-    f = cached_classpath_file(cache, pom, provider)
-    if not f.exists():
-        return None
-    jars = [line for line in f.read_text().splitlines() if line]
-    return jars if jars and all(os.path.exists(j) for j in jars) else None
+def pom_sha256(pom: Path) -> str:
+    """What the lock records of the pom it was written from."""
+    return hashlib.sha256(pom.read_bytes()).hexdigest()
 
 
 def mvn_executable() -> str:
     found = shutil.which("mvn")
     if not found:
         raise ResolveError(
-            "Maven ('mvn') is not on the PATH; pyjms uses it to resolve Java providers from Maven "
-            "Central (install it, e.g. Debian: apt-get install maven), or put the provider's jars "
-            "on PYJMS_CLASSPATH"
+            "Maven ('mvn') is not on the PATH; pyjms's maintainers use it to write the lock of "
+            "the providers' jars from java/pom.xml (install it, e.g. Debian: apt-get install maven)"
         )
     return found
 
 
-def resolve(pom: Path, provider: str, cache: Path, progress: Progress = stderr_progress) -> list[str]:
-    """The jars of ``provider`` (its profile plus the common dependencies), resolving them
-    with Maven on first use. Maven prints each artifact it downloads; those lines are passed
-    on to ``progress`` so the user sees what comes from the network and where it goes."""
+def locked_jars(pom: Path, provider: str, progress: Progress = stderr_progress) -> list[dict[str, object]]:
+    """The runtime classpath of ``provider`` (its profile plus the common dependencies) as
+    Maven resolves it, in classpath order: each jar's coordinates, size and sha256. Maven
+    verifies each download against Central's checksums (-C); Maven prints each artifact it
+    downloads, and those lines go to ``progress``."""
     if provider not in PROVIDERS:
         raise ResolveError(f"unknown provider '{provider}': choose one of {', '.join(PROVIDERS)}")
-    cached = read_cached(cache, pom, provider)
-    if cached is not None:
-        return cached
-    target = cached_classpath_file(cache, pom, provider)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    progress(
-        f"resolving the {provider} provider's jars from Maven Central ({pom}, profile "
-        f"'{provider}'); they go to the local Maven repository, the list to {target}"
-    )
+    progress(f"resolving the {provider} provider's jars with Maven ({pom}, profile '{provider}')")
     with tempfile.TemporaryDirectory(prefix="pyjms-mvn-") as tmp:
-        out = Path(tmp) / "classpath.txt"
+        order, listing = Path(tmp) / "classpath.txt", Path(tmp) / "list.txt"
         cmd = [
             mvn_executable(),
             "-B",
@@ -100,8 +87,12 @@ def resolve(pom: Path, provider: str, cache: Path, progress: Progress = stderr_p
             "-P",
             provider,
             "dependency:build-classpath",
+            "dependency:list",
             "-Dmdep.includeScope=runtime",
-            f"-Dmdep.outputFile={out}",
+            f"-Dmdep.outputFile={order}",
+            "-DincludeScope=runtime",
+            "-DoutputAbsoluteArtifactFilename=true",
+            f"-DoutputFile={listing}",
         ]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp)
         log: list[str] = []
@@ -111,16 +102,64 @@ def resolve(pom: Path, provider: str, cache: Path, progress: Progress = stderr_p
             log.append(line)
             if line.startswith("Downloaded from"):
                 progress("  " + re.sub(r"\s+\(.*\)$", "", line.split(": ", 1)[-1]))
-        if proc.wait() != 0 or not out.exists():
+        if proc.wait() != 0 or not order.exists() or not listing.exists():
             errors = [ln for ln in log if "[ERROR]" in ln][:6] or log[-10:]
             raise ResolveError(f"Maven could not resolve the {provider} provider:\n" + "\n".join(errors))
-        jars = [j for j in out.read_text().strip().split(os.pathsep) if j]
-    staged = target.with_suffix(f".{os.getpid()}.tmp")
-    staged.write_text("\n".join(jars) + "\n")
-    os.replace(staged, target)  # concurrent resolvers each land a whole list
-    size = sum(os.path.getsize(j) for j in jars) / 1e6
-    progress(f"{provider}: {len(jars)} jars ({size:.0f} MB) resolved; classpath cached in {target}")
-    return jars
+        jars = [j for j in order.read_text().strip().split(os.pathsep) if j]
+        coordinates = _listed_coordinates(listing.read_text())
+    out: list[dict[str, object]] = []
+    for jar in jars:
+        group, artifact, classifier, version = coordinates[os.path.realpath(jar)]
+        data = Path(jar).read_bytes()
+        out.append(
+            {
+                "group": group,
+                "artifact": artifact,
+                "version": version,
+                "classifier": classifier,
+                "size": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+        )
+    return out
+
+
+def _listed_coordinates(listing: str) -> dict[str, tuple[str, str, str, str]]:
+    """(group, artifact, classifier, version) by jar path, from ``dependency:list`` lines such
+    as ``g:a:jar[:classifier]:version:scope:/path/a.jar -- module m``."""
+    out = {}
+    for line in listing.splitlines():
+        line = line.strip().split(" -- ", 1)[0]
+        parts = line.split(":")
+        if len(parts) < 6 or not parts[-1].endswith(".jar"):
+            continue
+        path = parts[-1]
+        if len(parts) == 7:
+            group, artifact, _type, classifier, version = parts[:5]
+        else:
+            group, artifact, _type, version = parts[:4]
+            classifier = ""
+        out[os.path.realpath(path)] = (group, artifact, classifier, version)
+    return out
+
+
+def lock_text(pom: Path, progress: Progress = stderr_progress) -> str:
+    """The lock of every provider's jars (bridge.jarlock reads it), as Maven resolves
+    ``pom`` now: one jar a line, so a changed version is a one-line diff."""
+    lines = [
+        "{",
+        '  "format": 1,',
+        '  "comment": "written by `make lock` from java/pom.xml (pyjms.bridge.maven); do not edit",',
+        f'  "pom_sha256": "{hashlib.sha256(pom.read_bytes()).hexdigest()}",',
+        '  "providers": {',
+    ]
+    for i, provider in enumerate(PROVIDERS):
+        jars = locked_jars(pom, provider, progress)
+        lines.append(f"    {json.dumps(provider)}: [")
+        lines.extend(f"      {json.dumps(j)}{',' if k < len(jars) - 1 else ''}" for k, j in enumerate(jars))
+        lines.append("    ]" + ("," if i < len(PROVIDERS) - 1 else ""))
+    lines += ["  }", "}"]
+    return "\n".join(lines) + "\n"
 
 
 _VERSIONED = re.compile(r"^(?P<name>.+?)-(?P<version>\d[^-]*(?:-[A-Za-z]+\d*)?)(?P<rest>(?:-[^.]+)?)\.jar$")
@@ -157,3 +196,22 @@ def merge(*classpaths: Sequence[str]) -> list[str]:
             elif version > best[name][0]:
                 best[name] = (version, jar)
     return [best[name][1] for name in order]
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python3 pyjms/bridge/maven.py lock``: rewrites the lock from java/pom.xml."""
+    if list(argv) != ["lock"]:
+        print("usage: python3 pyjms/bridge/maven.py lock", file=sys.stderr)
+        return 2
+    here = Path(__file__).resolve().parent
+    lock = here / "jars.lock.json"
+    text = lock_text(here.parent.parent / "java" / "pom.xml")
+    staged = lock.with_suffix(".tmp")
+    staged.write_text(text)
+    os.replace(staged, lock)
+    print(f"wrote {lock}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -31,5 +31,5 @@ def shim_jar(compile_classpath: Sequence[str]) -> str:
         raise SetupError(str(e)) from None
     raise SetupError(
         f"the pyjms shim jar is missing ({PACKAGED_JAR}) and no Java sources are at hand: "
-        "reinstall pyjms with a JDK 17 on the PATH so that pip builds it"
+        "reinstall pyjms-jakarta with a JDK 17 on the PATH so that pip builds it"
     )

@@ -25,17 +25,18 @@ class ShimBuildError(RuntimeError):
 
 
 def jdk_tool(name: str) -> str:
-    """javac or jar from JAVA_HOME, else from PATH."""
-    home = os.environ.get("JAVA_HOME")
-    if home:
-        candidate = Path(home) / "bin" / name
-        if candidate.exists():
+    """javac or jar from PYJMS_JAVA_HOME or JAVA_HOME (as the JVM's choice, bridge.javahome),
+    else from PATH. The pyjms-jakarta[jre] runtime has neither: it runs a built shim only."""
+    for variable in ("PYJMS_JAVA_HOME", "JAVA_HOME"):
+        home = os.environ.get(variable)
+        candidate = Path(home) / "bin" / name if home else None
+        if candidate is not None and candidate.exists():
             return str(candidate)
     found = shutil.which(name)
     if not found:
         raise ShimBuildError(
             f"'{name}' was not found: pyjms needs a JDK 17 or newer (not only a JRE) to build its shim; "
-            "install one (Debian: apt-get install openjdk-17-jdk-headless) or set JAVA_HOME"
+            "install one (Debian: apt-get install openjdk-17-jdk-headless) or set PYJMS_JAVA_HOME or JAVA_HOME"
         )
     return found
 

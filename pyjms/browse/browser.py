@@ -58,7 +58,7 @@ _MAX_CLAIM = 256
 _QUICK_S = 0.5
 _POLL_S = 0.1
 # a claimed message is handed out only if its mark has at least this much of the interval left
-_LAPSE_MARGIN = 0.2
+_LAPSE_MARGIN = 1 - O.CLAIM_KEPT_SHARE
 
 
 class MarkingBrowser:

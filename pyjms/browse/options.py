@@ -29,6 +29,10 @@ _UNMARK_OPTIONS = UNMARK_BROWSE_CO_OP | UNMARK_BROWSE_HANDLE
 MAX_INTERVAL_MS = 999_999_999
 #: IBM MQ's default MsgMarkBrowseInterval (ms)
 DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS = 5000
+#: a cooperative handle hands a claim out only within this share of the interval from the
+#: claim, and of its lease from its last answered request; so a new mark service need wait
+#: only as long before it grants the claims of handles that have not come back (a takeover)
+CLAIM_KEPT_SHARE = 0.8
 
 
 def _options_error(options: int, rule: str) -> InvalidArgumentRuntimeException:

@@ -43,7 +43,12 @@ from pyjms.api.requests import brief, serve
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import MARK_QUEUE
 from pyjms.browse.marks import MarkTable
-from pyjms.browse.options import DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS, check_interval, check_lease
+from pyjms.browse.options import (
+    CLAIM_KEPT_SHARE,
+    DEFAULT_MSG_MARK_BROWSE_INTERVAL_MS,
+    check_interval,
+    check_lease,
+)
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, JMSSecurityRuntimeException
 from pyjms.reasons import MQRC
 
@@ -250,11 +255,13 @@ class MarkService:
                 "mark service %s: cannot read or leave its note on %s: %s", self.instance, EPOCH_QUEUE, e
             )
             took_over = True
-        # no claims while handles restore: for one lease (every live handle renews within it),
-        # or for one MsgMarkBrowseInterval if that is shorter, as every mark made before the
-        # takeover has lapsed by then anyway
+        # no claims while handles restore: a handle hands out what it claimed before only
+        # within CLAIM_KEPT_SHARE of its lease from its last answered request (sent before the
+        # old service went), and of the interval from the claim; past that, every handle that
+        # has not restored has stopped handing them out (pyjms.browse.client.HeldMarks)
         interval_ms = self.table.interval_ms
-        grace_ms = t.lease_ms if interval_ms < 0 else min(t.lease_ms, interval_ms)
+        bound_ms = t.lease_ms if interval_ms < 0 else min(t.lease_ms, interval_ms)
+        grace_ms = int(bound_ms * CLAIM_KEPT_SHARE)
         self._restoring_until = time.monotonic() + grace_ms / 1000.0 if took_over else 0.0
         stop = threading.Event()
         self._ready.clear()

@@ -38,10 +38,6 @@ def run_delay_processor(args: argparse.Namespace) -> int:
         ).start(),
         "starting the delay processor",
     )
-    if may_write is not None:
-        print(
-            "checking each delayed message against its stager's rights, as the broker says them", flush=True
-        )
     stopped_by = stop_on_signals(stop)
     print(
         f"pyjms delay processor on {factory.url} queue {processor.staging}: running, active once the broker "
@@ -49,6 +45,10 @@ def run_delay_processor(args: argparse.Namespace) -> int:
         f"{args.report_every:g} s, Ctrl-C stops it",
         flush=True,
     )
+    if may_write is not None:
+        print(
+            "checking each delayed message against its stager's rights, as the broker says them", flush=True
+        )
     shown: tuple[bool, str | None] | None = None  # the first state is printed too
     next_report = time.monotonic() + args.report_every
     try:

@@ -21,7 +21,7 @@ from enum import Enum
 
 from pyjms.api.constants import DELIVERY_DELAY_CHOICES
 from pyjms.api.context import JMSContext
-from pyjms.bridge import codec as C
+from pyjms.api.message import TextMessage
 from pyjms.bridge.contract import SEND_DELAY_NATIVE, SEND_DELAY_SCHEDULER
 from pyjms.delay.processor import processor_answers
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
@@ -114,7 +114,7 @@ def delay_works(ctx: JMSContext, flag: int) -> bool:
         try:
             q = probe_ctx.create_temporary_queue()
             consumer = probe_ctx.create_consumer(q)
-            record = C.pack_record(C.KIND_TEXT, "pyjms delay probe")
+            record = TextMessage("pyjms delay probe").encode()
             sends = probe_ctx.sends
             sends.send(sends.key(q), record, (1, 4, 0, PROBE_DELAY_MS, flag), "delay probe")
         except JMSRuntimeException:

@@ -14,12 +14,11 @@ the SlotFinder (processor_finder) and read again in spare time.
 from __future__ import annotations
 
 import logging
-import struct
 import threading
 import time
 from collections.abc import Callable
-from typing import cast
 
+from pyjms.api.bulk import DueMover
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import JMSContext
@@ -27,10 +26,7 @@ from pyjms.api.expiry import now_ms
 from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
 from pyjms.api.quietlog import QuietLog
-from pyjms.bridge import codec as C
-from pyjms.bridge import jvm
 from pyjms.delay import staging
-from pyjms.delay.java_types import JavaDueMover, JavaDueMoverClass
 from pyjms.delay.processor_finder import SlotFinder
 from pyjms.delay.processor_log import log_poison_notes
 from pyjms.delay.processor_moves import MOST_ATTEMPTS, Mover, ProcessorStats
@@ -44,8 +40,6 @@ _log = logging.getLogger("pyjms.delay")
 #: (never waited for beyond the first message), so a broker page bounds it too: ActiveMQ's
 #: maxPageSize, 200 by default, 2,000 for slot queues on pyjms brokers (see Deliverer._drain)
 DRAIN_CHUNK = 1000
-#: DueMover's entry for a poison message it put on the dead-letter queue instead (DueMover.QUARANTINED)
-QUARANTINED = -(2**31)
 #: the deliverer opens a slot's consumer this many slots before the slot ends
 OPEN_AHEAD = 4
 #: most slot consumers open ahead at once (a deliverer that is behind, as after a restart,
@@ -112,7 +106,7 @@ class Deliverer:
         # made again on each run's context
         self._ctx: JMSContext | None = None
         self._mover: Mover | None = None
-        self._due_mover: JavaDueMover | None = None
+        self._due_mover: DueMover | None = None
         self._opened: dict[int, tuple[JMSConsumer, float]] = {}  # slot -> its consumer, monotonic time opened
         self._later_opened: dict[int, tuple[JMSConsumer, float]] = {}  # the same, of slots in _later
         self._uncommitted: list[tuple[int, int]] = []  # (slot, moves) the shim made, not committed yet
@@ -136,8 +130,7 @@ class Deliverer:
             self._ctx = ctx
             self._mover = self._new_mover(ctx)
             self._plain.reset()  # a Java object of the previous JVM session is not reused
-            mover_class = cast(JavaDueMoverClass, jvm.shim().jclass("org.pyjms.shim.delay.DueMover"))
-            self._due_mover = mover_class(ctx.channel.java, MOST_ATTEMPTS)
+            self._due_mover = DueMover(ctx, MOST_ATTEMPTS)
             self._opened = {}
             self._later_opened = {}
             self._uncommitted = []
@@ -421,21 +414,17 @@ class Deliverer:
         """
         ctx, due_mover = self._ctx, self._due_mover
         assert ctx is not None and due_mover is not None
-        plain = self._plain.java_set()
-        allowed = self._plain.allowed_java_set()
-        raw = bytes(
-            ctx.channel.call(
-                lambda: due_mover.deliverDue(
-                    consumer.wire_receiver().java, DRAIN_CHUNK, timeout, plain, allowed
-                ),
-                f"delay processor slot {slot}",
-            )
+        chunk = due_mover.move_due(
+            consumer,
+            DRAIN_CHUNK,
+            timeout,
+            self._plain.key_set(),
+            self._plain.allowed_key_set(),
+            f"delay processor slot {slot}",
         )
-        n: int
-        (n,) = struct.unpack_from(">i", raw, 0)
-        if n < 0:
+        messages = chunk.returned
+        if messages:
             log_poison_notes(self._log)  # the chunk may have had poison too
-            messages = [Message.from_record(rec) for rec in C.iter_batch(struct.pack(">i", -n) + raw[4:])]
             self._move(slot, messages)
             for m in messages:  # targets without rules: the shim may move their next ones
                 try:
@@ -446,12 +435,13 @@ class Deliverer:
                     ctx.provider.target_attributes(ctx, target)
                 ):
                     self._plain.add(target.key)
-            return -n
+            return len(messages)
+        n = chunk.moved
         if n:
             self._uncommitted.append((slot, n))  # committed by _drain or _deliver_next
-            # delivery time minus put time; QUARANTINED for poison the shim dead-lettered
-            early_by = [d for d in struct.unpack_from(f">{n}i", raw, 4) if d != QUARANTINED]
-            if len(early_by) < n:
+            # delivery time minus put time, of those not quarantined
+            early_by = chunk.early_by_ms
+            if chunk.quarantined:
                 log_poison_notes(self._log)
             self._stats.delivered += len(early_by)
             self._stats.early += sum(1 for d in early_by if d > 0)

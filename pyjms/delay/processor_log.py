@@ -8,11 +8,9 @@ held back. Each bad message is still logged once while within the limit, and alw
 from __future__ import annotations
 
 import logging
-from typing import cast
 
+from pyjms.api.bulk import is_browse_skip, poison_notes
 from pyjms.api.quietlog import QuietLog
-from pyjms.bridge import jvm
-from pyjms.bridge.java_types import JavaPoisonClass
 
 #: most lines per interval, per processor
 MOST_LINES = 20
@@ -21,8 +19,6 @@ EVERY_S = 10.0
 
 _log = logging.getLogger("pyjms.delay")
 _poison_log = logging.getLogger("pyjms.poison")
-#: a browse's skip is told again when a receiver quarantines the message (pyjms.bridge.channel)
-_SKIPPED = "browse skipped"
 
 
 def processor_log(most: int = MOST_LINES, every_s: float = EVERY_S) -> QuietLog:
@@ -33,8 +29,5 @@ def processor_log(most: int = MOST_LINES, every_s: float = EVERY_S) -> QuietLog:
 def log_poison_notes(log: QuietLog) -> None:
     """Logs the poison the shim quarantined since the last call (org.pyjms.shim.Poison), as
     pyjms.bridge.channel.log_poison_notes does, within the processor's limit."""
-    notes = cast(JavaPoisonClass, jvm.shim().jclass("org.pyjms.shim.Poison")).drainNotes()
-    if notes is not None:
-        for line in str(notes).splitlines():
-            level = logging.INFO if line.startswith(_SKIPPED) else logging.WARNING
-            log.line(_poison_log, level, "%s", line)
+    for line in poison_notes():
+        log.line(_poison_log, logging.INFO if is_browse_skip(line) else logging.WARNING, "%s", line)

@@ -13,12 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pyjms.api.access import WriteCheck
+from pyjms.api.bulk import RoutedBatch
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message
+from pyjms.api.property_types import T_INT, T_LONG, T_STRING
 from pyjms.api.quietlog import QuietLog
-from pyjms.bridge import codec as C
 from pyjms.bridge import contract
 from pyjms.delay import staging
 from pyjms.dlq import header as dlh
@@ -253,14 +254,14 @@ class _Putter:
 
     def __init__(self, ctx: JMSContext) -> None:
         self.ctx = ctx
-        self._pending: list[bytes] = []
+        self._pending = RoutedBatch(ctx)
 
     def deliver(self, target: Destination, m: Message, expiration: int, now: int) -> None:
         """To the target: without the staging header, with the sender's correlation id back,
         and with the exact expiration receivers enforce (the TTL lets the broker expire it too).
         Batched: a put the provider refuses in a transaction only fails at commit anyway."""
         own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
-        extra = {staging.EXPIRATION: (C.T_LONG, expiration)} if expiration else None
+        extra = {staging.EXPIRATION: (T_LONG, expiration)} if expiration else None
         record = m.encode(correlation_id=own, drop_properties=staging.STAGING_HEADER, add_properties=extra)
         self._add_record(target, m, expiration - now if expiration else 0, record)
 
@@ -271,7 +272,7 @@ class _Putter:
             **dlh.DeadLetterHeader.for_failure(
                 target, error, message=m, put_appl_name=PUT_APPL_NAME
             ).typed_properties(),
-            contract.DLQ_DETAIL: (C.T_STRING, str(error)),
+            contract.DLQ_DETAIL: (T_STRING, str(error)),
         }
         own = m.get_string_property(staging.ORIGINAL_CORRELATION_ID)
         record = m.encode(correlation_id=own, drop_properties=staging.STAGING_HEADER, add_properties=extra)
@@ -285,19 +286,16 @@ class _Putter:
             drop_properties=staging.STAGING_HEADER
             + staging.ORIGINAL_MESSAGE
             + (REPORT_EXPIRATION, REPORT_EXCEPTION),
-            add_properties={FEEDBACK: (C.T_INT, feedback)},
+            add_properties={FEEDBACK: (T_INT, feedback)},
         )
         self._add_record(reply_to, m, 0, record)
 
     def _add_record(self, destination: Destination, m: Message, ttl: int, record: bytes) -> None:
-        self._pending.append(
-            C.pack_routed(destination.key, m.get_jms_delivery_mode(), m.get_jms_priority(), ttl, 0, record)
-        )
-        if len(self._pending) >= self.BATCH:
+        if (
+            self._pending.add(destination, record, m.get_jms_delivery_mode(), m.get_jms_priority(), ttl)
+            >= self.BATCH
+        ):
             self.flush()
 
     def flush(self) -> None:
-        if not self._pending:
-            return
-        batch, self._pending = self._pending, []
-        self.ctx.send_routed(batch)
+        self._pending.send()

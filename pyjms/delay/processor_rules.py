@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, cast
+from typing import Any
 
+from pyjms.api.bulk import ConcurrentKeySet
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue, from_key
 from pyjms.api.factory import ConnectionFactory
-from pyjms.bridge import jvm
-from pyjms.bridge.java_types import JavaStringSet
-from pyjms.delay.java_types import JavaConcurrentHashMapClass
 
 _log = logging.getLogger("pyjms.delay")
 
@@ -29,18 +27,13 @@ def has_rules(attributes: Any) -> bool:
     return attributes is not None and hasattr(attributes, "put_enabled")
 
 
-def _new_java_set() -> JavaStringSet:
-    maps = cast(JavaConcurrentHashMapClass, jvm.shim().jclass("java.util.concurrent.ConcurrentHashMap"))
-    return maps.newKeySet()
-
-
 def allowed_pair(user: str | None, key: str) -> str:
     """org.pyjms.shim.delay.DueMover.pair: a user (None: none stamped) and a target key."""
     return ("" if user is None else "u:" + user) + "\n" + key
 
 
 class PlainTargets:
-    """The targets without rules, as a Java set the shim reads and as Python keys. The
+    """The targets without rules, as a set the shim reads (ConcurrentKeySet) and as Python keys. The
     deliverer adds to it, the rules thread takes out; a lock keeps the two views together.
 
     Where the processor checks who may write to a target, also the (user, target) pairs that
@@ -49,25 +42,25 @@ class PlainTargets:
 
     def __init__(self, checks_users: bool = False) -> None:
         self._lock = threading.Lock()
-        self._java: JavaStringSet | None = None  # shared with the shim
+        self._shared: ConcurrentKeySet | None = None  # shared with the shim
         self._keys: set[str] = set()
         self._checks_users = checks_users
-        self._allowed: JavaStringSet | None = None  # shared with the shim
+        self._allowed: ConcurrentKeySet | None = None  # shared with the shim
 
     def reset(self) -> None:
         """Forgets every target (a Java object of a previous JVM session is not reused)."""
         with self._lock:
-            self._java = None
+            self._shared = None
             self._keys = set()
             self._allowed = None
 
-    def allowed_java_set(self) -> JavaStringSet | None:
+    def allowed_key_set(self) -> ConcurrentKeySet | None:
         """The pairs the shim's DueMover may move without Python; None: it checks no users."""
         if not self._checks_users:
             return None
         with self._lock:
             if self._allowed is None:
-                self._allowed = _new_java_set()
+                self._allowed = ConcurrentKeySet()
             return self._allowed
 
     def allow(self, user: str | None, key: str) -> None:
@@ -80,13 +73,13 @@ class PlainTargets:
         with self._lock:
             self._allowed = None  # the deliverer's next chunk gets a new, empty set
 
-    def java_set(self) -> JavaStringSet:
+    def key_set(self) -> ConcurrentKeySet:
         """The set the shim's DueMover reads (concurrent: the rules thread changes it)."""
         with self._lock:
-            if self._java is None:
-                self._java = _new_java_set()
+            if self._shared is None:
+                self._shared = ConcurrentKeySet()
                 self._keys = set()
-            return self._java
+            return self._shared
 
     def keys(self) -> frozenset[str]:
         with self._lock:
@@ -98,16 +91,16 @@ class PlainTargets:
 
     def add(self, key: str) -> None:
         with self._lock:
-            if key in self._keys or self._java is None:
+            if key in self._keys or self._shared is None:
                 return
             self._keys.add(key)
-            self._java.add(key)
+            self._shared.add(key)
 
     def discard(self, key: str) -> None:
         with self._lock:
             self._keys.discard(key)
-            if self._java is not None:
-                self._java.remove(key)
+            if self._shared is not None:
+                self._shared.discard(key)
 
 
 class RulesWatcher:

@@ -20,8 +20,8 @@ from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import Message, TextMessage
+from pyjms.api.property_types import T_STRING
 from pyjms.api.quietlog import QuietLog
-from pyjms.bridge import codec as C
 from pyjms.bridge import contract
 from pyjms.delay.processor_log import processor_log
 from pyjms.dlq import header as dlh
@@ -333,7 +333,7 @@ class SlotBook:
         header = dlh.DeadLetterHeader.create(
             contract.QUARANTINE_REASON, self.slots_queue.name, put_appl_name="pyjms delay processor"
         )
-        extra = {**header.typed_properties(), contract.DLQ_DETAIL: (C.T_STRING, str(error))}
+        extra = {**header.typed_properties(), contract.DLQ_DETAIL: (T_STRING, str(error))}
         try:
             return m.copy(add_properties=extra)
         except JMSRuntimeException:  # an object or stream body, which pyjms never decodes

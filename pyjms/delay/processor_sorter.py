@@ -9,24 +9,20 @@ already be draining) come back to Python and are put to their target by the sort
 from __future__ import annotations
 
 import logging
-import struct
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
+from pyjms.api.bulk import SlotFiler
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Queue
 from pyjms.api.expiry import now_ms
 from pyjms.api.factory import ConnectionFactory
-from pyjms.api.message import Message
 from pyjms.api.quietlog import QuietLog
-from pyjms.bridge import codec as C
-from pyjms.bridge import jvm
 from pyjms.delay import staging
-from pyjms.delay.java_types import JavaSlotFiler, JavaSlotFilerClass
 from pyjms.delay.processor_log import log_poison_notes
 from pyjms.delay.processor_moves import MOST_ATTEMPTS, Mover, ProcessorStats
 from pyjms.delay.processor_slots import SLOT_PREFIX, SlotBook
@@ -65,7 +61,7 @@ class Sorter:
         self._ctx: JMSContext | None = None
         self._mover: Mover | None = None
         self._markers: JMSProducer | None = None
-        self._filer: JavaSlotFiler | None = None
+        self._filer: SlotFiler | None = None
 
     def run(self) -> None:
         book = self._book
@@ -74,9 +70,8 @@ class Sorter:
             self._ctx = ctx
             self._mover = self._new_mover(ctx)
             self._markers = ctx.create_producer()
-            filer_class = cast(JavaSlotFilerClass, jvm.shim().jclass("org.pyjms.shim.delay.SlotFiler"))
-            self._filer = filer_class(
-                ctx.channel.java, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms, MOST_ATTEMPTS
+            self._filer = SlotFiler(
+                ctx, SLOT_PREFIX, book.staging, book.slot_ms, 2 * book.slot_ms, MOST_ATTEMPTS
             )
             while not self._stop.is_set():
                 if self._suspended.is_set():
@@ -105,8 +100,8 @@ class Sorter:
         transaction; returns how many it took."""
         ctx, mover, markers, book = self._ctx, self._mover, self._markers, self._book
         assert ctx is not None and mover is not None and markers is not None and self._filer is not None
-        raw = bytes(self._filer.file(consumer.wire_receiver().java, FILE_BATCH, timeout_ms))
-        filed, soon, quarantined = _read_filing(raw)
+        filing = self._filer.file(consumer, FILE_BATCH, timeout_ms)
+        filed, soon, quarantined = filing.filed, filing.soon, filing.quarantined
         if quarantined:
             log_poison_notes(self._log)
         if not filed and not soon:
@@ -136,24 +131,3 @@ class Sorter:
         for slot in [*new_slots, *late]:
             book.add(slot)
         return taken
-
-
-def _read_filing(raw: bytes) -> tuple[dict[int, int], list[Message], int]:
-    """Decodes SlotFiler.file's answer: messages filed per slot, those due soon, and how many
-    poison messages it quarantined."""
-    (n,) = struct.unpack_from(">i", raw, 0)
-    pos = 4
-    filed: dict[int, int] = {}
-    for _ in range(n):
-        slot, count = struct.unpack_from(">qi", raw, pos)
-        filed[slot] = count
-        pos += 12
-    (m,) = struct.unpack_from(">i", raw, pos)
-    pos += 4
-    soon = []
-    for _ in range(m):
-        rec = C.IncomingRecord(raw, pos)
-        pos = rec.end
-        soon.append(Message.from_record(rec))
-    (quarantined,) = struct.unpack_from(">i", raw, pos)
-    return filed, soon, quarantined

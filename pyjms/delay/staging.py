@@ -22,7 +22,7 @@ from pyjms.api.destination import Destination, from_key
 from pyjms.api.message import Message
 from pyjms.api.message.record import KEEP
 from pyjms.api.policy import OutgoingSend
-from pyjms.bridge import codec as C
+from pyjms.api.property_types import T_LONG, T_STRING
 from pyjms.bridge import contract
 
 STAGING_QUEUE = contract.STAGING_QUEUE
@@ -58,17 +58,17 @@ def new_message_id() -> str:
 def staging_properties(
     target_key: str, now_ms: int, delay_ms: int, ttl_ms: int, message_id: str, correlation_id: str | None
 ) -> dict[str, tuple[int, Any]]:
-    """The properties that make a message a staged one (typed for the codec)."""
+    """The properties that make a message a staged one (typed: pyjms.api.property_types)."""
     props: dict[str, tuple[int, Any]] = {
-        TARGET: (C.T_STRING, target_key),
-        DELIVERY_TIME: (C.T_LONG, now_ms + delay_ms),
-        SEND_TIME: (C.T_LONG, now_ms),
-        MESSAGE_ID: (C.T_STRING, message_id),
+        TARGET: (T_STRING, target_key),
+        DELIVERY_TIME: (T_LONG, now_ms + delay_ms),
+        SEND_TIME: (T_LONG, now_ms),
+        MESSAGE_ID: (T_STRING, message_id),
     }
     if ttl_ms > 0:
-        props[STAGED_EXPIRATION] = (C.T_LONG, now_ms + ttl_ms)
+        props[STAGED_EXPIRATION] = (T_LONG, now_ms + ttl_ms)
     if correlation_id is not None:
-        props[ORIGINAL_CORRELATION_ID] = (C.T_STRING, correlation_id)
+        props[ORIGINAL_CORRELATION_ID] = (T_STRING, correlation_id)
     return props
 
 
@@ -99,4 +99,4 @@ def staged_copies(
 
     if subscribers is None:
         return original_id, [copy({})]
-    return original_id, [copy({SUBSCRIBER: (C.T_STRING, address)}) for address in subscribers]
+    return original_id, [copy({SUBSCRIBER: (T_STRING, address)}) for address in subscribers]

@@ -57,11 +57,11 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, cast
 
+from pyjms.api.bulk import MessageReceiver
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.destination import Queue
 from pyjms.api.duplicates import duplicate_id_of
 from pyjms.api.message import Message
-from pyjms.bridge import codec as C
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import DUPLICATE_ID, XQH_REMOTE_Q, XQH_REMOTE_Q_MGR
 from pyjms.dlq.decisions import Decisions, Move
@@ -243,11 +243,7 @@ class DLQHandler:
         self._got_one_to_leave = False
         now = time.monotonic()
         held, next_due = self._decisions.held(now)
-        channel = self._move_ctx.channel
-        what = f"receive from {dlq}"
-        receiver = channel.prefetching_consumer(
-            channel.java_string(dlq.key), _excluding(held), _PREFETCH, f"create_consumer({dlq})"
-        )
+        receiver = MessageReceiver(self._move_ctx, dlq, _excluding(held), _PREFETCH)
         changed = False
         wait_ms = min(_FIRST_WAIT_MS, max(1, int(self.poll_interval_s * 1000)))  # polls no slower
         try:
@@ -257,22 +253,22 @@ class DLQHandler:
                     if to_due_ms <= 0:
                         return changed, True  # let the message whose retry is due in
                     wait_ms = min(wait_ms, to_due_ms)
-                raw = receiver.receive(wait_ms, True, what)
+                message = receiver.receive(wait_ms)
                 wait_ms = _NEXT_WAIT_MS
-                if raw is None:
+                if message is None:
                     if next_due is not None and time.monotonic() >= next_due:
                         return changed, True
                     # what the receive skipped (poison quarantined, messages expired) goes for good
                     self._commit_skipped()
                     return changed, False
                 changed = True
-                if not self._handle(browse_ctx, Message.from_record(C.IncomingRecord(raw, 0))):
+                if not self._handle(browse_ctx, message):
                     self._got_one_to_leave = True
                     return True, True
             return changed, False
         finally:
             with contextlib.suppress(JMSRuntimeException):
-                receiver.close(f"close consumer on {dlq}")
+                receiver.close()
 
     def _handle(self, browse_ctx: JMSContext, message: Message) -> bool:
         """Decides and carries out what becomes of a message got in the move transaction; True

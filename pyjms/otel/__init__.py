@@ -1,4 +1,4 @@
-"""OpenTelemetry tracing for pyjms (the ``pyjms[otel]`` extra).
+"""OpenTelemetry tracing and messaging metrics for pyjms (the ``pyjms-jakarta[otel]`` extra).
 
 ::
 
@@ -27,12 +27,14 @@ from __future__ import annotations
 
 from opentelemetry import trace
 from opentelemetry.context import Context
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
 from pyjms.api.message import Message
 from pyjms.api.observers import add_consumer_observer, remove_consumer_observer
 from pyjms.api.policy import install_send_policy, uninstall_send_policy
 from pyjms.otel.carrier import DASH, extract, property_name
+from pyjms.otel.metrics import MessagingMetrics
 from pyjms.otel.spans import ORDER, TRACING, TracingObserver, TracingSendPolicy
 from pyjms.version import __version__
 
@@ -55,13 +57,18 @@ __all__ = [
 ]
 
 
-def instrument(tracer_provider: TracerProvider | None = None) -> None:
-    """Makes pyjms trace: spans from ``tracer_provider`` (None: the global one, as set by
-    ``opentelemetry.trace.set_tracer_provider`` or the SDK's auto-configuration), context
-    through the global propagator (W3C trace context and baggage unless configured
-    otherwise). Calling it again changes the tracer provider."""
+def instrument(
+    tracer_provider: TracerProvider | None = None, meter_provider: MeterProvider | None = None
+) -> None:
+    """Makes pyjms trace and measure: spans from ``tracer_provider`` (None: the global one, as
+    set by ``opentelemetry.trace.set_tracer_provider`` or the SDK's auto-configuration),
+    messaging metrics (pyjms.otel.metrics) from ``meter_provider`` (None: the global one),
+    context through the global propagator (W3C trace context and baggage unless configured
+    otherwise). Calling it again changes the providers. ``opentelemetry-instrument`` calls it
+    through pyjms's instrumentor (pyjms.otel.instrumentor)."""
     with TRACING.lock:
         TRACING.tracer = trace.get_tracer(SCOPE, __version__, tracer_provider, schema_url=SCHEMA_URL)
+        TRACING.metrics = MessagingMetrics(SCOPE, __version__, SCHEMA_URL, meter_provider)
         install_send_policy(TracingSendPolicy, order=ORDER)
         add_consumer_observer(_OBSERVER)
 
@@ -70,6 +77,7 @@ def uninstrument() -> None:
     """Stops making spans and propagating context, at once for every producer and consumer."""
     with TRACING.lock:
         TRACING.tracer = None
+        TRACING.metrics = None
         remove_consumer_observer(_OBSERVER)
         uninstall_send_policy(TracingSendPolicy)
 

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -45,6 +46,7 @@ from pyjms.api.observers import ConsumerObserver, Listener
 from pyjms.api.policy import Completion, OutgoingSend, Proceed, ProducerOptions, SendPolicy, SendResult
 from pyjms.errors import JMSRuntimeException
 from pyjms.otel import carrier
+from pyjms.otel.metrics import MessagingMetrics
 
 #: the messaging.system of every span: pyjms is a JMS client whatever the provider, and the
 #: Java agent's JMS instrumentation says "jms" too
@@ -59,6 +61,8 @@ class Tracing:
 
     def __init__(self) -> None:
         self.tracer: Tracer | None = None
+        #: the messaging metrics' instruments (set with the tracer, by instrument())
+        self.metrics: MessagingMetrics | None = None
         self.lock = threading.Lock()
 
 
@@ -161,9 +165,10 @@ class TracingSendPolicy(SendPolicy):
         return True
 
     def send(self, send: OutgoingSend, proceed: Proceed) -> SendResult:
-        tracer = TRACING.tracer
+        tracer, meters = TRACING.tracer, TRACING.metrics
         if tracer is None:
             return proceed(send)
+        started = time.perf_counter()
         attributes = common_attributes("send", send.destination, send.context.factory)
         if len(send.messages) != 1:
             attributes[M.MESSAGING_BATCH_MESSAGE_COUNT] = len(send.messages)
@@ -188,18 +193,26 @@ class TracingSendPolicy(SendPolicy):
             properties = dict(send.properties)
             properties.update(carrier.injected_properties(trace.set_span_in_context(span)))
             send = send.replace(properties=properties)
+        count = len(send.messages)
+
+        def measured(error: BaseException | None) -> None:
+            if meters is not None:
+                meters.sent_messages(attributes, count, time.perf_counter() - started, error)
+
         if send.completion is not None:
-            send = send.replace(completion=_ending(span, send.completion))
+            send = send.replace(completion=_ending(span, send.completion, measured))
         try:
             with trace.use_span(span, end_on_exit=False):
                 result = proceed(send)
         except BaseException as e:
             failed(span, e)
             span.end()
+            measured(e)
             raise
         if send.completion is None:
             _sent(span, result.headers)
             span.end()
+            measured(None)
         return result
 
 
@@ -209,8 +222,10 @@ def _sent(span: trace.Span, headers: Mapping[str, Any] | None) -> None:
         span.set_attribute(M.MESSAGING_MESSAGE_ID, message_id)
 
 
-def _ending(span: trace.Span, completion: Completion) -> Completion:
-    """An async send's completion that ends its span first."""
+def _ending(
+    span: trace.Span, completion: Completion, measured: Callable[[BaseException | None], None]
+) -> Completion:
+    """An async send's completion that ends its span (and measures the send) first."""
 
     def completed(headers: Mapping[str, Any] | None, error: JMSRuntimeException | None) -> None:
         if error is None:
@@ -218,6 +233,7 @@ def _ending(span: trace.Span, completion: Completion) -> Completion:
         else:
             failed(span, error)
         span.end()
+        measured(error)
         completion(headers, error)
 
     return completed
@@ -248,6 +264,9 @@ class TracingObserver(ConsumerObserver):
             start_time=started_ns,
         )
         span.end()
+        meters = TRACING.metrics
+        if meters is not None:
+            meters.received(attributes, len(messages), max(0, time.time_ns() - started_ns) / 1e9)
 
     def deliver(self, consumer: JMSConsumer, message: Message, listener: Listener) -> None:
         tracer = TRACING.tracer
@@ -268,11 +287,17 @@ class TracingObserver(ConsumerObserver):
             links=_links([creation_span]),
         )
         token = otel_context.attach(trace.set_span_in_context(span, base))
+        started = time.perf_counter()
+        error: BaseException | None = None
         try:
             listener(message)
         except BaseException as e:
+            error = e
             failed(span, e)
             raise
         finally:
             otel_context.detach(token)
             span.end()
+            meters = TRACING.metrics
+            if meters is not None:
+                meters.processed(attributes, time.perf_counter() - started, error)

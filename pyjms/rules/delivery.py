@@ -23,7 +23,7 @@ from pyjms.api.checks import (  # noqa: F401 - the client's checks, named here t
     to_ms,
 )
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
-from pyjms.bridge import codec as C
+from pyjms.api.property_types import T_BOOL, T_BYTE, T_CHAR, T_DOUBLE, T_FLOAT, T_INT, T_LONG, T_SHORT
 from pyjms.bridge.contract import RESERVED_PREFIX
 from pyjms.errors import (
     IllegalStateRuntimeException,
@@ -140,14 +140,14 @@ def check_delayed_target(
 
 
 _VALUE_BYTES = {
-    C.T_BOOL: 1,
-    C.T_BYTE: 1,
-    C.T_SHORT: 2,
-    C.T_CHAR: 2,
-    C.T_INT: 4,
-    C.T_FLOAT: 4,
-    C.T_LONG: 8,
-    C.T_DOUBLE: 8,
+    T_BOOL: 1,
+    T_BYTE: 1,
+    T_SHORT: 2,
+    T_CHAR: 2,
+    T_INT: 4,
+    T_FLOAT: 4,
+    T_LONG: 8,
+    T_DOUBLE: 8,
 }
 
 

@@ -19,7 +19,7 @@ in one transaction.
 ``consume_after_job`` (pyjms.spark.consume_after) removes what a batch job read only after
 the job succeeded.
 
-Executors need pyjms importable (``pip install 'pyjms[spark]'`` of the wheel, which carries
+Executors need pyjms importable (``pip install 'pyjms-jakarta[spark]'`` of the wheel, which carries
 the shim and the default provider's jars, in their environment) and a JDK 17 on every node;
 for another provider, its resolved jars (``pyjms providers fetch``) or ``PYJMS_CLASSPATH``. Each Spark Python worker starts one JVM on its first
 task and keeps it for the tasks that follow; every task opens and closes its own connection.
@@ -34,7 +34,7 @@ try:
     from pyspark.sql.types import StructType
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError(
-        f"pyjms.spark needs PySpark 4 with pandas < 3 and pyarrow: pip install 'pyjms[spark]' ({e})"
+        f"pyjms.spark needs PySpark 4 with pandas < 3 and pyarrow: pip install 'pyjms-jakarta[spark]' ({e})"
     ) from None
 
 from pyjms.bridge.contract import DLQ_DETAIL

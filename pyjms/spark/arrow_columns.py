@@ -1,4 +1,4 @@
-"""A read's batches built as Arrow columns in the JVM (org.pyjms.shim.spark.ArrowColumns).
+"""A read's batches built as Arrow columns in the JVM (pyjms.api.bulk.ColumnarReader).
 
 The shim takes a batch as its packed records (the same poison, expiry and acknowledgement rules
 as any receive or browse) and transposes it into the buffers of the read schema's Arrow arrays;
@@ -12,27 +12,17 @@ row's duplicate id, and only rows that have one are looked at.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
 
+from pyjms.api.bulk import ColumnarReader, Columns
 from pyjms.api.consumer import JMSConsumer, QueueBrowser
 from pyjms.api.message import Message
-from pyjms.bridge import codec as C
-from pyjms.bridge import jvm
-from pyjms.bridge.channel import log_poison_notes
-from pyjms.bridge.contract import DUPLICATE_ID
 from pyjms.spark.schema import READ_SCHEMA, ArrowRows
 
-_HEAD = struct.Struct("<ii8x")  # status (-1: records follow), rows kept
-_LENGTH = struct.Struct("<i4x")
-#: the buffers of a columnar answer, in the shim's order (ArrowColumns.BUFFERS)
-_BUFFERS = 41
 _STRING_COLUMNS = ("message_id", "destination", "correlation_id", "type", "reply_to")
-_CLASS = "org.pyjms.shim.spark.ArrowColumns"
 
 
 @dataclass
@@ -73,21 +63,11 @@ class ArrowColumnReader:
         self._micros = full.field("timestamp").type
         self._map = full.field("properties").type
         self._wanted = [full.get_field_index(f.name) for f in rows.arrow_schema]
-        self._java: Any = None
-
-    def _shim(self) -> Any:
-        if self._java is None:
-            self._java = jvm.shim().jclass(_CLASS)
-        return self._java
+        self._reader = ColumnarReader()
 
     def receive(self, consumer: JMSConsumer, max_messages: int, timeout_ms: int) -> ColumnBatch:
         """Up to max_messages from a consumer, waiting up to timeout_ms for the first."""
-        java, receiver = self._shim(), consumer.wire_receiver().java
-        raw = consumer.context.channel.call(
-            lambda: java.receive(receiver, max_messages, timeout_ms, DUPLICATE_ID),
-            f"receive_batch from {consumer.destination}",
-        )
-        return self._answer(bytes(raw))
+        return self._answer(self._reader.receive(consumer, max_messages, timeout_ms))
 
     def browse(
         self, browser: QueueBrowser, max_messages: int, partition: int, partitions: int
@@ -95,29 +75,20 @@ class ArrowColumnReader:
         """The next up to max_messages messages of a browse (received 0: its end), keeping the
         rows ``partition`` owns (pyjms.spark.batch_read's owner; the messages of a batch
         handed back as messages are all there, for the caller to choose from)."""
-        java, wire = self._shim(), browser.wire_browser().java
-        raw = browser.context.channel.call(
-            lambda: java.browse(wire, max_messages, DUPLICATE_ID, partition, partitions),
-            f"browse {browser.get_queue()}",
-        )
-        return self._answer(bytes(raw))
+        return self._answer(self._reader.browse(browser, max_messages, partition, partitions))
 
-    def _answer(self, raw: bytes) -> ColumnBatch:
-        status, n = _HEAD.unpack_from(raw, 0)
-        if status < 0:
-            records = raw[4:]
-            messages = [Message.from_record(r) for r in C.iter_batch(records)]
-            return ColumnBatch(len(messages), messages=messages)
-        if status == 0:
-            log_poison_notes()
-        if n == 0:
-            return ColumnBatch(status)
-        arrays = self._arrays(_split(raw), n)
+    def _answer(self, columns: Columns[Message]) -> ColumnBatch:
+        n = columns.rows
+        if columns.messages is not None:
+            return ColumnBatch(columns.received, messages=columns.messages)
+        if columns.buffers is None:
+            return ColumnBatch(columns.received)
+        arrays = self._arrays([pa.py_buffer(b) for b in columns.buffers], n)
         batch = pa.RecordBatch.from_arrays([arrays[i] for i in self._wanted], schema=self.rows.arrow_schema)
         duplicates = arrays[-1]
         if duplicates.null_count == n:
-            return ColumnBatch(status, batch)
-        return ColumnBatch(status, batch, duplicates.to_pylist(), arrays[0].to_pylist())
+            return ColumnBatch(columns.received, batch)
+        return ColumnBatch(columns.received, batch, duplicates.to_pylist(), arrays[0].to_pylist())
 
     def _arrays(self, b: list[pa.Buffer], n: int) -> list[pa.Array]:
         """The read schema's 16 arrays, then the duplicate ids."""
@@ -142,19 +113,6 @@ class ArrowColumnReader:
         out.append(pa.Array.from_buffers(pa.string(), n, b[35:38]))  # text
         out.append(pa.Array.from_buffers(pa.string(), n, b[38:41]))  # duplicate ids
         return out
-
-
-def _split(raw: bytes) -> list[pa.Buffer]:
-    """The answer's buffers, as zero-copy slices of it."""
-    whole = pa.py_buffer(raw)
-    out: list[pa.Buffer] = []
-    at = _HEAD.size
-    for _ in range(_BUFFERS):
-        (size,) = _LENGTH.unpack_from(raw, at)
-        at += _LENGTH.size
-        out.append(whole.slice(at, size))
-        at += (size + 7) & ~7
-    return out
 
 
 def _int32_count(offsets: pa.Buffer, n: int) -> int:

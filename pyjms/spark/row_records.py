@@ -3,7 +3,7 @@
 A row's columns (body, destination, priority, delivery mode, TTL, delay, correlation id, type,
 reply-to, properties, duplicate id) pass the same rules as JMSProducer's setters
 (pyjms.rules.delivery), then become one record: the destination key, the send options and the
-message (pyjms.bridge.codec). A row with a delivery delay becomes a DelayedRow instead, for the
+message (pyjms.api.bulk.RoutedEncoder). A row with a delivery delay becomes a DelayedRow instead, for the
 task to send through a JMSProducer. A row that broke a rule can become a dead-letter record,
 with IBM MQ's dead-letter header. Rows with only a body, the common case, are encoded column
 at a time. The task's transaction (pyjms.spark.task_writer) sends what this module makes.
@@ -11,26 +11,21 @@ at a time. The task's transaction (pyjms.spark.task_writer) sends what this modu
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.types import DataType, StringType
 
+from pyjms.api.bulk import RoutedEncoder
 from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.message.properties import check_duplicate_id, check_property_name
-from pyjms.bridge import codec as C
+from pyjms.api.property_types import KIND_BYTES, KIND_TEXT, T_STRING
 from pyjms.bridge.contract import DLQ_DETAIL, DUPLICATE_ID
 from pyjms.dlq.header import MQFMT_NONE, MQFMT_STRING, DeadLetterHeader, destination_name, reason_for
 from pyjms.errors import InvalidDestinationRuntimeException, JMSRuntimeException
 from pyjms.rules import delivery as rules
 from pyjms.spark.options import JMSOptions, delivery_mode_value, destination_key
-
-# what follows a row's destination key in a routed entry: delivery mode, priority, TTL, delay
-_ROUTE = C.ROUTE
-_LENGTH = struct.Struct(">i")
-_NULL_TEXT = _LENGTH.pack(-1)  # a TextMessage with no text
 
 #: PutApplName in the dead-letter header of a row this sink dead-letters
 PUT_APPL_NAME = "pyjms.spark"
@@ -77,43 +72,28 @@ class RowEncoder:
         self._o = options
         self._id_prefix = id_prefix
         #: the message kind of every row: a string body makes TextMessages, binary BytesMessages
-        self.kind = C.KIND_TEXT if isinstance(columns["body"], StringType) else C.KIND_BYTES
-        self._keys: dict[str, bytes] = {}
+        self.kind = KIND_TEXT if isinstance(columns["body"], StringType) else KIND_BYTES
+        self._routed = RoutedEncoder(text=self.kind == KIND_TEXT)
 
     def bodies(self, bodies: pa.Array, first_row: int) -> list[bytes]:
         """The records of rows with only a body and no delay: every send option comes from
         the options, which passed the rules when the job was planned, so no row can break one.
         Bodies stay UTF-8 bytes from Arrow to the JVM (a string column is cast to binary)."""
         o = self._o
-        key = o.require_destination()
-        prefix = self.route(key, o.delivery_mode, o.priority, o.time_to_live, None, None, None, None, {})[
-            :-4
-        ]  # the record for a null body, without the body
-        length = _LENGTH.pack
-        empty = b"" if self.kind == C.KIND_BYTES else _NULL_TEXT
         raw = (
             bodies.cast(pa.binary())
             if pa.types.is_string(bodies.type) or pa.types.is_large_string(bodies.type)
             else bodies
         )
-        if self._id_prefix is None:
-            return [prefix + (length(len(b)) + b if b is not None else empty) for b in raw.to_pylist()]
-        # the same record with the row's duplicate id, "<prefix><row>", as its one property:
-        # the property block is packed once up to the id's length, and each row adds its
-        # length and its number (packing a property map per row cost 1.9 us of 2.1)
-        route, kind = prefix[:-2], prefix[-2]
-        head = route + bytes((kind, C.FLAG_PROPERTIES))
-        head += C.pack_properties({DUPLICATE_ID: (C.T_STRING, "")})[: -_LENGTH.size]
-        ids = self._id_prefix.encode("utf-8")
-        id_length = len(ids)
-        return [
-            head
-            + length(id_length + len(number := str(row)))
-            + ids
-            + number.encode("ascii")
-            + (length(len(b)) + b if b is not None else empty)
-            for row, b in enumerate(raw.to_pylist(), first_row)
-        ]
+        return self._routed.bodies(
+            o.require_destination(),
+            o.delivery_mode,
+            o.priority,
+            o.time_to_live,
+            raw.to_pylist(),
+            self._id_prefix,
+            first_row,
+        )
 
     def duplicate_id(self, row: int, given: str | None) -> str | None:
         if given is not None:
@@ -152,7 +132,7 @@ class RowEncoder:
         props = string_properties(properties)
         key_of_row = self.duplicate_id(row, duplicate_id)
         if key_of_row is not None:
-            props[DUPLICATE_ID] = (C.T_STRING, key_of_row)
+            props[DUPLICATE_ID] = (T_STRING, key_of_row)
         reply_key = None if reply_to is None else destination_key(reply_to, "reply_to")
         if delay:
             return DelayedRow(
@@ -173,18 +153,7 @@ class RowEncoder:
         props: dict[str, tuple[int, Any]],
     ) -> bytes:
         """The routed record of a message of this task's kind, without a delay."""
-        head = self._keys.get(key)
-        if head is None:
-            head = self._keys[key] = C.pack_string(key)
-        has_headers = correlation_id is not None or jms_type is not None or reply_key is not None
-        headers = C.pack_headers(correlation_id, jms_type, reply_key) if has_headers else b""
-        if body is None and self.kind == C.KIND_BYTES:
-            body = b""
-        return (
-            head
-            + _ROUTE.pack(mode, priority, ttl, 0)  # no delay: delayed rows are DelayedRows
-            + C.pack_record(self.kind, body, headers, C.pack_properties(props) if props else b"")
-        )
+        return self._routed.entry(key, mode, priority, ttl, body, correlation_id, jms_type, reply_key, props)
 
     def dead_letter(
         self, row: int, partition: int, error: JMSRuntimeException, values: tuple[Any, ...]
@@ -207,16 +176,16 @@ class RowEncoder:
             reason_for(error),
             destination_name(intended),
             put_appl_name=PUT_APPL_NAME,
-            format=MQFMT_STRING if self.kind == C.KIND_TEXT else MQFMT_NONE,
+            format=MQFMT_STRING if self.kind == KIND_TEXT else MQFMT_NONE,
         )
         props = {**string_properties(properties, strict=False), **header.typed_properties()}
-        props[DLQ_DETAIL] = (C.T_STRING, f"row {row} of partition {partition}: {error}")
+        props[DLQ_DETAIL] = (T_STRING, f"row {row} of partition {partition}: {error}")
         try:
             key_of_row = self.duplicate_id(row, duplicate_id)
         except JMSRuntimeException:
             key_of_row = self.duplicate_id(row, None)
         if key_of_row is not None:
-            props[DUPLICATE_ID] = (C.T_STRING, key_of_row)
+            props[DUPLICATE_ID] = (T_STRING, key_of_row)
         # no delay and no TTL: the dead-letter queue keeps the row until someone looks at it
         return self.route(
             o.dead_letter_queue or "",
@@ -245,5 +214,5 @@ def string_properties(
             if strict:
                 raise
             continue  # dead-lettering: keep what can be kept
-        out[name] = (C.T_STRING, value)
+        out[name] = (T_STRING, value)
     return out

@@ -7,7 +7,6 @@ broker scheduler, IBM MQ's remaining expiry in tenths of a second).
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,10 +27,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from pyjms.api.bulk import received_body
 from pyjms.api.expiry import is_expired, now_ms, remaining_expiry
 from pyjms.api.message import Message
 from pyjms.api.message.properties import DELIVERY_TIME_PROPERTY, EXPIRATION_PROPERTY, SEND_TIME_PROPERTY
-from pyjms.bridge import codec as C
 from pyjms.errors import InvalidArgumentRuntimeException
 
 _STRING_MAP = MapType(StringType(), StringType(), valueContainsNull=True)
@@ -126,8 +125,6 @@ def check_write_schema(schema: StructType) -> dict[str, DataType]:
 
 # ---------------------------------------------------------------------------- messages to Arrow
 
-_TEXT, _BYTES = C.KIND_TEXT, C.KIND_BYTES
-_I32 = struct.Struct(">i")
 _NAMES = [f.name for f in READ_SCHEMA.fields]
 
 
@@ -141,19 +138,6 @@ def _property_text(value: Any) -> str | None:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return None  # JMS cannot read a byte[] property as a String either
     return None if value is None else str(value)
-
-
-def _bodies(rec: C.IncomingRecord) -> tuple[bytes | None, str | None]:
-    """(body bytes, text): a text message's UTF-8 bytes and its text, a bytes message's bytes."""
-    if rec.kind == _TEXT:
-        (n,) = _I32.unpack_from(rec.buf, rec.body_at)
-        if n < 0:
-            return None, None
-        raw = rec.buf[rec.body_at + 4 : rec.body_at + 4 + n]
-        return raw, raw.decode("utf-8", "surrogateescape")
-    if rec.kind == _BYTES:
-        return bytes(rec.body()), None
-    return None, None
 
 
 class ArrowRows:
@@ -179,14 +163,12 @@ class ArrowRows:
         now = now_ms()
         rows = []
         for m in messages:
-            rec = m.record
-            assert rec is not None  # a received message keeps its record
             h = m.wire_headers()  # decodes headers and properties together
             expiration = m.get_jms_expiration()
             if is_expired(expiration, now):
                 continue
             props = m.typed_properties()
-            body, text = _bodies(rec)
+            body, text = received_body(m)
             count = h["delivery_count"]
             rows.append(
                 (

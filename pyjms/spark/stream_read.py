@@ -52,11 +52,11 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
+from pyjms.api.bulk import iter_received, pack_received, received_bytes
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.destination import from_key
 from pyjms.api.expiry import is_expired, now_ms
 from pyjms.api.message import Message
-from pyjms.bridge import codec as C
 from pyjms.errors import JMSRuntimeException
 from pyjms.spark.options import JMSOptions, connection_factory
 from pyjms.spark.schema import ArrowRows
@@ -82,7 +82,7 @@ _DEFAULT_BATCH_BOUND = 100_000
 
 
 class JMSStreamPartition(InputPartition):
-    """Part of a micro-batch: ``count`` received records, packed as one codec batch."""
+    """Part of a micro-batch: ``count`` received messages, packed as one bytes (pyjms.api.bulk.pack_received)."""
 
     def __init__(self, records: bytes, count: int) -> None:
         super().__init__(count)
@@ -168,15 +168,15 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 )
         parts = max(1, min(self.options.num_partitions, len(batch.records)))
         chunks = [batch.records[i::parts] for i in range(parts)]
-        return [JMSStreamPartition(C.pack_batch(chunk, len(chunk)), len(chunk)) for chunk in chunks if chunk]
+        return [JMSStreamPartition(pack_received(chunk), len(chunk)) for chunk in chunks if chunk]
 
     def read(self, partition: JMSStreamPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         # runs on an executor: decoding only, the messages came with the partition
         rows = ArrowRows(self.schema)
         size = self.options.batch_size
         chunk: list[Message] = []
-        for rec in C.iter_batch(partition.records):
-            chunk.append(Message.from_record(rec))
+        for m in iter_received(partition.records):
+            chunk.append(m)
             if len(chunk) >= size:
                 batch = rows.batch(chunk)
                 chunk = []
@@ -225,9 +225,7 @@ class JMSMicroBatchStream(DataSourceStreamReader, SupportsTriggerAvailableNow):
             for m in messages:
                 # an expired message is consumed with the batch and never shown (IBM MQ discards on get)
                 if not is_expired(m.get_jms_expiration(), now):
-                    rec = m.record
-                    assert rec is not None  # a received message keeps its record
-                    out.append(rec.buf[rec.start : rec.end])
+                    out.append(received_bytes(m))
         if not out:
             self._ctx.commit()  # nothing to deliver; anything taken had expired
         return out

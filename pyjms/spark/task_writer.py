@@ -26,7 +26,7 @@ from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.context import JMSContext
 from pyjms.api.destination import Destination, from_key
 from pyjms.api.message import TextMessage
-from pyjms.bridge import codec as C
+from pyjms.api.property_types import KIND_TEXT
 from pyjms.errors import (
     DuplicateRejectedRuntimeException,
     JMSRuntimeException,
@@ -164,7 +164,7 @@ class _PartitionSender:
             p.set_string_property(name, value)
         body = row.body
         if body is None:
-            body = TextMessage(None) if self._encoder.kind == C.KIND_TEXT else b""
+            body = TextMessage(None) if self._encoder.kind == KIND_TEXT else b""
         p.send(self._destination(row.key), body)
 
     def _invalid(self, row: int, error: JMSRuntimeException, values: tuple[Any, ...]) -> None:

@@ -51,5 +51,5 @@ def check_worker_python(conf_python: str | None = None) -> str:
         )
     raise WorkerPythonError(
         f"Spark's Python workers run {python} ({resolved}; {how}), which {problem}: set "
-        f"PYSPARK_PYTHON={sys.executable} before the SparkSession starts, or install 'pyjms[spark]' there"
+        f"PYSPARK_PYTHON={sys.executable} before the SparkSession starts, or install 'pyjms-jakarta[spark]' there"
     )

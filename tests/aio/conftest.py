@@ -45,7 +45,9 @@ class SlowCallbacks(logging.Handler):
 
 
 #: the modules through which every Java call of pyjms passes (the wire layer's channel and JVM)
-JAVA_CROSSINGS = tuple(str(Path(pyjms.bridge.__file__).parent / name) for name in ("channel.py", "jvm.py"))
+JAVA_CROSSINGS = tuple(
+    str(Path(pyjms.bridge.__file__).parent / name) for name in ("channel.py", "receivers.py", "jvm.py")
+)
 
 
 @dataclass

@@ -150,7 +150,7 @@ def test_the_detector_sees_a_blocking_call(embedded_broker: object, qname: str) 
     _, watch = run_watched(main)
     assert any(" took " in r for r in watch.reports)  # asyncio's own report
     assert watch.blocking() and all(" called Java: " in b for b in watch.blocking())
-    assert any(b.endswith("channel.py:receive") for b in watch.blocking())
+    assert any(b.endswith("receivers.py:receive") for b in watch.blocking())
 
 
 def test_the_detector_sees_python_work_on_the_loop() -> None:

@@ -4,8 +4,8 @@ by without consuming PYJMS.MARKS, and a standby takes over within 5 s of the act
 SIGKILL. Cooperative marks survive the takeover (the handles restore them to the new service),
 so no message is dispatched twice.
 
-The broker runs in this process (ActiveMQ and Artemis, with a TCP port), with its own mark
-service as the first candidate; two ``pyjms mark-service`` processes stand beside it. The
+The broker runs in this process (ActiveMQ and Artemis, with a TCP port; Artemis reached over
+its core protocol and over AMQP), with its own mark service as the first candidate; two ``pyjms mark-service`` processes stand beside it. The
 broker's service steps down (``broker.marks.stop()``: one process takes over), then that process
 is SIGKILLed (the other takes over), while three dispatchers mark the queue cooperatively.
 """
@@ -19,6 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -37,15 +38,17 @@ MESSAGES = 3000
 TAKEOVER_S = 5.0
 
 
-@pytest.fixture(params=["activemq", "artemis"])
-def broker(request: pytest.FixtureRequest) -> Iterator[object]:
+@pytest.fixture(params=["activemq", "artemis", "amqp"])
+def served(request: pytest.FixtureRequest) -> Iterator[tuple[Any, str]]:
+    """A broker in this process with its own mark service, and the URL the mark-service
+    processes and dispatchers reach it by (amqp: Qpid JMS to the Artemis broker's AMQP acceptor)."""
     from pyjms.broker import EmbeddedBroker
     from pyjms.providers.artemis import EmbeddedArtemisBroker
 
-    b = (EmbeddedArtemisBroker if request.param == "artemis" else EmbeddedBroker)(
+    b = (EmbeddedBroker if request.param == "activemq" else EmbeddedArtemisBroker)(
         port=0, mark_lease_ms=LEASE_MS
     )
-    yield b
+    yield b, b.amqp_url if request.param == "amqp" else b.tcp_url
     b.stop()
 
 
@@ -83,8 +86,10 @@ def _marks_consumers(url: str) -> int:
     return 0
 
 
-def test_a_standby_mark_service_takes_over_within_5_s_and_no_message_goes_to_two_dispatchers(broker) -> None:
-    url = broker.tcp_url  # type: ignore[attr-defined]
+def test_a_standby_mark_service_takes_over_within_5_s_and_no_message_goes_to_two_dispatchers(
+    served: tuple[Any, str],
+) -> None:
+    broker, url = served
     qname = f"TAKEOVER.{uuid.uuid4().hex[:8]}"
     services = [MarkServiceProcess(url) for _ in range(2)]
     try:
@@ -107,7 +112,7 @@ def test_a_standby_mark_service_takes_over_within_5_s_and_no_message_goes_to_two
         time.sleep(2)
         # the broker's service steps down: a standby process takes over
         stepped_down = time.monotonic()
-        broker.marks.stop()  # type: ignore[attr-defined]
+        broker.marks.stop()
         got = {s: s.active_at(TAKEOVER_S, after=stepped_down) for s in services}
         first = next(s for s, at in got.items() if at is not None)
         step_down_s = got[first] - stepped_down  # type: ignore[operator]
@@ -168,18 +173,19 @@ def test_mark_services_beside_a_pyjms_broker_stand_by(provider: str) -> None:
         broker.stop()
 
 
-def test_B05_an_interval_an_administrator_set_holds_after_a_takeover(broker) -> None:
+def test_B05_an_interval_an_administrator_set_holds_after_a_takeover(served: tuple[Any, str]) -> None:
     """MsgMarkBrowseInterval is the queue manager's: set on the active mark service, it is the
     interval of the service that takes over (through its note on PYJMS.MARKS.EPOCH)."""
     from pyjms.browse import mark_browse_interval, set_mark_browse_interval
 
-    factory = pyjms.ConnectionFactory(broker.tcp_url)  # type: ignore[attr-defined]
-    standby = MarkServiceProcess(broker.tcp_url)  # type: ignore[attr-defined]
+    broker, url = served
+    factory = pyjms.ConnectionFactory(url)
+    standby = MarkServiceProcess(url)
     try:
         assert "standing by" in standby.first, standby.first
         assert set_mark_browse_interval(factory, 7000) == 7000
         stepped_down = time.monotonic()
-        broker.marks.stop()  # type: ignore[attr-defined]
+        broker.marks.stop()
         assert standby.active_at(TAKEOVER_S, after=stepped_down) is not None, standby.stderr()[-2000:]
         deadline = time.monotonic() + 30
         while True:

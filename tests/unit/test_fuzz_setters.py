@@ -1,7 +1,8 @@
 """Fuzz of every public setter and of the DLQ rules-table parser (issue 15 item 6): whatever a
 user passes, the only exceptions are pyjms's (pyjms.errors.JMSRuntimeException and its
 subclasses), never a TypeError, OverflowError, UnicodeError or anything from JPype; a value a
-setter accepts reads back as set. No broker is needed: setters check at once."""
+setter accepts reads back as set. No broker is needed: setters check at once (producers come
+from a context on the fake broker)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 
 import pyjms
 from pyjms.dlq import RulesTable
+from tests.fakes.channel import FakeBroker
+from tests.fakes.provider import fake_factory
 
 QUICK = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -149,8 +152,8 @@ MAP_SETTERS = [
 
 @pytest.fixture(scope="module")
 def ctx():
-    """A context on the embedded broker: producers come from it (nothing is sent)."""
-    with pyjms.ConnectionFactory().create_context() as c:
+    """A context on a fake broker (tests/fakes): producers come from it (nothing is sent)."""
+    with fake_factory(FakeBroker()).create_context() as c:
         yield c
 
 

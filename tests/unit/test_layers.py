@@ -20,6 +20,9 @@ import the facade. Besides the direction of imports, the test refuses an import 
 modules, a pyjms import inside a function (the JVM start, jpype, and the optional extra pyspark
 are the allowed lazy imports) and reads of another package's private members (``x._name``
 where ``x`` is not ``self``/``cls`` and ``_name`` is defined only in another top-level package).
+Above the client (the providers aside) no module imports the wire's record format
+(``pyjms.bridge.codec``) or touches a raw Java object (``.java``, ``jvm.shim()``, ``jclass``,
+``pyjms.bridge.java_types``): pyjms.api.bulk declares what the features and Spark move in bulk.
 The checks are plain functions over a source tree, so the tests at the end feed them small
 synthetic trees that break each rule, to show that the contract can fail.
 """
@@ -405,6 +408,57 @@ def test_aio_reaching_below_the_public_api_fails() -> None:
     assert aio_imports_beyond_the_public_api(tree) == ["pyjms.aio.context:1 imports pyjms.bridge.channel"]
 
 
+#: the layers that may use the wire's record format (pyjms.bridge.codec) and raw Java objects:
+#: the wire itself, the client (pyjms.api.bulk declares what the layers above move in bulk) and
+#: the providers (their own shim classes)
+WIRE_LAYERS = ("pyjms.bridge", "pyjms.api", "pyjms.providers")
+
+
+def _above_the_wire(module: str) -> bool:
+    return module != FACADE and not any(module == p or module.startswith(p + ".") for p in WIRE_LAYERS)
+
+
+def codec_imports(tree: Tree) -> list[str]:
+    """(e) Imports of the wire's record format above the client: the layers above pack and read
+    records only through pyjms.api (Message.encode, pyjms.api.bulk)."""
+    return [
+        f"{imp.module}:{imp.line} imports {imp.target}"
+        for imp in imports(tree)
+        if imp.target == f"{tree.root_package}.bridge.codec" and _above_the_wire(imp.module)
+    ]
+
+
+#: what reaches a raw Java object: a typed channel's ``.java``, the JVM's classes
+#: (``jvm.shim()``, ``jclass``), the Protocols of Java objects
+_RAW_JAVA_ATTRIBUTES = ("java", "shim", "jclass")
+
+
+def raw_java_uses(tree: Tree) -> list[str]:
+    """(f) Raw Java objects above the client: ``x.java``, ``jvm.shim()``, ``.jclass(...)`` and
+    imports of pyjms.bridge.java_types; the shim's classes are called through the typed
+    channel and pyjms.api.bulk, which translate their errors."""
+    bad = [
+        f"{imp.module}:{imp.line} imports {imp.target}"
+        for imp in imports(tree)
+        if imp.target == f"{tree.root_package}.bridge.java_types" and _above_the_wire(imp.module)
+    ]
+    for module, node in tree.modules.items():
+        if not _above_the_wire(module):
+            continue
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute) and n.attr in _RAW_JAVA_ATTRIBUTES:
+                bad.append(f"{module}:{n.lineno} uses .{n.attr}")
+    return sorted(bad)
+
+
+def test_no_codec_above_the_client(pyjms_tree: Tree) -> None:
+    assert codec_imports(pyjms_tree) == []
+
+
+def test_no_raw_java_above_the_client(pyjms_tree: Tree) -> None:
+    assert raw_java_uses(pyjms_tree) == []
+
+
 # ---------------------------------------------------------------------------- the checks can fail
 
 _SYNTHETIC = {
@@ -557,3 +611,41 @@ def test_a_private_read_across_packages_fails() -> None:
 def test_a_module_outside_every_layer_fails() -> None:
     with pytest.raises(AssertionError, match="pyjms.extra is in no layer"):
         layer_of("pyjms.extra")
+
+
+def test_the_codec_above_the_client_fails() -> None:
+    tree = _tree(
+        pyjms__bridge__init="",
+        pyjms__bridge__codec="T_STRING = 8\n",
+        pyjms__api__message="from pyjms.bridge import codec as C\n",
+        pyjms__dlq__init="",
+        pyjms__dlq__handler="from pyjms.bridge import codec as C\nfrom pyjms.bridge.codec import T_STRING\n",
+    )
+    assert codec_imports(tree) == [
+        "pyjms.dlq.handler:1 imports pyjms.bridge.codec",
+        "pyjms.dlq.handler:2 imports pyjms.bridge.codec",
+    ]
+
+
+def test_raw_java_above_the_client_fails() -> None:
+    tree = _tree(
+        pyjms__bridge__init="",
+        pyjms__bridge__jvm="def shim(): pass\n",
+        pyjms__bridge__java_types="class JavaChannel: pass\n",
+        pyjms__api__consumer="def wire(c):\n    return c.java\n",
+        pyjms__delay__sorter="""
+        from pyjms.bridge import jvm
+        from pyjms.bridge.java_types import JavaChannel
+
+        def file(ctx, consumer):
+            filer = jvm.shim().jclass("org.pyjms.shim.delay.SlotFiler")
+            return filer(ctx.channel.java).file(consumer.wire_receiver().java)
+    """,
+    )
+    assert raw_java_uses(tree) == [
+        "pyjms.delay.sorter:3 imports pyjms.bridge.java_types",
+        "pyjms.delay.sorter:6 uses .jclass",
+        "pyjms.delay.sorter:6 uses .shim",
+        "pyjms.delay.sorter:7 uses .java",
+        "pyjms.delay.sorter:7 uses .java",
+    ]

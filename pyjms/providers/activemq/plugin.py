@@ -44,6 +44,7 @@ class ActiveMQPlugin(ProviderPlugin):
     dead_letter_queue: str | None = "ActiveMQ.DLQ"
     browse_limit: int | None = dead_letters.BROWSE_LIMIT
     connection_failures = failures.CONNECTION_FAILURES
+    in_process_default = "an in-process, non-persistent ActiveMQ broker"
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

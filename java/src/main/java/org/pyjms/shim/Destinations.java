@@ -55,7 +55,7 @@ public final class Destinations {
         else if (key.startsWith("topic://")) d = session.createTopic(key.substring(8));
         else if (key.startsWith("temp-")) {
             d = TEMPORARY.get(key);
-            if (d == null) d = provider.temporary(key);
+            if (d == null || !provider.takes(d)) d = provider.temporary(key);
             if (d == null) throw new InvalidDestinationException("unknown temporary destination " + key);
             provider.awaitKnown(session, d);
         } else {

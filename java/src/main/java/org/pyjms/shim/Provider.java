@@ -18,6 +18,15 @@ public interface Provider {
     default Destination temporary(String key) { return null; }
 
     /**
+     * Whether this provider's client takes {@code d}, a temporary destination that some client
+     * in this JVM made or received under that key. Another provider's client may have made it (a
+     * Qpid JMS requester beside a broker whose services answer through Artemis's client): a
+     * client that refuses foreign destinations says false, and the shim then asks
+     * {@link #temporary} for one of its own.
+     */
+    default boolean takes(Destination d) { return true; }
+
+    /**
      * Waits, briefly, until this session's connection knows of another connection's temporary
      * destination (a reply-to it was just handed), where its client learns of them
      * asynchronously and refuses sends to one it has not heard of yet.

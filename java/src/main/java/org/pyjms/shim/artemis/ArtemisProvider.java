@@ -56,6 +56,12 @@ public final class ArtemisProvider implements Provider {
         return null;
     }
 
+    /** Artemis's client refuses any other client's destination ("Foreign destination"), as a
+     *  temporary queue of a Qpid JMS connection in this JVM is (a request over AMQP to a service
+     *  of an embedded broker): it gets one of its own by name from {@link #temporary}. */
+    @Override
+    public boolean takes(Destination d) { return d instanceof ActiveMQDestination; }
+
     /** Artemis's client sends async, completing when the broker confirms (see factory). Its
      *  receiveBody consumes a message it cannot convert, so it is no {@link #jms2Client}: the
      *  shim keeps such a message, and redelivers for a failed listener, itself. */

@@ -32,6 +32,11 @@ public final class DueMover {
     private MessageProducer producer;
 
     /** A message delivered more than mostAttempts times is quarantined (Poison.quarantineStaged). */
+    /** The next message the client holds already, or null (Provider.receiveBuffered). */
+    private Message buffered(MessageConsumer consumer) throws JMSException {
+        return channel.provider().receiveBuffered(channel.connection(), consumer);
+    }
+
     public DueMover(Channel channel, int mostAttempts) {
         this.channel = channel;
         this.mostAttempts = mostAttempts;
@@ -58,7 +63,10 @@ public final class DueMover {
         MessageConsumer consumer = from.jmsConsumer();
         List<Message> got = new ArrayList<>();
         int quarantined = 0;
-        Message m = timeoutMs > 0 ? consumer.receive(timeoutMs) : consumer.receiveNoWait();
+        // what the client holds already, never a question to the broker (Provider.receiveBuffered:
+        // Qpid JMS's receiveNoWait drains the link, and Artemis may drop a drain that follows
+        // another closely, leaving the client waiting for its answer)
+        Message m = timeoutMs > 0 ? consumer.receive(timeoutMs) : buffered(consumer);
         while (m != null) {
             if (Poison.quarantineStaged(channel, m, mostAttempts)) { // in this chunk's transaction
                 quarantined++;
@@ -66,7 +74,7 @@ public final class DueMover {
                 got.add(m);
             }
             if (got.size() + quarantined >= max) break;
-            m = consumer.receiveNoWait();
+            m = buffered(consumer);
         }
         Integer[] order = new Integer[got.size()];
         long[] due = new long[got.size()];

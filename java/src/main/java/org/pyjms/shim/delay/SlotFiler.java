@@ -65,7 +65,7 @@ public final class SlotFiler {
                 filed.merge(slot, 1, Integer::sum);
             }
             if (++n >= max) break;
-            m = consumer.receiveNoWait();
+            m = channel.provider().receiveBuffered(channel.connection(), consumer); // what has arrived
         }
         Codec.Out out = new Codec.Out(1024);
         out.putInt(filed.size());
