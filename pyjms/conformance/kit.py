@@ -239,9 +239,9 @@ class Probe:
         return q
 
     def delay_target(self, what: str) -> Queue:
-        """A queue for delayed messages: the ``--queue``, or a named one (a delay processor
-        delivers to named queues on every provider; a temporary queue's name does not survive
-        the trip through AMQP to ActiveMQ Classic's staging: see the report of issue 36)."""
+        """A queue for delayed messages: the ``--queue``, or a named one, which a reader on a
+        connection of its own may take from (only the connection that made a temporary queue
+        may consume from it)."""
         if self.existing_queue is not None:
             return Queue(self.existing_queue)
         return self.named_queue(what)
@@ -271,12 +271,10 @@ class Probe:
         self.stack = ExitStack()
         left = [*self.named, *([Queue(self.existing_queue)] if self.existing_queue else [])]
         self.named = []
-        if left:
-            with self.factory.create_context() as ctx:
-                for q in left:
-                    with ctx.create_consumer(q) as consumer:
-                        while consumer.receive(100) is not None:
-                            pass
+        for q in left:  # on the run's connection: a connection per rule cost a tenth or more
+            with self.ctx.create_consumer(q) as consumer:
+                while consumer.receive(100) is not None:
+                    pass
 
     def close(self) -> None:
         self.cleanup()
