@@ -207,6 +207,34 @@ def drain(consumer, timeout_ms: int = 300) -> list:
     return out
 
 
+def move_to_a_full_queue(factory, admin, qname: str):
+    """The move a DLQ handler makes (Q02), to a full queue: ``qname`` holds one message at
+    MAXDEPTH 1, and one transaction gets a message off ``qname.SOURCE`` and puts it there. The
+    client sends a put in a transaction without waiting for the broker, so the broker's refusal
+    must fail the commit; checks that it does and that nothing is lost (the get is rolled back),
+    and returns the commit's error. The transaction is on a connection of its own: ActiveMQ
+    withholds a message got in a failed commit until that connection closes."""
+    import pyjms
+
+    full, source = pyjms.Queue(qname), pyjms.Queue(f"{qname}.SOURCE")
+    admin.define_queue(full, max_depth=1)
+    with factory.create_context() as ctx:
+        ctx.create_producer().send(full, "fills it")
+        ctx.create_producer().send(source, "moved")
+        with factory.create_context(pyjms.SESSION_TRANSACTED) as tx, tx.create_consumer(source) as consumer:
+            got = consumer.receive(5000)
+            assert got is not None
+            tx.create_producer().send(full, got)
+            with pytest.raises(pyjms.TransactionRolledBackRuntimeException) as refused:
+                tx.commit()
+        with ctx.create_browser(source) as b:
+            assert [m.get_text() for m in b] == ["moved"]  # the get was rolled back with the put
+        with ctx.create_browser(full) as b:
+            assert [m.get_text() for m in b] == ["fills it"]
+    admin.delete(full)
+    return refused.value
+
+
 def take_batches(consumer, count: int, timeout_ms: int = 5000) -> list:
     """Exactly ``count`` messages through receive_batch, fewer only if none came within
     ``timeout_ms``: a call takes what has arrived, which on a loaded broker may be part."""

@@ -174,6 +174,13 @@ class ProviderPlugin:
         create_destinations=False), or None where it cannot tell."""
         return None
 
+    def delay_publishes_when_due(self, ctx: JMSContext, mechanism: str) -> bool:
+        """Whether a publication delayed by ``mechanism`` (native or scheduler) is matched to the
+        topic's subscribers when it is due, by a broker scheduler that publishes it then, instead
+        of at send as IBM MQ does (D16, D21): pyjms then sends one delayed copy per subscriber
+        address (:meth:`subscriber_addresses`)."""
+        return False
+
     def subscriber_addresses(self, ctx: JMSContext, topic: Topic) -> list[str] | None:
         """The addresses of a topic's subscribers now, to stage a delayed publication one copy
         per subscriber (IBM MQ, D16); None to stage one copy matched at delivery. May ask

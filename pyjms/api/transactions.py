@@ -76,6 +76,10 @@ class LocalTransaction:
                 self._synchronize("after_rollback")
                 raise _duplicate_rejected(e) from None
             self._synchronize("after_rollback")
+            if e.reason is not None and e.reason not in _CONNECTION_REASONS:
+                # the broker answered, refusing a put of the transaction with IBM MQ's reason (a
+                # pyjms broker, at the commit of a put its client did not wait for): rolled back
+                raise _refused(e) from None
             if self._channel.lost_before_last_commit():
                 raise IllegalStateRuntimeException(
                     f"the commit was not sent, so nothing was committed: {e.message}",
@@ -133,6 +137,18 @@ def _duplicate_rejected(error: JMSRuntimeException) -> DuplicateRejectedRuntimeE
         f"the broker rolled the transaction back: it holds a message whose duplicate id was "
         f"committed before: {error}",
         error_code=error.error_code,
+    )
+
+
+#: the reasons an error gives a connection that failed, which leave a commit's outcome unknown
+_CONNECTION_REASONS = (MQRC.CONNECTION_BROKEN, MQRC.Q_MGR_NOT_AVAILABLE)
+
+
+def _refused(error: JMSRuntimeException) -> TransactionRolledBackRuntimeException:
+    return TransactionRolledBackRuntimeException(
+        f"the broker rolled the transaction back: it refused a put of it: {error}",
+        error_code=error.error_code,
+        reason=error.reason,
     )
 
 

@@ -31,10 +31,11 @@ from pyjms.api.policy import (
     SendResult,
     install_send_policy,
 )
+from pyjms.api.property_types import T_STRING
 from pyjms.bridge.contract import SEND_DELAY_FLAGS
 from pyjms.delay import staging
 from pyjms.delay.mechanism import DelayMechanism, known_without_io, resolve
-from pyjms.errors import JMSRuntimeException
+from pyjms.errors import JMSRuntimeException, NotSupportedRuntimeException
 from pyjms.rules import delivery as rules
 
 #: where the delay policy sits in every factory's send chain: first, so that a delay nothing
@@ -81,16 +82,21 @@ class DelayPolicy(SendPolicy):
 
     def send(self, send: OutgoingSend, proceed: Proceed) -> SendResult:
         mechanism = self.mechanism(send.context)
-        if mechanism is not DelayMechanism.STAGING:
-            return proceed(send.replace(flags=(send.flags & ~SEND_DELAY_FLAGS) | mechanism.send_flag))
-        return self._stage(send, proceed)
+        if mechanism is DelayMechanism.STAGING:
+            return self._stage(send, proceed)
+        send = send.replace(flags=(send.flags & ~SEND_DELAY_FLAGS) | mechanism.send_flag)
+        if _publication(send) and send.context.provider.delay_publishes_when_due(
+            send.context, mechanism.value
+        ):
+            return _addressed(send, proceed)
+        return proceed(send)
 
     def _stage(self, send: OutgoingSend, proceed: Proceed) -> SendResult:
         """D02: the messages go to the staging queue with their target and delivery time."""
         ctx = send.context
         subscribers = None
-        if isinstance(send.destination, Topic) and not isinstance(send.destination, TemporaryTopic):
-            subscribers = _subscribers(ctx, send.destination)
+        if _publication(send):
+            subscribers = _subscribers(ctx, send.destination)  # type: ignore[arg-type]
         now = now_ms()
         copies: list[Message] = []
         original_id = ""
@@ -112,21 +118,71 @@ class DelayPolicy(SendPolicy):
                 completion=None if completion is None else (lambda headers, error: completion(None, error)),
             )
         )
-        if len(send.messages) != 1:
-            return SendResult(len(send.messages))
-        ttl = send.time_to_live
-        return SendResult(
-            1,
-            {
-                "message_id": original_id,
-                "timestamp": now,
-                "destination": send.destination,
-                "delivery_mode": send.delivery_mode,
-                "priority": send.priority,
-                "expiration": now + ttl if ttl else 0,
-                "delivery_time": now + send.delivery_delay,
-            },
+        return _original_headers(send, original_id, now)
+
+
+def _original_headers(send: OutgoingSend, original_id: str, now: int) -> SendResult:
+    """What the sender of delayed messages sent as copies sees: for one message, its original
+    id and the headers it was sent with (D12)."""
+    if len(send.messages) != 1:
+        return SendResult(len(send.messages))
+    ttl = send.time_to_live
+    return SendResult(
+        1,
+        {
+            "message_id": original_id,
+            "timestamp": now,
+            "destination": send.destination,
+            "delivery_mode": send.delivery_mode,
+            "priority": send.priority,
+            "expiration": now + ttl if ttl else 0,
+            "delivery_time": now + send.delivery_delay,
+        },
+    )
+
+
+def _publication(send: OutgoingSend) -> bool:
+    """Whether the send is a publication whose subscribers pyjms may be able to address."""
+    return isinstance(send.destination, Topic) and not isinstance(send.destination, TemporaryTopic)
+
+
+def _addressed(send: OutgoingSend, proceed: Proceed) -> SendResult:
+    """D16, D21 where the broker's scheduler publishes a delayed message when it is due, to
+    the subscribers of that moment: one delayed copy per subscriber at send, each addressed to
+    its subscriber, as staging does (pyjms.providers.activemq.subscriptions). A subscriber that
+    has gone by then takes nothing, and one that came later is not addressed. Copies carry the
+    original id, which the sender and every receiver see (D12). Where the subscribers cannot all
+    be addressed (not a pyjms broker, a subscriber pyjms did not make) or a body cannot be
+    copied, the publication is sent once and matched when due, as the broker does."""
+    subscribers = _subscribers(send.context, send.destination)  # type: ignore[arg-type]
+    if subscribers is None:
+        return proceed(send)
+    now = now_ms()
+    copies: list[Message] = []
+    original_id = ""
+    try:
+        for message in send.messages:
+            original_id = staging.new_message_id()
+            copies.extend(
+                message.copy(
+                    add_properties={
+                        staging.MESSAGE_ID: (T_STRING, original_id),
+                        staging.SUBSCRIBER: (T_STRING, address),
+                    }
+                )
+                for address in subscribers
+            )
+    except NotSupportedRuntimeException:
+        return proceed(send)  # an object or stream body, which pyjms never copies
+    completion = send.completion
+    proceed(
+        send.replace(
+            messages=copies,
+            describe=False,
+            completion=None if completion is None else (lambda headers, error: completion(None, error)),
         )
+    )
+    return _original_headers(send, original_id, now)
 
 
 def _subscribers(ctx: JMSContext, topic: Topic) -> list[str] | None:

@@ -166,6 +166,39 @@ def test_staging_chosen_explicitly_works_over_amqp(amqp_peer: AmqpPeer, qname: s
     assert got.get_jms_expiration() == sent.get_jms_timestamp() + 30_000
 
 
+def test_a_delayed_send_to_a_temporary_queue_through_staging_arrives(amqp_peer: AmqpPeer) -> None:
+    """ActiveMQ Classic's AMQP connector names a temporary queue by its address,
+    temp-queue://ID:...; its key was that scheme twice over, which the delay processor (on the
+    broker's own protocol) could not find, and dead-lettered the message (2085)."""
+    if not amqp_peer.staging:
+        pytest.skip(f"no pyjms delay processor serves {amqp_peer.product}")
+    factory = pyjms.ConnectionFactory(amqp_peer.url, delivery_delay="staging")
+    with factory.create_context() as ctx:
+        q = ctx.create_temporary_queue()
+        assert q.key.count("://") == 1, q.key
+        with ctx.create_consumer(q) as consumer:
+            sent = ctx.create_text_message("to a temporary queue")
+            ctx.create_producer().set_delivery_delay(300).send(q, sent)
+            got = consumer.receive(10_000)
+    assert got is not None and got.get_body() == "to a temporary queue"
+    assert got.get_jms_message_id() == sent.get_jms_message_id()
+
+
+def test_e03_a_browse_never_shows_an_expired_message(amqp: pyjms.JMSContext, qname: str) -> None:
+    """A message the client delayed itself and that expired since: Artemis holds it until its
+    reaper runs, and Qpid JMS's browser shows what the broker holds."""
+    q = amqp.create_queue(qname)
+    producer = amqp.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT).set_delivery_delay(100)
+    producer.set_time_to_live(300).send(q, "short")
+    producer.set_time_to_live(0).send(q, "long")
+    time.sleep(0.6)
+    with amqp.create_browser(q) as browser:
+        assert [m.get_text() for m in browser] == ["long"]
+    with amqp.create_consumer(q) as consumer:
+        got = consumer.receive(2000)
+        assert got is not None and got.get_text() == "long"
+
+
 def test_scheduler_forced_over_amqp_refuses_a_delay_rather_than_failing_at_send(amqp_peer: AmqpPeer) -> None:
     """Qpid JMS has no broker-scheduler property to set: a forced ``scheduler`` is no mechanism."""
     with pyjms.ConnectionFactory(amqp_peer.url, delivery_delay="scheduler").create_context() as ctx:

@@ -1,7 +1,6 @@
 """Topics over AMQP 1.0, with subscribers of both protocols on one broker: plain and durable
 subscriptions, and delayed publications matched to the subscribers that exist at the send (IBM
-MQ's D16) when they go through staging on a pyjms broker, which addresses them whatever the
-subscriber's protocol."""
+MQ's D16) on a pyjms broker, which addresses them whatever the subscriber's protocol."""
 
 from __future__ import annotations
 
@@ -82,8 +81,9 @@ def test_delayed_publication_reaches_each_subscriber_of_the_send_once(
             assert got_id == sent.get_jms_message_id()
             assert int(time.time() * 1000) >= sent.get_jms_delivery_time()
             assert drain(c, 300) == []  # once
-        if mechanism == "staging":
-            assert _texts(late, 0) == []  # matched at the send, as IBM MQ does (D16)
+        # matched at the send, as IBM MQ does (D16): through staging, Artemis's own delay, and
+        # ActiveMQ's scheduler (one delayed copy per subscriber of the send)
+        assert _texts(late, 0) == []
         other.close()
         durable.close()
         ctx.unsubscribe("d16")

@@ -1,9 +1,13 @@
-"""`pyjms conformance` against the embedded brokers (ActiveMQ Classic and Artemis) in their delay modes, and against IBM MQ and Artemis in containers."""
+"""The conformance kit (pyjms.conformance, ``pyjms conformance``) against ActiveMQ Classic
+(staging and scheduler) and Artemis native (and staging): one full run per configuration
+through the command line, the API and the pytest plugin on a few rules; and against IBM MQ and
+Artemis in containers, where a Docker engine answers."""
 
 from __future__ import annotations
 
 import fnmatch
-import re
+import json
+import os
 import subprocess
 import sys
 import time
@@ -11,80 +15,176 @@ from collections.abc import Sequence
 
 import pytest
 
+import pyjms
+from pyjms import conformance
 from pyjms.bridge import classpath
-from pyjms.cli import conformance
+from tests.conformance_kit import full_run, left_on_the_broker, plugin_run, pyjms_command
 from tests.conftest import ROOT
 
 
+def test_conformance_command_on_activemq_runs_every_rule_in_staging_and_scheduler_mode(tcp_broker, tmp_path):
+    rows = full_run("ActiveMQ", tcp_broker.tcp_url, tmp_path, {"scheduler", "staging"})
+    assert all(r["provider"].startswith("ActiveMQ Classic") for r in rows)
+    assert left_on_the_broker(pyjms.ConnectionFactory(tcp_broker.tcp_url)) == []
+
+
+def test_conformance_command_on_artemis_runs_every_rule_in_native_and_staging_mode(
+    artemis_tcp_broker, tmp_path
+):
+    rows = full_run("Artemis", artemis_tcp_broker.tcp_url, tmp_path, {"native", "staging"})
+    assert all(r["provider"].startswith("Apache Artemis") for r in rows)
+    assert left_on_the_broker(pyjms.ConnectionFactory(artemis_tcp_broker.tcp_url)) == []
+
+
 @pytest.mark.parametrize(
-    ("provider", "mode"),
-    [
-        ("activemq", "native"),
-        ("activemq", "scheduler"),
-        ("activemq", "staging"),
-        ("artemis", "native"),
-        ("artemis", "staging"),
-        ("artemis", "auto"),
-    ],
+    ("provider", "modes"),
+    [("activemq", ["staging", "scheduler"]), ("artemis", ["native"])],
 )
-def test_conformance_passes_every_rule(request, provider, mode):
+def test_the_api_runs_the_rules_asked_for_in_the_modes_asked_for(request, provider, modes):
     broker = request.getfixturevalue("embedded_broker" if provider == "activemq" else "artemis_broker")
-    rows = conformance.run(broker.vm_url, mode)
-    text = conformance.render(rows, mode, mode, provider)
-    assert not any(r.failed for r in rows), text
-    assert {"E08", "D04", "D05", "D06", "D07", "D08", "D22", "D23", "D01", "D10", "D17"} == {
-        r.rule for r in rows
-    }
-    # IBM MQ's expectations, never rewritten: only D04 (no mechanism) expects 2298
-    assert [r.rule for r in rows if r.expected == "MQRC_FUNCTION_NOT_SUPPORTED"] == ["D04"], text
-    skipped = [r for r in rows if r.skipped]
-    if (provider, mode) == ("activemq", "native"):
-        # provider-specific: ActiveMQ Classic's client has no setDeliveryDelay, so no rule that needs
-        # a delayed send can be tried; each says so instead of passing on a rewritten expectation
-        assert skipped and all(r.observed == "skipped: no native delay here (D04)" for r in skipped), text
-        assert {r.rule for r in rows if r.passed} == {"E08", "D06", "D04"}, text
-    else:  # every rule proven, D01, D10 and D17 with a real delayed delivery
-        assert not skipped and all(r.passed for r in rows), text
+    rows = conformance.run(
+        pyjms.ConnectionFactory(broker.vm_url), modes=modes, rules=["D06", "e02", "B07", "Q04"]
+    )
+    assert [(r.id, r.mode) for r in rows] == [(i, m) for m in modes for i in ("E02", "D06", "B07", "Q04")]
+    assert all(r.result == conformance.PASS for r in rows), [r for r in rows if r.result != conformance.PASS]
+    assert all(r.seconds >= 0 and r.provider for r in rows)
 
 
-def test_conformance_command_against_the_artemis_broker_process(artemis_tcp_broker):
+def test_the_api_refuses_an_id_the_catalogue_does_not_have():
+    with pytest.raises(ValueError, match=r"no such behaviour ID: Z98, Z99 \(pyjms conformance --list\)"):
+        conformance.run(pyjms.ConnectionFactory("tcp://127.0.0.1:1"), rules=["E16", "Z99", "Z98"])
+
+
+def test_a_rule_forced_into_a_mode_the_provider_lacks_is_skipped_saying_why(embedded_broker):
+    # ActiveMQ Classic's client has no setDeliveryDelay: a rule that needs a delayed send cannot
+    # be tried in native mode, and says so instead of passing on a rewritten expectation
+    rows = conformance.run(
+        pyjms.ConnectionFactory(embedded_broker.vm_url), modes=["native"], rules=["D08", "D04"]
+    )
+    assert [(r.id, r.result, r.reason) for r in rows] == [
+        ("D04", "pass", ""),
+        ("D08", "skip", "no native delay here (D04)"),
+    ]
+
+
+def test_the_plugin_makes_each_row_a_pytest_item_with_k_and_xdist(tcp_broker, tmp_path):
+    out, junit = plugin_run(
+        tcp_broker.tcp_url,
+        tmp_path,
+        "--jms-conformance-mode",
+        "staging",
+        "--jms-conformance-mode",
+        "scheduler",
+        "-k",
+        "D06 or D16 or E07",
+        "-n",
+        "2",
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    cases = {c.get("name"): c for c in junit.iter("testcase")}
+    assert set(cases) == {f"{i}[{m}]" for i in ("D06", "D16", "E07") for m in ("staging", "scheduler")}
+    assert [n for n, c in cases.items() if c.find("failure") is not None] == []
+    assert [n for n, c in cases.items() if c.find("skipped") is not None] == ["E07[scheduler]"]
+    assert all(c.get("classname") == "jms-conformance" for c in cases.values())
+    assert "5 passed, 1 skipped" in out.stdout
+
+
+def test_the_plugin_adds_nothing_without_its_option(tmp_path):
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
     out = subprocess.run(
         [
             sys.executable,
             "-m",
-            "pyjms",
-            "conformance",
-            "--url",
-            artemis_tcp_broker.tcp_url,
-            "--mode",
-            "native",
-            "--mode",
-            "staging",
+            "pytest",
+            "-p",
+            "pyjms.conformance.plugin",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            str(tmp_path),
         ],
         capture_output=True,
         text=True,
-        cwd=ROOT,
-        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
     )
-    assert out.returncode == 0, out.stdout + out.stderr
-    tables = out.stdout.split("pyjms conformance: ")[1:]
-    assert [re.sub(r"Artemis [\d.]+$", "Artemis", t.splitlines()[0]) for t in tables] == [
-        "delay mode native (mechanism native) on Apache Artemis",
-        "delay mode staging (mechanism staging) on Apache Artemis",
-    ], out.stdout
-    assert all(t.rstrip().endswith("15 passed, 0 failed, 0 skipped") for t in tables), out.stdout
+    assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout + out.stderr
 
 
-def test_conformance_command_prints_one_row_per_rule(tcp_broker):
-    out = subprocess.run(
-        [sys.executable, "-m", "pyjms", "conformance", "--url", tcp_broker.tcp_url, "--mode", "scheduler"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=180,
+def test_the_command_lists_the_rules_and_runs_only_those_asked_for(tcp_broker, tmp_path):
+    listed = pyjms_command("conformance", "--list")
+    assert listed.returncode == 0
+    lines = listed.stdout.splitlines()
+    assert [line.split()[0] for line in lines[: len(conformance.RULES)]] == [r.id for r in conformance.RULES]
+    assert "E16  no meaning outside IBM MQ's transmission queues" in listed.stdout
+    one = pyjms_command(
+        "conformance", "--url", tcp_broker.tcp_url, "--mode", "staging", "--rule", "E08", "--rule", "d06"
+    )
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert [line.split()[0] for line in one.stdout.splitlines()[2:4]] == ["E08", "D06"]
+    assert one.stdout.splitlines()[-1] == "2 passed, 0 failed, 0 skipped"
+    # an ID no client can observe is a skipped row saying why; one the catalogue lacks is an error
+    d14 = pyjms_command(
+        "conformance", "--url", tcp_broker.tcp_url, "--mode", "staging", "--rule", "D14", "--json"
+    )
+    assert d14.returncode == 0, d14.stderr
+    row = json.loads(d14.stdout)
+    assert (row["id"], row["result"]) == ("D14", "skip") and "a documented limit" in row["reason"]
+    bad = pyjms_command("conformance", "--url", tcp_broker.tcp_url, "--rule", "D99")
+    assert bad.returncode == 2 and "no such behaviour ID: D99" in bad.stderr
+
+
+def test_conformance_command_reaches_a_provider_through_its_factory_class(tcp_broker):
+    # how IBM MQ or Artemis is reached: the provider's own factory class, bean properties, jars
+    out = pyjms_command(
+        "conformance",
+        "--mode",
+        "staging",
+        "--rule",
+        "D22",
+        "--rule",
+        "D01",
+        "--factory-class",
+        "org.apache.activemq.ActiveMQConnectionFactory",
+        "--property",
+        f"brokerURL={tcp_broker.tcp_url}",
     )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "MQRC_PUBLICATION_FAILURE" in out.stdout and " 0 failed" in out.stdout
+    assert "delay mode staging" in out.stdout and "2 passed, 0 failed, 0 skipped" in out.stdout
+    bad = pyjms_command(
+        "conformance",
+        "--factory-class",
+        "org.apache.activemq.ActiveMQConnectionFactory",
+        "--property",
+        "brokerURL",
+    )
+    assert bad.returncode == 2 and "--property 'brokerURL' is not NAME=VALUE" in bad.stderr
+
+
+def test_an_existing_queue_is_used_where_queues_are_not_created_on_demand(tcp_broker):
+    # --queue (IBM MQ's DEV.QUEUE.1): the rules use that queue, and leave nothing on it
+    out = pyjms_command(
+        "conformance",
+        "--url",
+        tcp_broker.tcp_url,
+        "--mode",
+        "staging",
+        "--queue",
+        "CONFORMANCE.GIVEN",
+        "--rule",
+        "E04",
+        "--rule",
+        "D08",
+        "--rule",
+        "Q04",
+        "--json",
+    )
+    results = {line.split('"id": "')[1][:3]: line for line in out.stdout.splitlines()}
+    assert '"result": "pass"' in results["E04"] and '"result": "pass"' in results["D08"], out.stdout
+    assert '"reason": "needs queues of its own' in results["Q04"]
+    with pyjms.ConnectionFactory(tcp_broker.tcp_url).create_context() as ctx:
+        assert list(ctx.create_browser(ctx.create_queue("CONFORMANCE.GIVEN"))) == []
 
 
 # Real IBM MQ and Artemis, where a Docker engine answers (none does on the machines pyjms is
@@ -127,13 +227,7 @@ def _conformance_when_ready(args: list[str], deadline_s: float = 180) -> subproc
     """Runs `pyjms conformance` until the broker in the container accepts connections."""
     end = time.monotonic() + deadline_s
     while True:
-        out = subprocess.run(
-            [sys.executable, "-m", "pyjms", "conformance", *args],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            timeout=300,
-        )
+        out = pyjms_command("conformance", *args)
         if (
             out.returncode == 0
             or time.monotonic() > end
@@ -168,13 +262,11 @@ def test_conformance_against_real_artemis(tmp_path):
                 "--classpath",
                 jars[0],
                 "--mode",
-                "auto",
-                "--mode",
                 "native",
             ]
         )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "mechanism native" in out.stdout  # Artemis's client has JMS 2.0 delivery delay
+    assert "delay mode native" in out.stdout  # Artemis's client has JMS 2.0 delivery delay
 
 
 def test_conformance_against_real_ibm_mq(tmp_path):
@@ -211,67 +303,8 @@ def test_conformance_against_real_ibm_mq(tmp_path):
                 "DEV.QUEUE.1",
                 *[a for j in jars for a in ("--classpath", j)],
                 "--mode",
-                "auto",
-                "--mode",
                 "native",
             ]
         )
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "mechanism native" in out.stdout
-
-
-def test_conformance_command_reaches_a_provider_through_its_factory_class(tcp_broker):
-    # how IBM MQ or Artemis is reached: the provider's own factory class, bean properties, jars
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pyjms",
-            "conformance",
-            "--mode",
-            "staging",
-            "--factory-class",
-            "org.apache.activemq.ActiveMQConnectionFactory",
-            "--property",
-            f"brokerURL={tcp_broker.tcp_url}",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=180,
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "mechanism staging" in out.stdout and " 0 failed, 0 skipped" in out.stdout
-    bad = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pyjms",
-            "conformance",
-            "--factory-class",
-            "org.apache.activemq.ActiveMQConnectionFactory",
-            "--property",
-            "brokerURL",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=180,
-    )
-    assert bad.returncode == 2 and "--property 'brokerURL' is not NAME=VALUE" in bad.stderr
-
-
-def test_rules_a_broker_cannot_try_are_skipped_not_failed():
-    rows = [
-        conformance.Row("D22", "delayed put to a full queue", "MQRC_Q_FULL", conformance.NO_ADMIN),
-        conformance.Row("D06", "delay equal to TTL is allowed", "ok", "ok"),
-        conformance.Row("D08", "delayed grouped message", "MQRC_OPTIONS_ERROR", "ok"),
-    ]
-    assert [(r.passed, r.skipped, r.failed) for r in rows] == [
-        (False, True, False),
-        (True, False, False),
-        (False, False, True),
-    ]
-    text = conformance.render(rows, "auto", "native")
-    assert text.splitlines()[-1] == "1 passed, 1 failed, 1 skipped"
-    assert [line.split()[-1] for line in text.splitlines()[2:5]] == ["skip", "pass", "FAIL"]
+    assert "delay mode native" in out.stdout

@@ -168,3 +168,31 @@ def test_a_durable_subscription_made_without_an_address_keeps_its_messages(stage
         assert [g.get_text() for g in drain(reopened, 2000)] == ["delayed"]
         reopened.close()
         ctx.unsubscribe("old")
+
+
+def test_d16_d21_through_the_scheduler_one_addressed_copy_per_subscriber_of_the_send(url):
+    """ActiveMQ's scheduler publishes a delayed message when it is due, to the subscribers of
+    that moment: pyjms sends one scheduled copy per subscriber of the send instead, each
+    addressed to its subscriber, as staging stages them."""
+    if provider_of(url) == "artemis":  # provider-specific: Artemis routes a delayed message at send
+        pytest.skip("Artemis has no scheduler; its own delay matches subscribers at send")
+    factory = pyjms.ConnectionFactory(url, delivery_delay="scheduler", client_id=f"c{uuid.uuid4().hex[:6]}")
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D16SCHED.{uuid.uuid4().hex[:8]}")
+        plain = ctx.create_consumer(topic)
+        durable = ctx.create_durable_consumer(topic, "sched16")
+        shared = ctx.create_shared_consumer(topic, "sharedsched16")
+        leaves = ctx.create_consumer(topic)
+        m = ctx.create_text_message("later")
+        ctx.create_producer().set_delivery_delay(1000).send(topic, m)
+        leaves.close()  # D21: its copy reaches nobody
+        late = ctx.create_consumer(topic)  # D16: not matched at the send
+        for c in (plain, durable, shared):
+            first = c.receive(10_000)
+            got = [g for g in [first, *drain(c, 300)] if g is not None]
+            assert [g.get_text() for g in got] == ["later"]
+            assert got[0].get_jms_message_id() == m.get_jms_message_id()
+            assert int(time.time() * 1000) >= m.get_jms_delivery_time()
+        assert drain(late, 500) == []
+        durable.close()
+        ctx.unsubscribe("sched16")

@@ -10,7 +10,7 @@ import pytest
 
 import pyjms
 from pyjms.broker.admin import Admin
-from tests.conftest import ROOT, delay_mode
+from tests.conftest import ROOT, delay_mode, move_to_a_full_queue
 
 # provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
 pytestmark = pytest.mark.providers("activemq", "artemis")
@@ -63,6 +63,13 @@ def test_broker_enforces_attributes_on_ordinary_puts(ctx, admin, qname):
     assert e.value.reason == 2030
     admin.delete(q)
     p.send(q, "x" * 1000)
+
+
+def test_a_put_to_a_full_queue_in_a_transaction_fails_the_commit_and_loses_nothing(factory, admin, qname):
+    # it did not on Artemis, which committed the get alone: a DLQ handler's RETRY "succeeded"
+    # and the message was lost. The refusal names the reason
+    refused = move_to_a_full_queue(factory, admin, qname)
+    assert refused.reason == 2053 and "MAXDEPTH 1" in str(refused)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -50,7 +50,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("features", ("pyjms.rules", "pyjms.delay", "pyjms.browse", "pyjms.dlq", "pyjms.otel")),
     ("providers", ("pyjms.providers", "pyjms.broker")),
     ("asyncio", ("pyjms.aio",)),
-    ("entry points", ("pyjms.spark", "pyjms.cli", "pyjms.__main__")),
+    # pyjms.conformance: the conformance kit, on the public API of every layer below (the
+    # admin service's attributes, browse with mark, the DLQ handler), under the CLI
+    ("entry points", ("pyjms.spark", "pyjms.cli", "pyjms.conformance", "pyjms.__main__")),
 )
 FACADE = "pyjms"
 #: modules a function may import lazily: the optional extras and the JVM start

@@ -122,6 +122,10 @@ class ActiveMQPlugin(ProviderPlugin):
             return None  # a stock broker has no admin service to ask
         return admin.exists(ctx, destination, AttributeCache.TIMEOUT_MS)
 
+    def delay_publishes_when_due(self, ctx: JMSContext, mechanism: str) -> bool:
+        # the scheduler publishes a delayed message to the topic when it is due
+        return mechanism == "scheduler"
+
     def subscriber_addresses(self, ctx: JMSContext, topic: Topic) -> list[str] | None:
         if not self.on_pyjms_broker(ctx):
             return None

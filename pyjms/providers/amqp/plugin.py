@@ -78,6 +78,11 @@ class AmqpPlugin(ActiveMQPlugin):
             return ("staging", "native", "scheduler")
         return ("native", "staging", "scheduler")
 
+    def delay_publishes_when_due(self, ctx: JMSContext, mechanism: str) -> bool:
+        # ActiveMQ Classic's DELAYED_DELIVERY is its scheduler, which publishes when due;
+        # Artemis routes a delayed message at send
+        return mechanism != "staging" and self._peer_is_activemq_classic(ctx)
+
     def bulk_read_context(self, factory: ConnectionFactory) -> JMSContext:
         # through Qpid JMS it depends on the peer: ActiveMQ Classic drained 100,000 messages in
         # one CLIENT_ACKNOWLEDGE session at 32,000 msg/s, in one transaction at 5,500; Artemis

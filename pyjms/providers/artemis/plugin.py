@@ -106,6 +106,11 @@ class ArtemisPlugin(ActiveMQPlugin):
     def delay_mechanisms(self, ctx: JMSContext) -> tuple[str, ...]:
         return ("native", "staging")  # the client delays natively; Artemis has no scheduler to mark for
 
+    def delay_publishes_when_due(self, ctx: JMSContext, mechanism: str) -> bool:
+        # Artemis routes a delayed message at send, to the subscription queues of that moment,
+        # and holds it there (D16, D21 as IBM MQ)
+        return False
+
     def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:
         return DUPLICATE_REJECTED in str(error)
 

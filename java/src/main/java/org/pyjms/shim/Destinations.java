@@ -32,13 +32,23 @@ public final class Destinations {
     public static String key(Destination d) throws JMSException {
         if (d == null) return null;
         String key;
-        if (d instanceof TemporaryQueue q) key = "temp-queue://" + q.getQueueName();
-        else if (d instanceof TemporaryTopic t) key = "temp-topic://" + t.getTopicName();
+        if (d instanceof TemporaryQueue q) key = temporaryKey("temp-queue://", q.getQueueName());
+        else if (d instanceof TemporaryTopic t) key = temporaryKey("temp-topic://", t.getTopicName());
         else if (d instanceof Queue q) key = "queue://" + q.getQueueName();
         else if (d instanceof Topic t) key = "topic://" + t.getTopicName();
         else return d.toString();
         if (key.startsWith("temp-")) TEMPORARY.putIfAbsent(key, d);
         return key;
+    }
+
+    /**
+     * A temporary destination's key. ActiveMQ Classic's AMQP connector names the temporary
+     * destinations it makes by its own address, "temp-queue://ID:...", which Qpid JMS keeps as
+     * the name: the key is that address, not the scheme twice over, so that another client (a
+     * delay processor on OpenWire) finds the destination by it.
+     */
+    private static String temporaryKey(String scheme, String name) {
+        return name != null && name.startsWith(scheme) ? name : scheme + name;
     }
 
     static void remember(Destination d) throws JMSException { key(d); }

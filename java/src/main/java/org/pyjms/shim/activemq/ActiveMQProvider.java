@@ -117,6 +117,15 @@ public final class ActiveMQProvider implements Provider {
     }
 
     /**
+     * ActiveMQ's client makes a foreign destination its own by its name, and a Qpid JMS
+     * requester's temporary queue on ActiveMQ's AMQP connector is named by its address,
+     * temp-queue://ID:..., which would name another one: a service beside the broker answers
+     * through one of its own under the same key.
+     */
+    @Override
+    public boolean takes(Destination d) { return d instanceof org.apache.activemq.command.ActiveMQDestination; }
+
+    /**
      * ActiveMQ's client learns of other connections' temporary destinations from advisory
      * messages, and refuses a send to one it has not heard of as "a deleted Destination". The
      * request that names a reply queue can arrive before the advisory that announces it (0.2 s

@@ -53,11 +53,30 @@ public final class DestinationAttributes implements BrokerPlugin {
             public void send(ProducerBrokerExchange exchange, Message message) throws Exception {
                 ActiveMQDestination d = message.getDestination();
                 Limits l = d != null && d.isQueue() ? limits.get(d.getPhysicalName()) : null;
-                if (l != null) check(getDestinationMap().get(d), d, l, message);
-                if (authorization != null) checkStagedTarget(exchange, message);
+                try {
+                    if (l != null) check(getDestinationMap().get(d), d, l, message);
+                    if (authorization != null) checkStagedTarget(exchange, message);
+                } catch (Exception refused) {
+                    failTransaction(exchange, message, refused);
+                    throw refused;
+                }
                 super.send(exchange, message);
             }
         };
+    }
+
+    /**
+     * A put refused in a transaction fails that transaction, so that its commit is refused and
+     * rolls back. OpenWire does so itself for a send nobody waits for (rollbackOnlyOnAsyncException),
+     * but AMQP's connector waits for the answer and only rejects the delivery; Qpid JMS does not
+     * wait for it in a transaction, so the commit succeeded without the message (and a DLQ
+     * handler's move lost it).
+     */
+    private static void failTransaction(ProducerBrokerExchange exchange, Message message, Exception refused) {
+        if (message.getTransactionId() == null || exchange == null) return;
+        org.apache.activemq.transaction.Transaction tx =
+                exchange.getConnectionContext().getTransactions().get(message.getTransactionId());
+        if (tx != null && !tx.isRollbackOnly()) tx.setRollbackOnly(refused);
     }
 
     private static void check(Destination region, ActiveMQDestination d, Limits l, Message m) throws Exception {

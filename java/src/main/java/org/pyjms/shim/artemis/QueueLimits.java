@@ -45,8 +45,17 @@ public final class QueueLimits implements ActiveMQServerMessagePlugin {
                            boolean noAutoCreateQueue) throws ActiveMQException {
         String address = message.getAddress();
         Limits l = address == null || limits.isEmpty() ? null : limits.get(address);
-        if (l != null) check(address, l, message);
-        if (session != null && server.getConfiguration().isSecurityEnabled()) checkStagedTarget(session, message);
+        try {
+            if (l != null) check(address, l, message);
+            if (session != null && server.getConfiguration().isSecurityEnabled()) checkStagedTarget(session, message);
+        } catch (ActiveMQException refused) {
+            // a send in a transaction is not answered (the client does not wait for it), and the
+            // broker only logs its failure: the commit would then succeed without the message.
+            // The transaction fails instead, so its commit is refused with this reason and rolls
+            // back (a message got in it stays where it was): nothing is lost
+            if (tx != null) tx.markAsRollbackOnly(refused);
+            throw refused;
+        }
     }
 
     private void check(String q, Limits l, Message m) throws ActiveMQException {
