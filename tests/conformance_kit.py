@@ -21,8 +21,6 @@ from pyjms.conformance.report import JSON_KEYS
 from pyjms.providers.activemq import Admin
 from tests.conftest import ROOT
 
-#: a whole run against one provider, every mode it offers (issue 36)
-BUDGET_S = 120
 #: where a configuration does otherwise than IBM MQ, (ID, mode); docs/providers.md's matrix
 #: says why. Over AMQP pyjms cannot tell that an Artemis broker is pyjms's (Artemis 2.55 sends
 #: its node id as the container id, not its name), so its subscribers carry no address and
@@ -76,13 +74,9 @@ def full_run(label: str, url: str, tmp_path: Path, modes: set[str]) -> list[dict
         assert (r["reason"] == "") == (r["result"] == "pass"), r
         if r["result"] == "skip":
             assert r["id"] in STAGING_ONLY and r["mode"] != "staging", r
-    # the rules' own time is the budget; the wall time adds the JVM's start and the probes of
-    # the modes, and stretches on a machine shared with other builds (load average 30 on 2 cores
-    # doubled it), so it gets twice the budget here
-    kit_s = sum(r["seconds"] for r in rows)
-    assert kit_s < BUDGET_S and took < 2 * BUDGET_S, (
-        f"the kit took {kit_s:.0f} s ({took:.0f} s in all) on {label}"
-    )
+    # the time is printed, not asserted (timings belong to benches; a loaded machine doubles it):
+    # the rules' own seconds, then the wall time with the JVM's start and the probes of the modes
+    print(f"\nconformance kit on {label}: rules {sum(r['seconds'] for r in rows):.0f} s, {took:.0f} s in all")
     # JUnit: a testcase per row, named by ID and mode, the failures and skips as such
     cases = ET.parse(junit).getroot().findall(".//testcase")
     assert [c.get("name") for c in cases] == [f"{r['id']}[{r['mode']}]" for r in rows]
