@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Iterable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pyjms.aio.worker import inbox
 from pyjms.api.constants import PERSISTENT
@@ -255,11 +255,9 @@ class JMSProducer:
         current = self._current
         if batch and current.get_delivery_mode() != PERSISTENT:
             # NON_PERSISTENT: routed entries, which may complete at the call (pyjms.aio.outbox)
-            routed = [current.routed_entry(destination, body) for body in batch]
-            entries = [r[0] for r in routed if r is not None]
-            if len(entries) == len(batch):
-                flags = cast("tuple[bytes, int]", routed[0])[1]
-                return _counted(len(batch), *ctx.outbox.queue(destination, (entries, flags), False))
+            routed = current.routed_entries(destination, batch)
+            if routed is not None:
+                return _counted(len(batch), *ctx.outbox.queue(destination, routed, False))
         return _outcome(self._queue(destination, lambda p: p.send_batch(destination, batch)))
 
     def send_reply(

@@ -339,17 +339,30 @@ class JMSProducer:
         to the wire (a str or bytes body, no send policy, no completion listener); else None,
         and the send goes through send(). It checks neither the context nor the destination
         against the session: SendPath.key does, before the crossing."""
+        routed = self.routed_entries(destination, [body])
+        return None if routed is None else (routed[0][0], routed[1])
+
+    def routed_entries(
+        self, destination: Destination, bodies: Sequence[Any]
+    ) -> tuple[list[bytes], int] | None:
+        """routed_entry for many bodies to one destination (a send_batch), the where, how and
+        headers packed once: (the entries, their flags), or None unless every body is str or
+        bytes and the send would go straight to the wire."""
         if (
             self._listener is not None
-            or not isinstance(body, (str, bytes))
+            or not all(isinstance(body, (str, bytes)) for body in bodies)
             or not isinstance(destination, Destination)
             or self._policies()
         ):
             return None
         headers, props = self._packed_blocks()
-        record = C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
-        entry = C.pack_routed(destination.key, self._mode, self._priority, self._ttl, self._delay, record)
-        return entry, self._flags()
+        route = C.pack_routed(destination.key, self._mode, self._priority, self._ttl, self._delay, b"")
+        entries = [
+            route
+            + C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
+            for body in bodies
+        ]
+        return entries, self._flags()
 
     def _send_message(self, destination: Destination, message: Message, *, describe: bool) -> None:
         """send(destination, message) for forwarders (pyjms.api.forward): without describe, the
