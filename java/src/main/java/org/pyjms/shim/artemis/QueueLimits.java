@@ -1,5 +1,6 @@
 package org.pyjms.shim.artemis;
 
+import java.lang.reflect.Field;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.activemq.artemis.api.core.ActiveMQException;
@@ -10,6 +11,7 @@ import org.apache.activemq.artemis.core.paging.PagingStore;
 import org.apache.activemq.artemis.core.security.CheckType;
 import org.apache.activemq.artemis.core.server.ActiveMQServer;
 import org.apache.activemq.artemis.core.server.ServerSession;
+import org.apache.activemq.artemis.core.server.impl.ServerSessionImpl;
 import org.apache.activemq.artemis.core.server.plugin.ActiveMQServerMessagePlugin;
 import org.apache.activemq.artemis.core.transaction.Transaction;
 
@@ -53,8 +55,32 @@ public final class QueueLimits implements ActiveMQServerMessagePlugin {
             // broker only logs its failure: the commit would then succeed without the message.
             // The transaction fails instead, so its commit is refused with this reason and rolls
             // back (a message got in it stays where it was): nothing is lost
-            if (tx != null) tx.markAsRollbackOnly(refused);
+            if (tx != null && transacted(session)) tx.markAsRollbackOnly(refused);
             throw refused;
+        }
+    }
+
+    /** Artemis hands a non-transacted session's own transaction to the plugin too, and that
+     *  transaction carries the session's auto-committed acknowledgements: marking it would roll
+     *  back the next one, and the message got would come again (D19, seen as a duplicate). */
+    private static final Field AUTO_COMMIT_SENDS = autoCommitSends();
+
+    private static Field autoCommitSends() {
+        try {
+            Field f = ServerSessionImpl.class.getDeclaredField("autoCommitSends");
+            f.setAccessible(true);
+            return f;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static boolean transacted(ServerSession session) {
+        if (AUTO_COMMIT_SENDS == null || !(session instanceof ServerSessionImpl)) return session != null;
+        try {
+            return !AUTO_COMMIT_SENDS.getBoolean(session);
+        } catch (IllegalAccessException e) {
+            return true;
         }
     }
 
