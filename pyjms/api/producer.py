@@ -339,8 +339,10 @@ class JMSProducer:
         to the wire (a str or bytes body, no send policy, no completion listener); else None,
         and the send goes through send(). It checks neither the context nor the destination
         against the session: SendPath.key does, before the crossing."""
-        routed = self.routed_entries(destination, [body])
-        return None if routed is None else (routed[0][0], routed[1])
+        route = self._direct_route(destination) if isinstance(body, (str, bytes)) else None
+        if route is None:
+            return None
+        return route + _routed_record(body, *self._packed_blocks()), self._flags()
 
     def routed_entries(
         self, destination: Destination, bodies: Sequence[Any]
@@ -348,21 +350,20 @@ class JMSProducer:
         """routed_entry for many bodies to one destination (a send_batch), the where, how and
         headers packed once: (the entries, their flags), or None unless every body is str or
         bytes and the send would go straight to the wire."""
-        if (
-            self._listener is not None
-            or not all(isinstance(body, (str, bytes)) for body in bodies)
-            or not isinstance(destination, Destination)
-            or self._policies()
-        ):
+        if not all(isinstance(body, (str, bytes)) for body in bodies):
+            return None
+        route = self._direct_route(destination)
+        if route is None:
             return None
         headers, props = self._packed_blocks()
-        route = C.pack_routed(destination.key, self._mode, self._priority, self._ttl, self._delay, b"")
-        entries = [
-            route
-            + C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
-            for body in bodies
-        ]
-        return entries, self._flags()
+        return [route + _routed_record(body, headers, props) for body in bodies], self._flags()
+
+    def _direct_route(self, destination: Destination) -> bytes | None:
+        """The where and how of a routed entry (codec.pack_routed without its record), or None
+        when a send to ``destination`` would not go straight to the wire."""
+        if self._listener is not None or not isinstance(destination, Destination) or self._policies():
+            return None
+        return C.pack_routed(destination.key, self._mode, self._priority, self._ttl, self._delay, b"")
 
     def _send_message(self, destination: Destination, message: Message, *, describe: bool) -> None:
         """send(destination, message) for forwarders (pyjms.api.forward): without describe, the
@@ -517,3 +518,8 @@ def _to_wire(send: OutgoingSend) -> SendResult:
         completion=send.completion,
     )
     return SendResult(count, headers)
+
+
+def _routed_record(body: str | bytes, headers: bytes, props: bytes) -> bytes:
+    """A str or bytes body's record in a routed entry (after JMSProducer._direct_route)."""
+    return C.pack_record(C.KIND_TEXT if isinstance(body, str) else C.KIND_BYTES, body, headers, props)
