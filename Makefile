@@ -51,12 +51,15 @@ check: $(VENV)/.installed
 # two workers (pytest-xdist): most tests wait on delivery delays, timeouts and other processes,
 # not on a CPU. --dist loadfile keeps each file on one worker, so a file's module fixtures (its
 # brokers, a Spark session) start once; each worker has its own session brokers and JVM.
+# --no-loadscope-reorder: files are handed out in collection order, where tests/conftest.py puts
+# the slowest first (SLOWEST_FILES); xdist's own order (most tests first) left a long file to start
+# late, one worker running it alone at the end.
 # A single file run by hand (`pytest tests/x.py`) stays in one process.
 TEST_WORKERS ?= 2
 
 test: providers check
 	@echo "==> running the test suite against real brokers, in $(TEST_WORKERS) workers"
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 bench: providers
 	$(PY) bench/run_all.py

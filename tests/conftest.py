@@ -131,11 +131,51 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+#: the test files that take longest, longest first (seconds summed over their tests in a full
+#: run, under load, rounded). `make test` runs --dist loadfile --no-loadscope-reorder: xdist hands
+#: each worker a whole file at a time in collection order (it would otherwise order files by their
+#: number of tests, which puts these few-test long files last), so these are ordered first and
+#: the run ends on short files, not with one worker idle while the other runs a long file it
+#: took late. A file not listed keeps its place after these; a stale order costs time, never a test.
+SLOWEST_FILES = (
+    "tests/faults/test_failover_pair.py",  # 300
+    "tests/bench/test_bench_smoke.py",  # 240
+    "tests/faults/test_mark_takeover.py",  # 220
+    "tests/browse/test_dispatchers.py",  # 190
+    "tests/amqp/test_conformance.py",  # 185
+    "tests/integration/test_conformance.py",  # 155
+    "tests/faults/test_processor_takeover.py",  # 140
+    "tests/integration/test_staging_delay.py",  # 135
+    "tests/spark/test_write.py",  # 130
+    "tests/spark/test_broker_kill.py",  # 110
+    "tests/aio/test_cancellation.py",  # 95
+    "tests/packaging/test_wheel.py",  # 90
+    "tests/security/test_service_fuzz.py",  # 85
+    "tests/integration/test_delayed_publications.py",  # 75
+    "tests/spark/test_stream.py",  # 75
+    "tests/spark/test_read.py",  # 70
+    "tests/otel/test_java_trace.py",  # 70
+    "tests/cli/test_commands.py",  # 70
+    "tests/faults/test_kills.py",  # 70
+    "tests/integration/test_threads.py",  # 65
+    "tests/security/test_delay_poison.py",  # 65
+    "tests/security/test_broker_auth.py",  # 60
+)
+
+
+def slowest_first(item: pytest.Item) -> int:
+    """An item's place by its file in SLOWEST_FILES (a file not listed: after them)."""
+    path = item.nodeid.split("::", 1)[0]
+    return SLOWEST_FILES.index(path) if path in SLOWEST_FILES else len(SLOWEST_FILES)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test's ``url`` runs over the transports of the providers it is marked for (ActiveMQ
     unless marked): the others are deselected. ActiveMQ runs in-vm (the default embedded broker)
     and over TCP; Artemis over TCP, and in-vm only where a test is marked ``artemis_in_vm`` (its
-    in-vm transport is the same client and broker: the suite's time goes where it finds more)."""
+    in-vm transport is the same client and broker: the suite's time goes where it finds more).
+    The slowest files come first (SLOWEST_FILES); the sort is stable, so each file's tests, and
+    the other files, keep their order."""
     keep, drop = [], []
     for item in items:
         callspec = getattr(item, "callspec", None)
@@ -148,7 +188,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         (keep if wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
-        items[:] = keep
+    items[:] = sorted(keep, key=slowest_first)
 
 
 @pytest.fixture(params=[t for transports in TRANSPORTS.values() for t in transports])
