@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass
@@ -17,11 +18,15 @@ MARK_LEASE_MS = 1500
 
 class MarkServiceProcess(PyjmsProcess):
     """``pyjms mark-service`` in its own process; ``first`` is the first line it printed
-    ("standing by", or that it is active)."""
+    ("standing by", or that it is active), waited for when first asked: several started in a
+    row start their JVMs side by side."""
 
     def __init__(self, url: str) -> None:
         super().__init__("mark-service", "--url", url, "--mark-lease", str(MARK_LEASE_MS))
-        self.first = self.first_line(60)
+
+    @functools.cached_property
+    def first(self) -> str:
+        return self.first_line(60)
 
 
 @dataclass(frozen=True)
@@ -46,21 +51,24 @@ def dispatch(
 ) -> None:
     """A cooperative dispatcher that takes its time (so that claims are held across a
     takeover) and gets each message it was handed by its token, in a transaction; it ends once
-    ``feeding_done`` is set and nothing came for ``idle_s``, or once ``stop`` is set. A get whose
-    commit fails (its broker went away) is recorded as not got: the message is there again for
-    a dispatcher."""
+    nothing came for ``idle_s`` since it saw ``feeding_done`` set (or since its last message, if
+    later), or once ``stop`` is set. A get whose commit fails (its broker went away) is recorded
+    as not got: the message is there again for a dispatcher."""
     factory = pyjms.ConnectionFactory(url)
     with factory.create_context() as bctx, factory.create_context(pyjms.SESSION_TRANSACTED) as wctx:
         q = bctx.create_queue(queue_name)
         browser = bctx.create_marking_browser(q, cooperative=True)
         consumer = wctx.create_consumer(q)
         idle_since = time.monotonic()
+        done_seen: float | None = None  # when it first saw feeding_done set
         while stop is None or not stop.is_set():
             try:
                 m = browser.get(BROWSE_CO_OP, wait_ms=200)
             except (NoMessageAvailable, ServiceUnavailable):  # nothing now, or between two services
-                if feeding_done.is_set() and time.monotonic() - idle_since > idle_s:
-                    break
+                if feeding_done.is_set():
+                    done_seen = done_seen or time.monotonic()
+                    if time.monotonic() - max(idle_since, done_seen) > idle_s:
+                        break
                 continue
             handed_at = idle_since = time.monotonic()
             token = m.get_message_token()
