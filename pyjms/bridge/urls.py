@@ -9,6 +9,8 @@ talk to the other, so pyjms never guesses between them from the address alone:
   the client sees the URL). This is the form ``pyjms broker --provider artemis`` prints;
 * ``artemis+ssl://host:port?trustStorePath=…&trustStorePassword=…`` is Artemis over TLS: its
   client gets ``tcp://host:port?sslEnabled=true&…`` (Artemis's own TLS options, any of them);
+* ``artemis+(tcp://host:A,tcp://host:B)?…`` is Artemis's own URL of several brokers (a failover
+  pair of ``pyjms broker --provider artemis --shared-store``; docs/reliability.md);
 * ``vm://N`` with N a number is an Artemis broker in this process (Artemis numbers its in-vm
   acceptors; the ActiveMQ brokers pyjms starts are named ``vm://pyjms-…``);
 * ``amqp://`` and ``amqps://`` are AMQP 1.0 (Qpid JMS);
@@ -27,7 +29,8 @@ ACTIVEMQ, ARTEMIS, AMQP = "activemq", "artemis", "amqp"
 NAMED = (ACTIVEMQ, ARTEMIS, AMQP)
 ACTIVEMQ_SCHEMES = ("vm", "tcp", "nio", "ssl", "failover", "discovery", "static", "auto", "peer")
 AMQP_SCHEMES = ("amqp", "amqps", "amqpws", "amqpwss")
-_PREFIXED = re.compile(r"^(?P<provider>[a-z]+)\+(?P<url>[a-z][a-z0-9.+-]*:.*)$", re.IGNORECASE)
+#: NAME+ before a URL (scheme:...), or before Artemis's list of URLs ((tcp://a,tcp://b)?...)
+_PREFIXED = re.compile(r"^(?P<provider>[a-z]+)\+(?P<url>(?:[a-z][a-z0-9.+-]*:|\().*)$", re.IGNORECASE)
 _ARTEMIS_IN_VM = re.compile(r"^vm://\d+(\?.*)?$")
 
 

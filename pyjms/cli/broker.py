@@ -58,10 +58,18 @@ def broker_security(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 def run_broker(args: argparse.Namespace) -> int:
     if args.provider == "artemis" and args.stomp_port is not None:
         raise CommandError("--stomp-port: the Artemis broker speaks CORE and AMQP, not STOMP")
-    if args.shared_store and args.provider == "artemis":
-        raise CommandError("--shared-store: ActiveMQ Classic's pairs only (--provider activemq)")
     if args.shared_store and args.data is None:
         raise CommandError("--shared-store: the pair shares a data directory; give it (--data DIR)")
+    if args.shared_store and args.provider == "artemis":
+        # each broker of an Artemis pair tells clients where its partner listens (its topology)
+        if args.port == 0:
+            raise CommandError(
+                "--shared-store --provider artemis: each broker of the pair needs a fixed --port, not 0"
+            )
+        if args.tls_keystore is not None:
+            raise CommandError(
+                "--shared-store --provider artemis: the pair speaks plain TCP only, without --tls-keystore"
+            )
     os.umask(0o077)  # the broker's files (journal, KahaDB, scheduler) are this user's alone
     data_dir = check_data_dir(args.data, args.provider, args.shared_store) if args.data is not None else None
     security, secured = broker_security(args)
@@ -144,8 +152,10 @@ def add_parser(sub: Subcommands) -> None:
         action="store_true",
         help="one broker of a failover pair sharing --data with the other: whichever holds the store "
         "serves; started while the other does, it prints a 'standing by' line and waits, and takes "
-        "over (prints its ready line) within a second of that broker's end, SIGKILL included. Clients "
-        "reach the pair as failover:(tcp://127.0.0.1:A,tcp://127.0.0.1:B) (docs/reliability.md)",
+        "over (prints its ready line) within seconds of that broker's end, SIGKILL included. Clients "
+        "reach the pair as failover:(tcp://127.0.0.1:A,tcp://127.0.0.1:B), or on Artemis as "
+        "artemis+(tcp://127.0.0.1:A,tcp://127.0.0.1:B)?ha=true&reconnectAttempts=-1&blockOnAcknowledge=true "
+        "(docs/reliability.md)",
     )
     b.add_argument("--name", default=None, help="broker name (must start with 'pyjms')")
     b.add_argument(

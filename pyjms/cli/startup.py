@@ -27,9 +27,9 @@ T = TypeVar("T")
 
 #: the lock files a broker holds in its data directory while it runs, per provider: ActiveMQ's
 #: KahaDB and scheduler stores (fcntl locks, as Java's FileChannel.tryLock takes them), Artemis's
-#: node manager (byte-range locks on server.lock). ActiveMQ's locker waits for a held lock for
+#: node manager (serverlock.1, which the serving broker holds). ActiveMQ's locker waits for a held lock for
 #: ever, so pyjms looks first.
-LOCK_FILES = {"activemq": ("kahadb/lock", "scheduler/lock"), "artemis": ("server.lock",)}
+LOCK_FILES = {"activemq": ("kahadb/lock", "scheduler/lock"), "artemis": ("serverlock.1",)}
 
 
 #: permission bits a broker's data directory must not have: messages are nobody else's to read

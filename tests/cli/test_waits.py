@@ -28,12 +28,13 @@ def test_finding_4_a_bad_data_directory_is_one_line_naming_it(tmp_path, make, re
     assert f"--data {data}: {reason}" in done.stderr
 
 
-def test_finding_4_a_data_directory_in_use_is_refused_not_waited_for(tmp_path):
+@pytest.mark.parametrize("provider", ["activemq", "artemis"])
+def test_finding_4_a_data_directory_in_use_is_refused_not_waited_for(tmp_path, provider):
     data = tmp_path / "store"
-    first = BrokerProcess("--data", str(data))
+    first = BrokerProcess("--data", str(data), provider=provider)
     try:
         assert f"persistent (data in {data})" in first.ready_line  # finding 24: the ready line says so
-        second = run_cli("broker", "--port", "0", "--data", str(data), timeout=60)
+        second = run_cli("broker", "--provider", provider, "--port", "0", "--data", str(data), timeout=60)
         assert second.returncode == 2 and "Traceback" not in second.stderr
         assert f"--data {data}: in use by another broker" in second.stderr and "lock" in second.stderr
     finally:

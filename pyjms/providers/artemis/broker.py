@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -54,9 +54,15 @@ class EmbeddedArtemisBroker(BrokerServices):
         mark_lease_ms: int = 10_000,
         tls_keystore: str | os.PathLike[str] | None = None,
         tls_password: str | None = None,
+        on_standby: Callable[[], None] | None = None,
     ) -> None:
         """``tls_keystore``: the TCP port speaks TLS only (CORE and AMQP), presenting this
-        keystore's key (PKCS12, or JKS for a .jks file; its password ``tls_password``)."""
+        keystore's key (PKCS12, or JKS for a .jks file; its password ``tls_password``).
+
+        ``on_standby``: ``data_dir`` is shared with another broker of a failover pair (Artemis's
+        shared-store HA, each broker a primary): while that broker holds the store, this one
+        calls ``on_standby`` once and waits here, and it starts (listens, runs its services) when
+        it has taken the store over, within a second of that broker's death."""
         check_interval(mark_browse_interval)
         check_lease(mark_lease_ms)
         if port is not None and (
@@ -70,6 +76,10 @@ class EmbeddedArtemisBroker(BrokerServices):
                 raise InvalidArgumentRuntimeException(
                     f"{label} {queue!r} must be a queue name", values={label: queue}
                 )
+        if on_standby is not None and data_dir is None:
+            raise InvalidArgumentRuntimeException(
+                "on_standby: a broker of a failover pair shares a data_dir with the other; give one"
+            )
         self.name = name or f"pyjms-artemis-{os.getpid()}-{next(_counter)}"
         self.data_dir = str(Path(data_dir).resolve()) if data_dir is not None else None
         self.dead_letter_queue = dead_letter_queue
@@ -94,6 +104,7 @@ class EmbeddedArtemisBroker(BrokerServices):
                 expiry_queue,
                 keystore,
                 tls_password,
+                on_standby,
             )
         except s.JException as e:
             raise translate(e, f"cannot start Artemis broker {self.name}") from None

@@ -3,6 +3,7 @@ provider's static helpers, cast once where the class is looked up (as pyjms.brid
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from pyjms.bridge.java_types import JavaString, JavaStringArg, JavaStringArray
@@ -58,6 +59,7 @@ class JavaEmbeddedArtemisClass(Protocol):
         expiry_queue: JavaStringArg | None,
         key_store: JavaStringArg | None,
         key_store_password: JavaStringArg | None,
+        standing_by: Callable[[], None] | None,
         /,
     ) -> JavaEmbeddedArtemis: ...
 

@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.activemq.artemis.api.core.QueueConfiguration;
 import org.apache.activemq.artemis.api.core.RoutingType;
@@ -82,6 +83,23 @@ public final class EmbeddedArtemis {
     public static EmbeddedArtemis start(String name, String dataDir, int tcpPort, String[][] users, String[][] rules,
                                         String deadLetterQueue, String expiryQueue, String keyStore,
                                         String keyStorePassword) throws Exception {
+        return start(name, dataDir, tcpPort, users, rules, deadLetterQueue, expiryQueue, keyStore, keyStorePassword, null);
+    }
+
+    /**
+     * As one broker of a failover pair over one data directory when {@code standingBy} is not
+     * null: Artemis's shared-store HA, with a cluster connection over which the standby announces
+     * itself, so that clients on {@code ha=true} learn of it and fail over to it. The broker that
+     * finds the store's primary lock free is the primary and serves. Any other is a backup of the
+     * one that serves (whose address the serving broker keeps in the store, {@link #PAIR_SERVING}):
+     * this call runs {@code standingBy} once and waits until that broker has died, SIGKILL
+     * included, then returns serving. A backup that has served stays the primary (no fail-back):
+     * a restarted broker stands by for it in turn.
+     */
+    public static EmbeddedArtemis start(String name, String dataDir, int tcpPort, String[][] users, String[][] rules,
+                                        String deadLetterQueue, String expiryQueue, String keyStore,
+                                        String keyStorePassword, Runnable standingBy) throws Exception {
+        if (standingBy != null && dataDir == null) throw new IllegalArgumentException("a broker of a failover pair shares a data directory with the other");
         if (!name.startsWith(NAME_PREFIX)) throw new IllegalArgumentException("broker name must start with " + NAME_PREFIX);
         if (tcpPort < -1 || tcpPort > 65535) throw new IllegalArgumentException("port " + tcpPort + " is not a TCP port (0..65535)");
         int vmId = NEXT_VM_ID.getAndIncrement();
@@ -105,6 +123,11 @@ public final class EmbeddedArtemis {
             cfg.setPagingDirectory(new File(dataDir, "paging").getPath());
             cfg.setLargeMessagesDirectory(new File(dataDir, "largemessages").getPath());
             cfg.setNodeManagerLockDirectory(dataDir);
+        }
+        boolean backup = false;
+        if (standingBy != null) {
+            if (tcpPort <= 0) throw new IllegalArgumentException("a broker of a failover pair listens on a fixed port (its partner's clients must know it): not " + tcpPort);
+            backup = PairConfig.apply(cfg, new File(dataDir), tcpPort, keyStore, keyStorePassword);
         }
         cfg.addAcceptorConfiguration("in-vm", "vm://" + vmId);
         if (tcpPort >= 0) {
@@ -164,6 +187,17 @@ public final class EmbeddedArtemis {
         cfg.registerBrokerPlugin(limits);
         if (security != null) cfg.registerBrokerPlugin(new ArtemisSecurity.StampEveryProtocol());
         embedded.start();
+        if (backup) {
+            // a backup's start returns at once, before it serves: it waits for the primary lock
+            standingBy.run();
+            while (!embedded.getActiveMQServer().waitForActivation(250, TimeUnit.MILLISECONDS)) {
+                ActiveMQServer.SERVER_STATE state = embedded.getActiveMQServer().getState();
+                if (state == ActiveMQServer.SERVER_STATE.STOPPING || state == ActiveMQServer.SERVER_STATE.STOPPED) {
+                    throw new IllegalStateException("the standby broker stopped before it took the store over");
+                }
+            }
+        }
+        if (standingBy != null) PairConfig.serving(new File(dataDir), tcpPort);
         RUNNING.incrementAndGet();
         EmbeddedArtemis started = new EmbeddedArtemis(embedded, vmId, limits, security);
         Acceptor tcp = tcpPort < 0 ? null : started.server().getRemotingService().getAcceptor(TCP_ACCEPTOR);
