@@ -34,6 +34,13 @@ public interface Provider {
     default void awaitKnown(jakarta.jms.Session session, Destination temporary) {}
 
     /**
+     * The client's session mode in which a message's acknowledge() acknowledges that message
+     * only (ActiveMQ Classic's, Artemis's and Qpid JMS's INDIVIDUAL_ACKNOWLEDGE), or -1 where it
+     * has none: what a Channel opened in {@link Contract#INDIVIDUAL_ACKNOWLEDGE} runs on.
+     */
+    default int individualAcknowledgeMode() { return -1; }
+
+    /**
      * Whether the broker is one pyjms started, which stages delayed publications one copy per
      * subscriber (see activemq.DelayedPublications).
      */

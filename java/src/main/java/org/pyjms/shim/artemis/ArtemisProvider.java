@@ -30,6 +30,11 @@ public final class ArtemisProvider implements Provider {
         return "Apache Artemis " + VersionLoader.getVersion().getFullVersion();
     }
 
+    @Override
+    public int individualAcknowledgeMode() {
+        return org.apache.activemq.artemis.api.jms.ActiveMQJMSConstants.INDIVIDUAL_ACKNOWLEDGE;
+    }
+
     /** url: an Artemis client URL (tcp://host:port, vm://N, (tcp://a,tcp://b)?ha=true...). */
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
