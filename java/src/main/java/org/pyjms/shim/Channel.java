@@ -683,11 +683,11 @@ public final class Channel implements AutoCloseable {
                 else wanted.merge(id, 1, Integer::sum);
             }
         }
+        java.util.List<Message> acknowledging = new java.util.ArrayList<>();
         synchronized (unacknowledged) {
-            java.util.Iterator<Message> it = unacknowledged.iterator();
-            while (it.hasNext() && (wanted == null || wantedWithoutId > 0 || !wanted.isEmpty())) {
-                Message m = it.next();
+            for (Message m : unacknowledged) {
                 if (wanted != null) {
+                    if (wantedWithoutId == 0 && wanted.isEmpty()) break;
                     String id = m.getJMSMessageID();
                     if (id == null) {
                         if (wantedWithoutId == 0) continue;
@@ -699,10 +699,15 @@ public final class Channel implements AutoCloseable {
                         else wanted.put(id, n - 1);
                     }
                 }
-                m.acknowledge();
-                it.remove();
+                acknowledging.add(m);
             }
         }
+        if (acknowledging.isEmpty()) return;
+        provider.acknowledgeEach(session, acknowledging);
+        // only once acknowledged: a failed acknowledgement leaves them to the next one
+        java.util.Set<Message> done = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        done.addAll(acknowledging);
+        synchronized (unacknowledged) { unacknowledged.removeIf(done::contains); }
     }
 
     @Override

@@ -40,6 +40,12 @@ public interface Provider {
      */
     default int individualAcknowledgeMode() { return -1; }
 
+    /** Acknowledges each of these messages, consumed by {@code session} in its individual acknowledge mode. */
+    default void acknowledgeEach(jakarta.jms.Session session, java.util.List<jakarta.jms.Message> messages)
+            throws JMSException {
+        for (jakarta.jms.Message m : messages) m.acknowledge();
+    }
+
     /**
      * Whether the broker is one pyjms started, which stages delayed publications one copy per
      * subscriber (see activemq.DelayedPublications).
