@@ -19,7 +19,7 @@ import inspect
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
@@ -64,6 +64,13 @@ def wait_ms(timeout_ms: int | timedelta | None, what: str = "timeout_ms") -> int
     if timeout_ms is None:
         return None
     return check_wait_ms(timeout_ms, what) or None
+
+
+def _unassignable(message: Message, body_type: type) -> MessageFormatRuntimeException:
+    return MessageFormatRuntimeException(
+        f"the body of {type(message).__name__} {message.get_jms_message_id()} "
+        f"cannot be returned as {body_type.__name__}"
+    )
 
 
 class JMSConsumer:
@@ -204,22 +211,32 @@ class JMSConsumer:
             # the caller gets the first; the consumer keeps the rest for the next receives
             self._kept.extend((taken.epoch, m) for m in value[1:])
             value = value[0] if value else None
-        return self._handed(value)
+        return self._handed(value, taken.epoch)
 
-    def _handed(self, value: Any) -> Any:
-        """On the loop: ``value`` reaches its caller (AUTO/DUPS_OK: acknowledge it)."""
-        if self._ctx.hand_over is not None and value is not None and value != []:
+    def _handed(self, value: Any, epoch: int) -> Any:
+        """On the loop: ``value``, taken in recovery epoch ``epoch``, reaches its caller
+        (AUTO/DUPS_OK: acknowledge it; CLIENT_ACKNOWLEDGE on an individual session: the next
+        acknowledge() covers it)."""
+        ctx = self._ctx
+        if value is not None and value != []:
             messages = value if isinstance(value, list) else [value] if isinstance(value, Message) else []
-            self._ctx.hand_over.handed_over(self.sync, messages)
+            if ctx.hand_over is not None:
+                ctx.hand_over.handed_over(self.sync, messages)
+            elif ctx.individual:
+                ctx.handed(epoch, messages)
         return value
 
     def _read_ahead(self) -> int:
         """How many messages a receive may take at once: READ_AHEAD in an AUTO or DUPS_OK
         context whose only consumer this is (each is acknowledged once it, and the ones taken
-        with it, reached a caller: pyjms.aio.handover), else 1. In CLIENT_ACKNOWLEDGE and
-        transacted contexts the application's acknowledge or commit covers everything the
-        session took, so a receive takes only its own message there."""
+        with it, reached a caller: pyjms.aio.handover), and on every consumer of a
+        CLIENT_ACKNOWLEDGE context on an individual session (its acknowledge() acknowledges
+        only what reached a caller: JMSContext.acknowledge); else 1. A transacted context's
+        commit covers everything the session took, so a receive takes only its own message
+        there, as in CLIENT_ACKNOWLEDGE where the provider has no individual acknowledge mode."""
         ctx = self._ctx
+        if ctx.individual:
+            return READ_AHEAD
         return READ_AHEAD if ctx.hand_over is not None and ctx.sole_consumer(self) else 1
 
     # ------------------------------------------------------------------ receiving
@@ -230,7 +247,7 @@ class JMSConsumer:
         self._check()
         kept = self._from_kept(self._kept)
         if kept:
-            return cast("Message | None", self._handed(kept[0]))
+            return cast("Message | None", self._handed(kept[0], self._ctx.epoch))
         sync = self.sync
         ahead = self._read_ahead()
         if ahead > 1:
@@ -254,7 +271,7 @@ class JMSConsumer:
         self._check()
         kept = self._from_kept(self._kept)
         if kept:
-            return cast("Message | None", self._handed(kept[0]))
+            return cast("Message | None", self._handed(kept[0], self._ctx.epoch))
         sync = self.sync
         # a receive whose time is up at once: one look, through the same gate as any take
         return cast(
@@ -267,17 +284,16 @@ class JMSConsumer:
         self._check()
         kept = self._from_kept(self._kept_bodies)
         if kept:
-            return self._handed(kept[0])
+            return self._handed(kept[0], self._ctx.epoch)
+        if self._ctx.individual:
+            return await self._receive_body_of_message(body_type, timeout_ms)
         ahead = self._from_kept(self._kept)  # messages taken ahead come first
         if ahead:
             message = ahead[0]
             if not message.is_body_assignable_to(body_type):
                 self._kept.appendleft((self._ctx.epoch, message))  # still the next message
-                raise MessageFormatRuntimeException(
-                    f"the body of {type(message).__name__} {message.get_jms_message_id()} "
-                    f"cannot be returned as {body_type.__name__}"
-                )
-            self._handed(message)
+                raise _unassignable(message, body_type)
+            self._handed(message, self._ctx.epoch)
             return message.get_body(body_type)
         sync = self.sync
         hand_over = self._ctx.hand_over
@@ -298,6 +314,18 @@ class JMSConsumer:
             self._kept_bodies,
         )
 
+    async def _receive_body_of_message(self, body_type: type, timeout_ms: int | timedelta | None) -> Any:
+        """receive_body in an individual context: the next message, as receive() gives it (from
+        what was taken ahead first), and its body. A body it cannot return raises
+        MessageFormatRuntimeException with the message delivered, as JMS has it in
+        CLIENT_ACKNOWLEDGE: the next acknowledge() covers it."""
+        message = await self.receive(timeout_ms)
+        if message is None:
+            return None
+        if not message.is_body_assignable_to(body_type):
+            raise _unassignable(message, body_type)
+        return message.get_body(body_type)
+
     async def receive_batch(self, max_messages: int, timeout_ms: int | timedelta = 1000) -> list[Message]:
         """Up to max_messages with one JVM crossing: waits up to timeout_ms for the first, then
         takes what is already there."""
@@ -305,7 +333,7 @@ class JMSConsumer:
         check_positive_int(max_messages, "max_messages")
         kept = self._from_kept(self._kept, max_messages)
         if kept:
-            return self._handed(kept)  # type: ignore[no-any-return]
+            return self._handed(kept, self._ctx.epoch)  # type: ignore[no-any-return]
         sync = self.sync
         timeout = wait_ms(timeout_ms) or 1  # receive_batch(n, 0): one look at what is there
         got = await self._receive(
@@ -354,6 +382,8 @@ class JMSConsumer:
             async def on_loop(message: Message) -> None:
                 ctx.delivery_started()
                 IN_LISTENER.set(True)
+                if ctx.individual:  # the next acknowledge() covers it
+                    ctx.handed(ctx.epoch, [message])
                 result = call(message)
                 if inspect.isawaitable(result):
                     await result
@@ -370,6 +400,8 @@ class JMSConsumer:
 
         sync = self.sync
         hand_over = self._ctx.hand_over
+        if deliver is not None and self._ctx.individual:
+            await self._deliver_held(on_loop)
         if listener is not None and hand_over is not None and self.kept_count():
             # what receives took ahead goes back to the provider first, which delivers it to
             # the listener (else the listener's acknowledgements would cover it unseen)
@@ -382,6 +414,23 @@ class JMSConsumer:
             return None
 
         await self._ctx.worker.submit(set_listener)
+
+    async def _deliver_held(self, on_loop: Callable[[Message], Coroutine[Any, Any, None]]) -> None:
+        """A listener set in an individual context gets what receives took ahead first, in
+        order, each delivered as the provider's are (in a task of its own, so that the caller
+        is not in the listener). If the listener raises, the session recovers, as for a
+        failed delivery in CLIENT_ACKNOWLEDGE: the provider delivers every unacknowledged
+        message again, the rest of these among them."""
+        ctx = self._ctx
+        for message in self._from_kept(self._kept, len(self._kept)):
+            try:
+                await asyncio.create_task(on_loop(message))
+            except Exception as e:
+                self.sync.listener_failed(e)
+                await ctx.recover()
+                return
+            finally:
+                ctx.delivery_ended()
 
     # ------------------------------------------------------------------ closing
 
@@ -405,7 +454,12 @@ class JMSConsumer:
             )
             if hand_over is not None and not ctx.closing:
                 hand_over.recover_soon()  # before the consumer closes (AUTO/DUPS_OK)
-        if not ctx.closing:
+        if ctx.individual and kept and not ctx.closing:
+            # its unacknowledged messages go back marked redelivered with the session's recover()
+            # or close, which closes it then (closed now, Artemis's client would hand them back
+            # as never delivered)
+            ctx.close_at_recovery(self.sync)
+        elif not ctx.closing:
             sync = self.sync
 
             def close() -> Any:

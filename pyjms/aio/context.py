@@ -18,13 +18,14 @@ from pyjms.aio.handover import HandOver, session_mode_for
 from pyjms.aio.outbox import Outbox
 from pyjms.aio.producer import JMSProducer
 from pyjms.aio.worker import IN_LISTENER, Worker
-from pyjms.api.constants import AUTO_ACKNOWLEDGE
+from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, INDIVIDUAL_ACKNOWLEDGE
+from pyjms.api.consumer import JMSConsumer as SyncConsumer
 from pyjms.api.context import JMSContext as SyncContext
 from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from pyjms.api.factory import ConnectionFactory as SyncFactory
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
 from pyjms.browse import create_marking_browser
-from pyjms.errors import IllegalStateRuntimeException
+from pyjms.errors import IllegalStateRuntimeException, NotSupportedRuntimeException
 
 _log = logging.getLogger("pyjms")
 T = TypeVar("T")
@@ -56,12 +57,25 @@ class ConnectionFactory:
         return f"<aio {self.sync!r}>"
 
 
+def _open_sync(open_sync: Callable[[int], SyncContext], session_mode: int) -> SyncContext:
+    """The synchronous context a pyjms.aio context in ``session_mode`` runs on: in AUTO/DUPS_OK
+    a CLIENT_ACKNOWLEDGE one (pyjms.aio.handover); in CLIENT_ACKNOWLEDGE, where the provider's
+    client has an individual acknowledge mode, an INDIVIDUAL_ACKNOWLEDGE one, so that the
+    context's acknowledge() acknowledges exactly the messages its callers got and receives may
+    take what the provider holds in batches (JMSContext.acknowledge)."""
+    if session_mode == CLIENT_ACKNOWLEDGE:
+        try:
+            return open_sync(INDIVIDUAL_ACKNOWLEDGE)
+        except NotSupportedRuntimeException:
+            pass  # no such mode: a receive takes its own message only
+    return open_sync(session_mode_for(session_mode))
+
+
 class ContextOpening:
     """The opening of a context: await it, or use it with ``async with``."""
 
     def __init__(self, open_sync: Callable[[int], SyncContext], session_mode: int) -> None:
-        # the synchronous context runs in the mode pyjms.aio.handover needs for session_mode
-        self._make = lambda: open_sync(session_mode_for(session_mode))
+        self._make = lambda: _open_sync(open_sync, session_mode)
         self._mode = session_mode
         self._ctx: JMSContext | None = None
 
@@ -93,7 +107,8 @@ class JMSContext:
 
     def __init__(self, sync: SyncContext, worker: Worker, session_mode: int) -> None:
         #: the synchronous context this one drives (calling it from the loop blocks the loop;
-        #: in AUTO/DUPS_OK it is a CLIENT_ACKNOWLEDGE one: pyjms.aio.handover)
+        #: in AUTO/DUPS_OK it is a CLIENT_ACKNOWLEDGE one: pyjms.aio.handover; in
+        #: CLIENT_ACKNOWLEDGE an INDIVIDUAL_ACKNOWLEDGE one where the provider has that mode)
         self.sync = sync
         #: the thread that makes this context's calls (pyjms.aio.worker)
         self.worker = worker
@@ -108,6 +123,15 @@ class JMSContext:
         self._deliveries = 0  # listener deliveries started on the loop and not yet acknowledged
         self._deliveries_done = asyncio.Event()
         self._deliveries_done.set()
+        #: CLIENT_ACKNOWLEDGE on an INDIVIDUAL_ACKNOWLEDGE session: acknowledge() acknowledges
+        #: the messages handed to callers (with the recovery epoch of their take) since the last
+        #: one, and what receives took ahead stays unacknowledged until a receive hands it over
+        self.individual = sync.get_session_mode() == INDIVIDUAL_ACKNOWLEDGE
+        self._handed: list[tuple[int, Message]] = []
+        #: consumers closed while they kept messages, closed by the next recovery
+        self._closing_at_recovery: list[SyncConsumer] = []
+        if self.individual:  # Message.acknowledge() keeps JMS's meaning too
+            sync.set_message_acknowledge(self._acknowledge_on_calling_thread)
         #: AUTO/DUPS_OK: the acknowledgements owed for messages received (else None)
         self.hand_over = (
             HandOver(sync, worker, self._keeps, self._recovered)
@@ -335,19 +359,66 @@ class JMSContext:
 
         await self._call(rollback)
 
+    def close_at_recovery(self, consumer: SyncConsumer) -> None:
+        """An individual context's consumer closed while it kept messages: its synchronous
+        consumer is closed after the session's next recover() (or with the session)."""
+        self._closing_at_recovery.append(consumer)
+
     async def recover(self) -> None:
         sync = self.sync
 
         def recover() -> None:
             sync.recover()
             self._recovered()
+            closing, self._closing_at_recovery = self._closing_at_recovery, []
+            for consumer in closing:
+                consumer.close()
 
         await self._call(recover)
 
+    def handed(self, epoch: int, messages: list[Message]) -> None:
+        """On the loop, in an individual context: ``messages`` (taken in recovery epoch
+        ``epoch``) reached their caller, so the next acknowledge() covers them."""
+        self._handed.extend((epoch, m) for m in messages)
+
     async def acknowledge(self) -> None:
-        """CLIENT_ACKNOWLEDGE: acknowledges every message the context has consumed (use this,
-        not Message.acknowledge(), which makes the call on the calling thread). Ignored in the
-        other modes, as in the synchronous API."""
+        """CLIENT_ACKNOWLEDGE: acknowledges every message the context has handed to a caller
+        (use this, not Message.acknowledge(), which makes the call on the calling thread).
+        Ignored in the other modes, as in the synchronous API.
+
+        Where the context runs on an INDIVIDUAL_ACKNOWLEDGE session (self.individual), these
+        are exactly the messages receives, receive_body, receive_batch, async for and the
+        message listener handed over since the last acknowledge() (those taken before a
+        recover() since are the provider's again, and left out); what receives took ahead and
+        hold for the next receives stays unacknowledged."""
         self.check_open()
-        if self.hand_over is None:
+        if self.hand_over is not None:
+            return
+        if not self.individual:
             await self._call(self.sync.acknowledge)
+            return
+        handed, self._handed = self._handed, []
+        try:
+            # on the worker: a recovery queued before this acknowledge() has run by then
+            await self._call(lambda: self._acknowledge(handed))
+        except BaseException:
+            # not known to be acknowledged: the next acknowledge() covers them (one acknowledged
+            # already is passed over then)
+            self._handed[:0] = handed
+            raise
+
+    def _acknowledge(self, handed: list[tuple[int, Message]]) -> None:
+        """Acknowledges the messages of ``handed`` taken since the last recovery (one taken
+        before it is the provider's again, and its redelivered copy may be held unseen)."""
+        epoch = self.epoch
+        self.sync.acknowledge_messages([m for taken_in, m in handed if taken_in == epoch])
+
+    def _acknowledge_on_calling_thread(self, _message: Message) -> None:
+        """Message.acknowledge() in an individual context: what acknowledge() does, as the
+        synchronous call it is, on the thread that calls it."""
+        handed, self._handed = self._handed, []
+        try:
+            self._acknowledge(handed)
+        except BaseException:
+            self._handed[:0] = handed
+            raise

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pyjms.api import extension, observers
 from pyjms.api.checks import JAVA_INT_MAX, check_positive_int, check_wait_ms
-from pyjms.api.constants import AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE
+from pyjms.api.constants import (
+    AUTO_ACKNOWLEDGE,
+    CLIENT_ACKNOWLEDGE,
+    DUPS_OK_ACKNOWLEDGE,
+    INDIVIDUAL_ACKNOWLEDGE,
+)
 from pyjms.api.destination import Destination, Queue
 from pyjms.api.duplicates import DUPLICATE_ID_BYTES, RECEIVED, duplicate_id_of
 from pyjms.api.message import Message
@@ -69,6 +74,9 @@ class JMSConsumer:
         self._closed = False
         self._listener: Callable[[Message], None] | None = None
         self._ack = ctx.acknowledger
+        # INDIVIDUAL_ACKNOWLEDGE: a resend dropped here is acknowledged at once (no later
+        # acknowledgement covers a message that was never handed over)
+        self._individual = ctx.get_session_mode() == INDIVIDUAL_ACKNOWLEDGE
         # where this consumer's resent messages are recognised (pyjms.api.duplicates): its
         # queue, or itself on a topic; None where the broker drops them itself
         self._duplicate_scope: Any = _UNKNOWN
@@ -163,6 +171,8 @@ class JMSConsumer:
                 return m
             if not ack:
                 self._wire().ack_last()  # dropped: consumed like any message the caller took
+            elif self._individual:
+                self._ctx.acknowledge_messages((m,))
             wait_ms = max(int((deadline - time.monotonic()) * 1000), 0) if wait_ms else 0
 
     def _wait(self, timeout_ms: int | None, ack: bool = True) -> Message | None:
@@ -278,7 +288,11 @@ class JMSConsumer:
             )
             got = [received(rec, ack) for rec in C.iter_batch(raw)]
             if got and DUPLICATE_ID_BYTES in raw:
-                got = [m for m in got if not self.is_resend(m)]
+                fresh = [m for m in got if not self.is_resend(m)]
+                if self._individual and len(fresh) < len(got):
+                    kept = {id(m) for m in fresh}
+                    self._ctx.acknowledge_messages([m for m in got if id(m) not in kept])
+                got = fresh
             wait = max(int((deadline - time.monotonic()) * 1000), 0)
             if not got and wait > 0:  # nothing yet, or only resends: wait what is left of timeout_ms
                 self._check()
@@ -318,7 +332,7 @@ class JMSConsumer:
             raise InvalidDestinationRuntimeException(
                 f"receive_by_token needs a consumer on a Queue, not {self._destination}"
             )
-        if self._ctx.get_session_mode() == CLIENT_ACKNOWLEDGE:
+        if self._ctx.get_session_mode() in (CLIENT_ACKNOWLEDGE, INDIVIDUAL_ACKNOWLEDGE):
             raise IllegalStateRuntimeException(
                 "receive_by_token needs an AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE or SESSION_TRANSACTED context"
             )

@@ -22,6 +22,7 @@ from pyjms.api.checks import check_positive_int
 from pyjms.api.constants import (
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
+    INDIVIDUAL_ACKNOWLEDGE,
     SESSION_MODES,
     SESSION_TRANSACTED,
 )
@@ -126,6 +127,8 @@ class JMSContext:
         )
         self._jkey = self._wire_keys.key
         self._sends = SendPath(channel, self._jkey, lambda: self._closed)
+        #: INDIVIDUAL_ACKNOWLEDGE: what a received message's acknowledge() does (set_message_acknowledge)
+        self._message_acknowledge = self._acknowledge_one
         self._listeners = ListenerDispatch(channel, lambda: self._closed, self._acker())
         self._transaction = LocalTransaction(self, channel, self._sends, factory.provider)
         self._provider_name = channel.provider_name()
@@ -245,9 +248,10 @@ class JMSContext:
         return self._listeners
 
     @property
-    def acknowledger(self) -> Callable[[], None] | None:
-        """What a received message's acknowledge() calls: the context's acknowledge in
-        CLIENT_ACKNOWLEDGE mode, else None (acknowledge does nothing)."""
+    def acknowledger(self) -> Callable[[Message], None] | None:
+        """What a received message's acknowledge() calls, with the message: the context's
+        acknowledge in CLIENT_ACKNOWLEDGE mode, acknowledge_messages of that message in
+        INDIVIDUAL_ACKNOWLEDGE mode, else None (acknowledge does nothing)."""
         return self._acker()
 
     def wire_key(self, destination: Destination) -> JavaString:
@@ -462,10 +466,26 @@ class JMSContext:
         self._channel.recover()
 
     def acknowledge(self) -> None:
-        """CLIENT_ACKNOWLEDGE: acknowledges all messages consumed; ignored in other modes."""
+        """CLIENT_ACKNOWLEDGE: acknowledges all messages consumed (INDIVIDUAL_ACKNOWLEDGE: all
+        consumed and not acknowledged yet); ignored in other modes."""
         self._check_open()
-        if self._mode == CLIENT_ACKNOWLEDGE:
+        if self._mode in (CLIENT_ACKNOWLEDGE, INDIVIDUAL_ACKNOWLEDGE):
             self._channel.acknowledge()
+
+    def acknowledge_messages(self, messages: Sequence[Message]) -> None:
+        """INDIVIDUAL_ACKNOWLEDGE: acknowledges exactly these messages that the context
+        consumed, with one crossing; the others stay unacknowledged (a recovery or the close
+        hands them back to the provider). Each is found by its JMSMessageID among the messages
+        consumed and not acknowledged yet, oldest first; one acknowledged already, or handed
+        back by a recovery since it was received, is passed over."""
+        self._check_open()
+        if self._mode != INDIVIDUAL_ACKNOWLEDGE:
+            raise IllegalStateRuntimeException(
+                f"acknowledge_messages needs an INDIVIDUAL_ACKNOWLEDGE context, not session mode "
+                f"{self._mode} ({SESSION_MODES[self._mode]})"
+            )
+        if messages:
+            self._channel.acknowledge_messages([m.get_jms_message_id() for m in messages])
 
     # ------------------------------------------------------------------ synchronizations
 
@@ -478,5 +498,20 @@ class JMSContext:
     def remove_synchronization(self, synchronization: TransactionSynchronization) -> None:
         self._transaction.remove(synchronization)
 
-    def _acker(self) -> Callable[[], None] | None:
-        return self.acknowledge if self._mode == CLIENT_ACKNOWLEDGE else None
+    def set_message_acknowledge(self, acknowledge: Callable[[Message], None] | None) -> None:
+        """INDIVIDUAL_ACKNOWLEDGE: what a received message's acknowledge() does from now on,
+        called with the message on the thread that calls acknowledge() (None: acknowledge that
+        message, the default). For a layer that hands messages over itself and keeps JMS's
+        CLIENT_ACKNOWLEDGE meaning on such a session: pyjms.aio acknowledges every message it
+        handed to a caller so far."""
+        self._message_acknowledge = acknowledge or self._acknowledge_one
+
+    def _acknowledge_one(self, message: Message) -> None:
+        self.acknowledge_messages((message,))
+
+    def _acker(self) -> Callable[[Message], None] | None:
+        if self._mode == CLIENT_ACKNOWLEDGE:
+            return lambda _message: self.acknowledge()
+        if self._mode == INDIVIDUAL_ACKNOWLEDGE:
+            return lambda message: self._message_acknowledge(message)
+        return None

@@ -26,7 +26,7 @@ class ListenerDispatch:
     """The listening consumers of one session, and its dispatch thread (started with the first)."""
 
     def __init__(
-        self, channel: Channel, closed: Callable[[], bool], acknowledger: Callable[[], None] | None
+        self, channel: Channel, closed: Callable[[], bool], acknowledger: Callable[[Message], None] | None
     ) -> None:
         self._channel = channel
         self._closed = closed

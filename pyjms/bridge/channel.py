@@ -242,6 +242,11 @@ class Channel:
     def acknowledge(self) -> None:
         self.call(self.java.acknowledge, "acknowledge")
 
+    def acknowledge_messages(self, message_ids: list[str | None]) -> None:
+        """INDIVIDUAL_ACKNOWLEDGE: acknowledges the consumed messages with these JMSMessageIDs
+        (Channel.acknowledgeMessages)."""
+        self.call(lambda: self.java.acknowledgeMessages(message_ids), "acknowledge")
+
     def close(self) -> None:
         self.call(self.java.close, "close")
 

@@ -32,6 +32,12 @@ SEND_DELAY_NATIVE = 4
 SEND_DELAY_SCHEDULER = 8
 SEND_DELAY_FLAGS = SEND_DELAY_NATIVE | SEND_DELAY_SCHEDULER
 
+# ---------------------------------------------------------------------------- session modes (Channel.java)
+
+#: a session mode beyond JMS's: CLIENT_ACKNOWLEDGE on the provider's individual acknowledge mode
+#: (a message's acknowledge() acknowledges that message only; Provider.individualAcknowledgeMode)
+INDIVIDUAL_ACKNOWLEDGE = 101
+
 # ---------------------------------------------------------------------------- message properties
 
 #: the prefix of every property pyjms writes; the public setters refuse it (2442), and pyjms

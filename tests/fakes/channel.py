@@ -34,6 +34,7 @@ from pyjms.api.constants import (  # the session modes a channel is opened in (j
     AUTO_ACKNOWLEDGE,
     CLIENT_ACKNOWLEDGE,
     DUPS_OK_ACKNOWLEDGE,
+    INDIVIDUAL_ACKNOWLEDGE,
     SESSION_TRANSACTED,
 )
 from pyjms.bridge import codec as C
@@ -541,8 +542,22 @@ class FakeChannel:
     def acknowledge(self) -> None:
         """CLIENT_ACKNOWLEDGE: every message the session consumed (JMS 2.0)."""
         self._check_open("acknowledge")
-        if self.session_mode == CLIENT_ACKNOWLEDGE:
+        if self.session_mode in (CLIENT_ACKNOWLEDGE, INDIVIDUAL_ACKNOWLEDGE):
             self.unacked.clear()
+
+    def acknowledge_messages(self, message_ids: list[str | None]) -> None:
+        """INDIVIDUAL_ACKNOWLEDGE: for each id, the oldest unacknowledged message with it."""
+        self._check_open("acknowledge")
+        if self.session_mode != INDIVIDUAL_ACKNOWLEDGE:
+            raise IllegalStateRuntimeException(
+                "acknowledging single messages needs an INDIVIDUAL_ACKNOWLEDGE session"
+            )
+        with self.broker.changed:
+            for message_id in message_ids:
+                for i, (message, _source) in enumerate(self.unacked):
+                    if message.message_id == message_id:
+                        del self.unacked[i]
+                        break
 
     def _give_back(self) -> None:
         """Called holding the broker's lock: the unacknowledged messages go back to where they

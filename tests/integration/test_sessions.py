@@ -8,7 +8,7 @@ import time
 import pytest
 
 import pyjms
-from tests.conftest import drain, take_batches
+from tests.conftest import drain, drain_expecting, take_batches
 
 # provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
 # Artemis in-vm too: the embedded Artemis broker is a supported way in (vm://N)
@@ -196,3 +196,32 @@ def test_sibling_contexts_share_a_connection(factory, qname):
         second.commit()
         second.close()
         assert first.create_consumer(q).receive(5000).get_text() == "x"
+
+
+@pytest.mark.providers("activemq", "artemis", "amqp")
+def test_individual_acknowledge_acknowledges_exactly_the_messages_named(factory, qname):
+    """INDIVIDUAL_ACKNOWLEDGE (the providers' own mode): a message's acknowledge() and
+    acknowledge_messages acknowledge those messages only; the close hands back the others, each
+    once; ctx.acknowledge() acknowledges everything consumed."""
+    bodies = [f"m{i}" for i in range(1, 11)]
+    with factory.create_context(pyjms.INDIVIDUAL_ACKNOWLEDGE) as ctx:
+        q = ctx.create_queue(qname)
+        ctx.create_producer().send_batch(q, bodies)
+        consumer = ctx.create_consumer(q)
+        got = []
+        while len(got) < len(bodies):
+            more = consumer.receive_batch(10, 5000)
+            assert more, "not every message arrived"
+            got += more
+        assert [m.get_text() for m in got] == bodies
+        got[4].acknowledge()
+        ctx.acknowledge_messages([got[1], got[7]])
+    with factory.create_context(pyjms.INDIVIDUAL_ACKNOWLEDGE) as ctx:
+        back = drain_expecting(ctx.create_consumer(q), 7)
+        assert sorted(m.get_text() for m in back) == sorted(set(bodies) - {"m2", "m5", "m8"})
+        ctx.acknowledge()
+    with factory.create_context() as ctx:
+        assert ctx.create_consumer(q).receive(300) is None
+    with factory.create_context(pyjms.CLIENT_ACKNOWLEDGE) as ctx:
+        with pytest.raises(pyjms.IllegalStateRuntimeException, match="INDIVIDUAL_ACKNOWLEDGE"):
+            ctx.acknowledge_messages([])

@@ -85,3 +85,44 @@ def test_the_event_loop_never_runs_the_synchronous_client(
 def test_aio_factory_of_takes_only_a_synchronous_factory() -> None:
     with pytest.raises(TypeError):
         aio.ConnectionFactory.of("tcp://h:1")  # type: ignore[arg-type]
+
+
+def test_client_acknowledge_reads_ahead_and_acknowledges_only_what_callers_got(
+    factory: ConnectionFactory, broker: FakeBroker
+) -> None:
+    """A CLIENT_ACKNOWLEDGE context runs on an INDIVIDUAL_ACKNOWLEDGE session: its first receive
+    takes all ten messages, the next two are served from them, and acknowledge() acknowledges
+    the three its callers got; the close hands the other seven back."""
+
+    async def main() -> list[str | None]:
+        async with aio.ConnectionFactory.of(factory).create_context(pyjms.CLIENT_ACKNOWLEDGE) as ctx:
+            assert ctx.sync.get_session_mode() == pyjms.INDIVIDUAL_ACKNOWLEDGE
+            queue = ctx.create_queue("Q")
+            await ctx.create_producer().send_batch(queue, [f"m{i}" for i in range(10)])
+            consumer = await ctx.create_consumer(queue)
+            got = [await consumer.receive(1000) for _ in range(3)]
+            assert consumer.kept_count() == 7
+            await ctx.acknowledge()
+            return [m.get_text() for m in got if m is not None]
+
+    assert asyncio.run(main()) == ["m0", "m1", "m2"]
+    assert [m.text() for m in broker.queue("Q")] == [f"m{i}" for i in range(3, 10)]
+
+
+@pytest.mark.parametrize(
+    ("mode", "session"),
+    [
+        (pyjms.AUTO_ACKNOWLEDGE, pyjms.CLIENT_ACKNOWLEDGE),
+        (pyjms.DUPS_OK_ACKNOWLEDGE, pyjms.CLIENT_ACKNOWLEDGE),
+        (pyjms.CLIENT_ACKNOWLEDGE, pyjms.INDIVIDUAL_ACKNOWLEDGE),
+        (pyjms.SESSION_TRANSACTED, pyjms.SESSION_TRANSACTED),
+    ],
+)
+def test_each_mode_runs_on_the_session_its_acknowledgements_need(
+    factory: ConnectionFactory, mode: int, session: int
+) -> None:
+    async def main() -> None:
+        async with aio.ConnectionFactory.of(factory).create_context(mode) as ctx:
+            assert (ctx.get_session_mode(), ctx.sync.get_session_mode()) == (mode, session)
+
+    asyncio.run(main())

@@ -70,14 +70,15 @@ class Message:
         self._body: Any = None
         self._props_ro = False
         self._body_ro = False
-        self._ack: Callable[[], None] | None = None
+        self._ack: Callable[[Message], None] | None = None
 
     # ------------------------------------------------------------------ decoding
 
     @classmethod
-    def from_record(cls, rec: IncomingRecord, ack: Callable[[], None] | None = None) -> Message:
+    def from_record(cls, rec: IncomingRecord, ack: Callable[[Message], None] | None = None) -> Message:
         """The received message of a record from the wire (codec.iter_batch), decoded lazily;
-        ``ack`` acknowledges it (CLIENT_ACKNOWLEDGE), None for none."""
+        ``ack(message)`` is what its acknowledge() does (CLIENT_ACKNOWLEDGE: acknowledges the
+        context's messages; INDIVIDUAL_ACKNOWLEDGE: this one), None for nothing."""
         cls = _CLASS_OF_KIND.get(rec.kind, Message)
         m = cls.__new__(cls)
         m._rec = rec
@@ -90,7 +91,7 @@ class Message:
         return m
 
     @classmethod
-    def _received(cls, rec: IncomingRecord, ack: Callable[[], None] | None) -> Message:
+    def _received(cls, rec: IncomingRecord, ack: Callable[[Message], None] | None) -> Message:
         """from_record() under the name pyjms.delay.processor still uses (issue 13)."""
         return cls.from_record(rec, ack)
 
@@ -408,9 +409,10 @@ class Message:
         return self._decoded_body() is None
 
     def acknowledge(self) -> None:
-        """CLIENT_ACKNOWLEDGE: acknowledges every message the context has consumed."""
+        """CLIENT_ACKNOWLEDGE: acknowledges every message the context has consumed;
+        INDIVIDUAL_ACKNOWLEDGE: this message only."""
         if self._ack is not None:
-            self._ack()
+            self._ack(self)
 
     # ------------------------------------------------------------------ encoding
 

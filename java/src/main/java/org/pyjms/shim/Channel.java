@@ -56,6 +56,13 @@ public final class Channel implements AutoCloseable {
     private int nextReceiverId;
     /** The newest message consumed: acknowledging it acknowledges the whole session (JMS 2.0). */
     volatile Message lastConsumed;
+    /**
+     * INDIVIDUAL_ACKNOWLEDGE (Contract): each message's acknowledge() acknowledges it only, so
+     * the channel keeps the messages consumed and not yet acknowledged, oldest first, to
+     * acknowledge them all or those Python names (acknowledgeMessages). Guarded by itself.
+     */
+    final boolean individual;
+    private final java.util.ArrayDeque<Message> unacknowledged = new java.util.ArrayDeque<>();
     /** Where this session quarantines poison (org.pyjms.shim.Poison), and the name it puts as. */
     private volatile String deadLetterQueue = "queue://" + Contract.DEAD_LETTER_QUEUE;
     private volatile String putApplName = "pyjms";
@@ -68,8 +75,13 @@ public final class Channel implements AutoCloseable {
         // a client with JMS 2.0's receiveBody and listener redelivery does them itself
         this.ackInShim = (sessionMode == Session.AUTO_ACKNOWLEDGE || sessionMode == Session.DUPS_OK_ACKNOWLEDGE)
                 && !provider.jms2Client();
+        this.individual = sessionMode == Contract.INDIVIDUAL_ACKNOWLEDGE;
+        if (individual && provider.individualAcknowledgeMode() < 0) {
+            throw new UnsupportedOperationException(provider.name() + " has no individual acknowledge mode");
+        }
         int underlying = transacted ? Session.SESSION_TRANSACTED
-                : ackInShim ? Session.CLIENT_ACKNOWLEDGE : sessionMode;
+                : ackInShim ? Session.CLIENT_ACKNOWLEDGE
+                : individual ? provider.individualAcknowledgeMode() : sessionMode;
         this.session = shared.connection.createSession(transacted, underlying);
         this.producer = session.createProducer(null);
         this.destinations = new Destinations(session, provider);
@@ -122,6 +134,23 @@ public final class Channel implements AutoCloseable {
     public Destinations destinations() { return destinations; }
 
     public int sessionMode() { return sessionMode; }
+
+    /** A message is consumed (handed to Python, or to a listener). */
+    void consumed(Message m) {
+        lastConsumed = m;
+        if (individual) {
+            synchronized (unacknowledged) { unacknowledged.add(m); }
+        }
+    }
+
+    /**
+     * A message consumed but never handed over (quarantined poison, an expired one) is
+     * acknowledged here in the modes whose acknowledgements cover only what was handed over;
+     * in the others the application's acknowledgement or commit covers it.
+     */
+    void acknowledgeUnhanded(Message m) throws JMSException {
+        if (ackInShim || individual) m.acknowledge();
+    }
 
     public String clientId() throws JMSException { return shared.connection.getClientID(); }
 
@@ -544,12 +573,12 @@ public final class Channel implements AutoCloseable {
             if (poison != null) { // never handed to a listener: quarantined instead
                 synchronized (this) {
                     Poison.quarantine(this, m, poison);
-                    if (ackInShim) m.acknowledge();
+                    acknowledgeUnhanded(m);
                 }
                 return;
             }
             if (Receiver.expired(m, names)) { // never hand an expired message to a listener (E03)
-                if (ackInShim) m.acknowledge();
+                acknowledgeUnhanded(m);
                 return;
             }
             Codec.Out out = new Codec.Out(256);
@@ -557,7 +586,7 @@ public final class Channel implements AutoCloseable {
             Codec.encode(m, out, names);
             byte[] record = out.toByteArray();
             // consumed from here on: a CLIENT_ACKNOWLEDGE listener's acknowledge() covers it
-            lastConsumed = m;
+            consumed(m);
             while (!closed) {
                 if (listened.offer(new Object[] {record}, 100, TimeUnit.MILLISECONDS)) break;
             }
@@ -568,7 +597,7 @@ public final class Channel implements AutoCloseable {
                 if (ok) {
                     if (ackInShim) m.acknowledge();
                 } else if (sessionMode != Session.SESSION_TRANSACTED) {
-                    session.recover();
+                    recoverSession();
                 }
             }
         } catch (InterruptedException e) {
@@ -612,18 +641,88 @@ public final class Channel implements AutoCloseable {
 
     public synchronized void rollback() throws JMSException { checkOpen(); session.rollback(); }
 
-    public synchronized void recover() throws JMSException { checkOpen(); session.recover(); }
+    public synchronized void recover() throws JMSException { checkOpen(); recoverSession(); }
 
-    /** CLIENT_ACKNOWLEDGE: acknowledges every message the session consumed. */
+    /** The session hands back everything unacknowledged (so nothing is left to acknowledge). */
+    private void recoverSession() throws JMSException {
+        session.recover();
+        if (individual) {
+            synchronized (unacknowledged) { unacknowledged.clear(); }
+        }
+    }
+
+    /**
+     * CLIENT_ACKNOWLEDGE: acknowledges every message the session consumed; INDIVIDUAL_ACKNOWLEDGE:
+     * every one it consumed and has not acknowledged yet.
+     */
     public synchronized void acknowledge() throws JMSException {
         checkOpen();
+        if (individual) {
+            acknowledgeMessages(null);
+            return;
+        }
         Message m = lastConsumed;
         if (sessionMode == Session.CLIENT_ACKNOWLEDGE && m != null) m.acknowledge();
+    }
+
+    /**
+     * INDIVIDUAL_ACKNOWLEDGE: acknowledges the consumed messages with these JMSMessageIDs (for
+     * each id, the oldest unacknowledged message with it; a null id, the oldest without one), or
+     * every one when {@code ids} is null. An id with no such message (acknowledged already, or
+     * handed back by a recovery since) is passed over.
+     */
+    public synchronized void acknowledgeMessages(String[] ids) throws JMSException {
+        checkOpen();
+        if (!individual) throw new IllegalStateException("acknowledging single messages needs an INDIVIDUAL_ACKNOWLEDGE session");
+        java.util.Map<String, Integer> wanted = null;
+        int wantedWithoutId = 0;
+        if (ids != null) {
+            wanted = new java.util.HashMap<>();
+            for (String id : ids) {
+                if (id == null) wantedWithoutId++;
+                else wanted.merge(id, 1, Integer::sum);
+            }
+        }
+        java.util.List<Message> acknowledging = new java.util.ArrayList<>();
+        synchronized (unacknowledged) {
+            for (Message m : unacknowledged) {
+                if (wanted != null) {
+                    if (wantedWithoutId == 0 && wanted.isEmpty()) break;
+                    String id = m.getJMSMessageID();
+                    if (id == null) {
+                        if (wantedWithoutId == 0) continue;
+                        wantedWithoutId--;
+                    } else {
+                        Integer n = wanted.get(id);
+                        if (n == null) continue;
+                        if (n == 1) wanted.remove(id);
+                        else wanted.put(id, n - 1);
+                    }
+                }
+                acknowledging.add(m);
+            }
+        }
+        if (acknowledging.isEmpty()) return;
+        provider.acknowledgeEach(session, acknowledging);
+        // only once acknowledged: a failed acknowledgement leaves them to the next one
+        java.util.Set<Message> done = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        done.addAll(acknowledging);
+        synchronized (unacknowledged) { unacknowledged.removeIf(done::contains); }
     }
 
     @Override
     public void close() throws JMSException {
         if (closed) return;
+        if (individual && !connectionLost()) {
+            // what was consumed and not acknowledged goes back marked redelivered, as a
+            // CLIENT_ACKNOWLEDGE session's close hands it back (Artemis's client hands back an
+            // individual acknowledge session's unacknowledged messages as never delivered)
+            try {
+                synchronized (this) { recoverSession(); }
+            } catch (JMSException e) {
+                // the close hands them back all the same
+            }
+        }
         closed = true;
         try {
             session.close();

@@ -21,6 +21,10 @@ public final class Contract {
     public static final int SEND_NO_MESSAGE_ID = 1, SEND_NO_TIMESTAMP = 2, SEND_DELAY_NATIVE = 4,
             SEND_DELAY_SCHEDULER = 8;
 
+    // session modes beyond JMS's (Channel.open)
+    /** CLIENT_ACKNOWLEDGE on the provider's individual acknowledge mode (Provider.individualAcknowledgeMode). */
+    public static final int INDIVIDUAL_ACKNOWLEDGE = 101;
+
     // message properties
     /** The prefix of every property pyjms writes (users cannot set them). */
     public static final String RESERVED_PREFIX = "JMS_PYJMS_";

@@ -34,6 +34,19 @@ public interface Provider {
     default void awaitKnown(jakarta.jms.Session session, Destination temporary) {}
 
     /**
+     * The client's session mode in which a message's acknowledge() acknowledges that message
+     * only (ActiveMQ Classic's, Artemis's and Qpid JMS's INDIVIDUAL_ACKNOWLEDGE), or -1 where it
+     * has none: what a Channel opened in {@link Contract#INDIVIDUAL_ACKNOWLEDGE} runs on.
+     */
+    default int individualAcknowledgeMode() { return -1; }
+
+    /** Acknowledges each of these messages, consumed by {@code session} in its individual acknowledge mode. */
+    default void acknowledgeEach(jakarta.jms.Session session, java.util.List<jakarta.jms.Message> messages)
+            throws JMSException {
+        for (jakarta.jms.Message m : messages) m.acknowledge();
+    }
+
+    /**
      * Whether the broker is one pyjms started, which stages delayed publications one copy per
      * subscriber (see activemq.DelayedPublications).
      */

@@ -47,7 +47,7 @@ public final class Receiver implements AutoCloseable {
                 nextNames = names;
                 return m;
             }
-            if (channel.ackInShim) m.acknowledge();
+            channel.acknowledgeUnhanded(m);
             if (timeoutMs > 0 && System.currentTimeMillis() >= deadline) return null;
         }
     }
@@ -82,7 +82,7 @@ public final class Receiver implements AutoCloseable {
         channel.checkOpen();
         Message m = next(timeoutMs);
         if (m == null) return -1;
-        channel.lastConsumed = m;
+        channel.consumed(m);
         Codec.Out out = new Codec.Out(256);
         Codec.encode(m, out, nextNames);
         if (ack && channel.ackInShim) m.acknowledge();
@@ -140,6 +140,7 @@ public final class Receiver implements AutoCloseable {
         while (m != null) {
             Codec.encode(m, out, nextNames);
             last = m;
+            if (channel.individual) channel.consumed(m); // each is acknowledged on its own
             if (++n >= max) break;
             m = next(BUFFERED);
         }

@@ -30,6 +30,9 @@ public final class ActiveMQProvider implements Provider {
     @Override
     public String name() { return "ActiveMQ Classic " + ActiveMQConnection.class.getPackage().getImplementationVersion(); }
 
+    @Override
+    public int individualAcknowledgeMode() { return org.apache.activemq.ActiveMQSession.INDIVIDUAL_ACKNOWLEDGE; }
+
     /**
      * vm://NAME reaches the broker of that name in this process. ActiveMQ's client would
      * otherwise start one of its own when none runs, persistent, with a KahaDB store in the

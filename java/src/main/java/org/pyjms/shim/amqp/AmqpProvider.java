@@ -137,6 +137,10 @@ public final class AmqpProvider implements Provider {
     @Override
     public boolean jms2Client() { return true; }
 
+    /** Qpid JMS's JmsSession.INDIVIDUAL_ACKNOWLEDGE (private there; the value Artemis's client uses too). */
+    @Override
+    public int individualAcknowledgeMode() { return 101; }
+
     @Override
     public Object receiveBody(MessageConsumer c, Class<?> type, long timeoutMs) throws JMSException {
         return ((JmsMessageConsumer) c).receiveBody(type, timeoutMs);

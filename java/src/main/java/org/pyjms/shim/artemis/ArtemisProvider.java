@@ -30,6 +30,36 @@ public final class ArtemisProvider implements Provider {
         return "Apache Artemis " + VersionLoader.getVersion().getFullVersion();
     }
 
+    @Override
+    public int individualAcknowledgeMode() {
+        return org.apache.activemq.artemis.api.jms.ActiveMQJMSConstants.INDIVIDUAL_ACKNOWLEDGE;
+    }
+
+    /**
+     * A message's acknowledge() in Artemis's individual mode acknowledges it and commits the
+     * core session's acknowledgements: here each is acknowledged and one commit covers them.
+     */
+    @Override
+    public void acknowledgeEach(jakarta.jms.Session session, java.util.List<jakarta.jms.Message> messages)
+            throws jakarta.jms.JMSException {
+        if (!(session instanceof org.apache.activemq.artemis.jms.client.ActiveMQSession s)) {
+            Provider.super.acknowledgeEach(session, messages);
+            return;
+        }
+        ClientSession core = s.getCoreSession();
+        try {
+            for (jakarta.jms.Message m : messages) {
+                ((org.apache.activemq.artemis.jms.client.ActiveMQMessage) m).getCoreMessage().individualAcknowledge();
+            }
+            core.commit(core.isBlockOnAcknowledge());
+        } catch (ActiveMQException e) {
+            jakarta.jms.JMSException j = new jakarta.jms.JMSException(e.getMessage());
+            j.setLinkedException(e);
+            j.initCause(e);
+            throw j;
+        }
+    }
+
     /** url: an Artemis client URL (tcp://host:port, vm://N, (tcp://a,tcp://b)?ha=true...). */
     @Override
     public ConnectionFactory factory(String url, Map<String, String> properties) throws Exception {
