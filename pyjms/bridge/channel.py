@@ -137,10 +137,19 @@ class Channel:
             return error
         try:
             failure = self.java.connectionFailure()
+            # some clients close a failed connection's sessions before they tell the listener
+            lost = failure is not None or bool(self.java.connectionLost())
         except self._jexc:
-            failure = None
-        if failure is None:
+            failure, lost = None, False
+        if not lost:
             return error
+        if failure is None:
+            return type(error)(
+                f"{error.message} (the connection broke)",
+                error_code=error.error_code,
+                reason=MQRC.CONNECTION_BROKEN,
+                values=error.values,
+            )
         cause = translate(failure)
         return type(error)(
             f"{error.message} (the connection broke: {cause.message})",

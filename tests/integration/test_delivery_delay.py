@@ -151,7 +151,9 @@ def test_e13_reply_copies_the_remaining_expiry(factory, qname):
         c = client.create_consumer(replies)
         copied, unlimited, explicit = (c.receive(5000) for _ in range(3))
         assert copied.get_jms_correlation_id() == request.get_jms_message_id()
-        assert abs(copied.get_jms_expiration() - request.get_jms_expiration()) <= 50
+        # copied in tenths at the reply's send: the clock moves between reading the remaining
+        # expiry and stamping the copy (159 ms once on a loaded 2-core machine)
+        assert abs(copied.get_jms_expiration() - request.get_jms_expiration()) <= 300
         assert copied.get_remaining_expiry() <= request.get_remaining_expiry()
         assert unlimited.get_remaining_expiry() == pyjms.MQEI_UNLIMITED
         assert 0 < explicit.get_remaining_expiry() <= 20

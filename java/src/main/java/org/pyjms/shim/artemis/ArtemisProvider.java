@@ -30,6 +30,16 @@ public final class ArtemisProvider implements Provider {
         return "Apache Artemis " + VersionLoader.getVersion().getFullVersion();
     }
 
+    /** Artemis closes a failed connection's sessions (and their producers) before it tells the
+     *  exception listener, from another thread: a call in between sees "Producer is closed". */
+    @Override
+    public boolean connectionLost(Connection c) {
+        if (!(c instanceof ActiveMQConnection a)) return false;
+        var sessions = a.getSessionFactory();
+        // a factory the user closed is closed; one whose connection failed is not, and has none
+        return sessions != null && !sessions.isClosed() && sessions.getConnection() == null;
+    }
+
     @Override
     public int individualAcknowledgeMode() {
         return org.apache.activemq.artemis.api.jms.ActiveMQJMSConstants.INDIVIDUAL_ACKNOWLEDGE;
