@@ -154,7 +154,8 @@ def test_e13_reply_copies_the_remaining_expiry(factory, qname):
         # copied in tenths at the reply's send: the clock moves between reading the remaining
         # expiry and stamping the copy (159 ms once on a loaded 2-core machine)
         assert abs(copied.get_jms_expiration() - request.get_jms_expiration()) <= 300
-        assert copied.get_remaining_expiry() <= request.get_remaining_expiry()
+        # read later, the copy has no more time left than the request, within that same 300 ms
+        assert copied.get_remaining_expiry() <= request.get_remaining_expiry() + 3
         assert unlimited.get_remaining_expiry() == pyjms.MQEI_UNLIMITED
         assert 0 < explicit.get_remaining_expiry() <= 20
         assert p.get_time_to_live() == 0 and p.get_jms_correlation_id() is None  # producer unchanged
