@@ -14,6 +14,8 @@ provider does not create queues on demand.
 
 from __future__ import annotations
 
+import queue as queue_module
+import threading
 import time
 import traceback
 import uuid
@@ -362,6 +364,58 @@ class Session:
         self.probe.close()
 
 
+def _run_mode(factory: ConnectionFactory, mode: str, chosen: list[Rule], queue: str | None) -> Iterator[Row]:
+    # each mode's own tag: modes side by side name their queues apart (and a tag marks what
+    # a mode's rules put on the broker's own dead-letter queue, E09's take_back)
+    session = Session(factory, mode, queue, uuid.uuid4().hex[:8])
+    try:
+        for r in chosen:
+            yield session.run(r)
+    finally:
+        session.close()
+
+
+_DONE = object()
+
+
+def _side_by_side(factory: ConnectionFactory, modes: list[str], chosen: list[Rule]) -> Iterator[Row]:
+    """The modes' runs, each on a thread and a connection of its own (a rule mostly waits:
+    for a delay, an expiry, an interval), their rows yielded in mode order: the first mode's
+    as each is run, the others' once the modes before theirs are done."""
+    stop = threading.Event()
+    outboxes: list[queue_module.Queue[object]] = [queue_module.Queue() for _ in modes]
+
+    def run_one(mode: str, outbox: queue_module.Queue[object]) -> None:
+        try:
+            rows = _run_mode(factory, mode, chosen, None)
+            for row in rows:
+                outbox.put(row)
+                if stop.is_set():
+                    rows.close()
+                    break
+        except BaseException as e:  # the caller's, raised where it reads this mode's rows
+            outbox.put(e)
+        outbox.put(_DONE)
+
+    threads = [
+        threading.Thread(target=run_one, args=(m, box), name=f"conformance {m}", daemon=True)
+        for m, box in zip(modes, outboxes, strict=True)
+    ]
+    for t in threads:
+        t.start()
+    try:
+        for outbox in outboxes:
+            while (item := outbox.get()) is not _DONE:
+                if isinstance(item, BaseException):
+                    raise item
+                assert isinstance(item, Row)
+                yield item
+    finally:
+        stop.set()  # a caller that stops reading (or an error) ends the other modes' runs
+        for t in threads:
+            t.join()
+
+
 def run_iter(
     factory: ConnectionFactory,
     modes: Sequence[str] | None = None,
@@ -369,16 +423,15 @@ def run_iter(
     *,
     queue: str | None = None,
 ) -> Iterator[Row]:
-    """The rows as each is run (see :func:`run`)."""
+    """The rows as each is run (see :func:`run`). The modes run side by side, each on its own
+    connection, unless the run shares one existing ``queue`` between them."""
     chosen = select(rules)
-    tag = uuid.uuid4().hex[:8]
-    for mode in modes or offered_modes(factory):
-        session = Session(factory, mode, queue, tag)
-        try:
-            for r in chosen:
-                yield session.run(r)
-        finally:
-            session.close()
+    modes = list(modes or offered_modes(factory))
+    if queue is None and len(modes) > 1:
+        yield from _side_by_side(factory, modes, chosen)
+        return
+    for mode in modes:
+        yield from _run_mode(factory, mode, chosen, queue)
 
 
 def run(
