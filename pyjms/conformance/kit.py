@@ -19,7 +19,7 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -364,7 +364,9 @@ class Session:
         self.probe.close()
 
 
-def _run_mode(factory: ConnectionFactory, mode: str, chosen: list[Rule], queue: str | None) -> Iterator[Row]:
+def _run_mode(
+    factory: ConnectionFactory, mode: str, chosen: list[Rule], queue: str | None
+) -> Generator[Row, None, None]:
     # each mode's own tag: modes side by side name their queues apart (and a tag marks what
     # a mode's rules put on the broker's own dead-letter queue, E09's take_back)
     session = Session(factory, mode, queue, uuid.uuid4().hex[:8])
