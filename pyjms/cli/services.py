@@ -89,6 +89,8 @@ def print_processor_status(factory: ConnectionFactory) -> int:
     with factory.create_context() as ctx:
         for _ in range(STATUS_PINGS):
             status = processor_status(ctx, 2000 if not answers else 500)
+            if status is None and not answers:
+                break  # a running processor, active or standing by, answers within the 2 s
             if status is not None:
                 answers[str(status.get("candidate", ""))] = status
     if not answers:
