@@ -89,6 +89,40 @@ async def holding_a_batch(consumer: aio.JMSConsumer, bodies: list[str], at_least
     return got
 
 
+async def each_once_after_a_cancel(consumer: aio.JMSConsumer, bodies: list[str]) -> None:
+    """After a receive was cancelled once the worker took its message: the next receive gets
+    that message, a batch is then held for the receives after it, a receive cancelled before
+    it ran takes nothing (not even from what is held), and every one of ``bodies`` comes once,
+    in order, and then nothing."""
+    got = [(await consumer.receive(ARRIVES_MS)).get_text()]
+    got += await holding_a_batch(consumer, bodies[1:])  # a batch is held for the next receives
+    held = asyncio.create_task(consumer.receive(ARRIVES_MS))
+    held.cancel()  # before it ran: it takes nothing, not even from what is held
+    with pytest.raises(asyncio.CancelledError):
+        await held
+    got += [m.get_text() for m in await received(consumer, len(bodies) - len(got))]
+    assert got == bodies
+    assert await consumer.receive(300) is None
+
+
+async def listened_to(consumer: aio.JMSConsumer, count: int) -> list[str]:
+    """The bodies a listener set on ``consumer`` now gets, once it got ``count`` of them (and
+    nothing more came in the 0.3 s after); the listener is then taken off."""
+    got: list[str] = []
+    done = asyncio.Event()
+
+    def listener(m: pyjms.Message) -> None:
+        got.append(m.get_text())
+        if len(got) == count:
+            done.set()
+
+    await consumer.set_message_listener(listener)
+    await asyncio.wait_for(done.wait(), ARRIVES_MS / 1000)
+    await asyncio.sleep(0.3)  # a message delivered twice would come meanwhile
+    await consumer.set_message_listener(None)
+    return got
+
+
 @dataclass
 class Watch:
     """What the loop did while watched."""

@@ -20,7 +20,7 @@ import pytest
 import pyjms
 import pyjms.aio as aio
 from pyjms.browse import BROWSE_HANDLE
-from tests.aio.conftest import ARRIVES_MS, holding_a_batch, received, run
+from tests.aio.conftest import ARRIVES_MS, each_once_after_a_cancel, holding_a_batch, received, run
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
@@ -299,15 +299,7 @@ def test_a_receive_cancelled_while_a_batch_is_held_hands_its_message_to_the_next
             await other.create_producer().send_batch(q, bodies)
             consumer = await ctx.create_consumer(q)
             await _cancel_after_it_took(consumer)  # the worker took a batch; its caller went away
-            got = [(await consumer.receive(ARRIVES_MS)).get_text()]
-            got += await holding_a_batch(consumer, bodies[1:])  # a batch is held for the next receives
-            held = asyncio.create_task(consumer.receive(ARRIVES_MS))
-            held.cancel()  # before it ran: it takes nothing, not even from what is held
-            with pytest.raises(asyncio.CancelledError):
-                await held
-            got += [m.get_text() for m in await received(consumer, len(bodies) - len(got))]
-            assert got == bodies
-            assert await consumer.receive(300) is None
+            await each_once_after_a_cancel(consumer, bodies)
         async with afactory.create_context() as check:
             assert await (await check.create_consumer(q)).receive(300) is None
 

@@ -10,7 +10,7 @@ import pytest
 
 import pyjms
 import pyjms.aio as aio
-from tests.aio.conftest import ARRIVES_MS, holding_a_batch, run
+from tests.aio.conftest import ARRIVES_MS, holding_a_batch, listened_to, run
 
 pytestmark = pytest.mark.providers("activemq", "artemis")
 
@@ -31,23 +31,10 @@ def test_a_listener_set_after_receives_took_ahead_gets_the_rest_once(
 ) -> None:
     async def main() -> None:
         bodies = [f"m{i}" for i in range(1, 31)]
-        got: list[str] = []
-        done = asyncio.Event()
-
         async with afactory.create_context() as ctx:
             q = ctx.create_queue(qname)
             consumer, before = await _taken_ahead(ctx, q, bodies)
-
-            def listener(m: pyjms.Message) -> None:
-                got.append(m.get_text())
-                if len(before) + len(got) == len(bodies):
-                    done.set()
-
-            await consumer.set_message_listener(listener)
-            await asyncio.wait_for(done.wait(), ARRIVES_MS / 1000)
-            await asyncio.sleep(0.3)  # a message delivered twice would come meanwhile
-            await consumer.set_message_listener(None)
-            assert got == bodies[len(before) :]
+            assert await listened_to(consumer, len(bodies) - len(before)) == bodies[len(before) :]
         async with afactory.create_context() as check:
             assert await (await check.create_consumer(q)).receive(300) is None
 

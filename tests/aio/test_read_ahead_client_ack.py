@@ -13,7 +13,14 @@ import pytest
 
 import pyjms
 import pyjms.aio as aio
-from tests.aio.conftest import ARRIVES_MS, holding_a_batch, received, run
+from tests.aio.conftest import (
+    ARRIVES_MS,
+    each_once_after_a_cancel,
+    holding_a_batch,
+    listened_to,
+    received,
+    run,
+)
 
 pytestmark = pytest.mark.providers("activemq", "artemis", "amqp")
 
@@ -131,15 +138,7 @@ def test_a_receive_cancelled_while_a_batch_is_held_hands_its_message_to_the_next
             taking.cancel()  # before the loop hears that the receive took it
             with pytest.raises(asyncio.CancelledError):
                 await taking
-            got = [(await consumer.receive(ARRIVES_MS)).get_text()]
-            got += await holding_a_batch(consumer, BODIES[1:])  # a batch is held for the next receives
-            held = asyncio.create_task(consumer.receive(ARRIVES_MS))
-            held.cancel()  # before it ran: it takes nothing, not even from what is held
-            with pytest.raises(asyncio.CancelledError):
-                await held
-            got += [m.get_text() for m in await received(consumer, len(BODIES) - len(got))]
-            assert got == BODIES
-            assert await consumer.receive(300) is None
+            await each_once_after_a_cancel(consumer, BODIES)
             await ctx.acknowledge()
         assert await _the_rest(afactory, q, 0) == []
 
@@ -155,8 +154,6 @@ def test_receive_body_and_a_listener_take_what_was_taken_ahead_first(
     acknowledge() covers them all."""
 
     async def main() -> None:
-        listened: list[str] = []
-        done = asyncio.Event()
         async with afactory.create_context(pyjms.CLIENT_ACKNOWLEDGE) as ctx:
             q = ctx.create_queue(qname)
             consumer, got = await _holding_a_batch(afactory, ctx, q, at_least=2)
@@ -164,17 +161,7 @@ def test_receive_body_and_a_listener_take_what_was_taken_ahead_first(
                 await consumer.receive_body(dict, ARRIVES_MS)  # a text: delivered all the same
             got.append(BODIES[len(got)])
             got.append(await consumer.receive_body(str, ARRIVES_MS))
-
-            def listener(m: pyjms.Message) -> None:
-                listened.append(m.get_text())
-                if len(got) + len(listened) == len(BODIES):
-                    done.set()
-
-            await consumer.set_message_listener(listener)
-            await asyncio.wait_for(done.wait(), ARRIVES_MS / 1000)
-            await asyncio.sleep(0.3)  # a message delivered twice would come meanwhile
-            await consumer.set_message_listener(None)
-            assert got + listened == BODIES
+            assert got + await listened_to(consumer, len(BODIES) - len(got)) == BODIES
             await ctx.acknowledge()
         assert await _the_rest(afactory, q, 0) == []
 
