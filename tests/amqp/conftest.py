@@ -10,6 +10,9 @@ broker --provider artemis`` process. Another broker joins by a fixture that retu
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +21,7 @@ from typing import Any
 import pytest
 
 import pyjms
-from tests.conftest import BrokerProcess
+from tests.conftest import ROOT, BrokerProcess
 
 
 @dataclass(frozen=True)
@@ -46,9 +49,6 @@ class AmqpPeer:
     converts_for_native: bool = False
     #: whether a pyjms delay processor serves it (the staging mechanism can be chosen)
     staging: bool = True
-    #: whether staging stages a delayed publication once per subscriber of the send (D16): pyjms
-    #: learns the subscribers from its ActiveMQ brokers' admin service, not yet from Artemis
-    stages_per_subscriber: bool = True
 
     def sent_id_as_native_sees_it(self, got: Any) -> str | None:
         """The AMQP sender's JMSMessageID, as a receiver through the native protocol reads it."""
@@ -57,6 +57,31 @@ class AmqpPeer:
             if self.converts_for_native
             else got.get_jms_message_id()
         )
+
+
+@contextlib.contextmanager
+def stock_broker(script: str, *args: str) -> Iterator[str]:
+    """A broker not started by pyjms, configured as a user would: ``script`` runs it in a process
+    of its own, prints ``ready URL`` and stops it when its stdin closes. Yields the URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("ready "), f"the stock broker did not start: {line!r}"
+        yield line.split()[1]
+    finally:
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _activemq_version() -> str:
@@ -119,7 +144,6 @@ def artemis_process(artemis_tcp_broker: BrokerProcess) -> AmqpPeer:
         _artemis_version(),
         shared_subscriptions=True,
         converts_for_native=True,
-        stages_per_subscriber=False,
     )
 
 

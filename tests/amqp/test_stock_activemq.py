@@ -11,16 +11,13 @@ ignored.
 from __future__ import annotations
 
 import contextlib
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 
 import pyjms
 from pyjms import MQRC
-from tests.conftest import ROOT
+from tests.amqp.conftest import stock_broker
 
 # A stock broker runs in a process of its own: stopping an ActiveMQ broker in the test process
 # would stop transport threads that the other brokers in it share.
@@ -43,28 +40,9 @@ broker.stop()
 """
 
 
-@contextlib.contextmanager
-def stock_activemq(name: str, scheduler: bool) -> Iterator[str]:
+def stock_activemq(name: str, scheduler: bool) -> contextlib.AbstractContextManager[str]:
     """A BrokerService configured as a user would, with only an AMQP connector; yields its URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", STOCK_BROKER, name, "on" if scheduler else "off"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert line.startswith("ready "), f"the stock broker did not start: {line!r}"
-        yield line.split()[1]
-    finally:
-        if proc.stdin:
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    return stock_broker(STOCK_BROKER, name, "on" if scheduler else "off")
 
 
 def test_delay_is_refused_not_ignored_when_the_scheduler_is_off(qname: str) -> None:

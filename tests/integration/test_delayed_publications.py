@@ -1,5 +1,6 @@
 """Delayed publications with IBM MQ's subscriber matching (D16, D21) through staging, on pyjms
-brokers (embedded over vm:// and a broker process over tcp://)."""
+brokers (embedded over vm:// and a broker process over tcp://, and that Artemis process over
+AMQP 1.0, through Qpid JMS)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from pyjms.delay.processor import DelayProcessor
 from tests.conftest import drain, provider_of
 
 # on every pyjms broker: ActiveMQ Classic (addresses in selectors, virtual-topic queues for shared
-# subscriptions) and Apache Artemis (addresses in the subscription queues' filters)
-pytestmark = pytest.mark.providers("activemq", "artemis")
+# subscriptions) and Apache Artemis (addresses in the subscription queues' filters), whose own
+# client and Qpid JMS over AMQP both know it for pyjms's
+pytestmark = pytest.mark.providers("activemq", "artemis", "amqp")
 
 
 @pytest.fixture
@@ -66,7 +68,9 @@ def test_d16_subscribers_are_matched_at_send_one_staged_copy_each(staged, url):
         addresses = sorted(c.get_string_property(SUBSCRIBER) for c in copies)
         assert addresses[0].startswith("D:") and addresses[1].startswith("N:")
         # a shared subscription: ActiveMQ's virtual-topic queue, or Artemis's own shared queue
-        shared_address = "SN:s16" if provider_of(url) == "artemis" else f"Q:Consumer.s16.{topic.name}"
+        shared_address = (
+            "SN:s16" if provider_of(url) in ("artemis", "amqp") else f"Q:Consumer.s16.{topic.name}"
+        )
         assert addresses[2] == shared_address
 
         got_plain, got_durable = drain(plain, 2500), drain(durable, 500)
@@ -170,11 +174,29 @@ def test_a_durable_subscription_made_without_an_address_keeps_its_messages(stage
         ctx.unsubscribe("old")
 
 
+def test_a_durable_subscription_with_a_dot_in_its_name_keeps_its_messages(staged):
+    """Reopened, a durable subscription keeps its address, so its selector, so its messages. Over
+    AMQP Artemis names its queue otherwise than its core client does when the name holds a dot,
+    so the broker cannot find it to tell its address: there it carries none (a new address at
+    each reopening would change its selector, and Artemis would remake it without its messages)."""
+    factory, _ = staged
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D16DOT.{uuid.uuid4().hex[:8]}")
+        ctx.create_durable_consumer(topic, "with.dot").close()
+        ctx.create_producer().send(topic, "kept")  # while the subscription is offline
+        reopened = ctx.create_durable_consumer(topic, "with.dot")
+        assert [g.get_text() for g in drain(reopened, 1000)] == ["kept"]
+        ctx.create_producer().set_delivery_delay(500).send(topic, "delayed")
+        assert [g.get_text() for g in drain(reopened, 2000)] == ["delayed"]
+        reopened.close()
+        ctx.unsubscribe("with.dot")
+
+
 def test_d16_d21_through_the_scheduler_one_addressed_copy_per_subscriber_of_the_send(url):
     """ActiveMQ's scheduler publishes a delayed message when it is due, to the subscribers of
     that moment: pyjms sends one scheduled copy per subscriber of the send instead, each
     addressed to its subscriber, as staging stages them."""
-    if provider_of(url) == "artemis":  # provider-specific: Artemis routes a delayed message at send
+    if provider_of(url) in ("artemis", "amqp"):  # Artemis routes a delayed message at send
         pytest.skip("Artemis has no scheduler; its own delay matches subscribers at send")
     factory = pyjms.ConnectionFactory(url, delivery_delay="scheduler", client_id=f"c{uuid.uuid4().hex[:6]}")
     with factory.create_context() as ctx:

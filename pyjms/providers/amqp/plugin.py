@@ -3,10 +3,12 @@
 The client is Qpid JMS, but what a pyjms broker adds is on the broker's side, whatever the
 protocol: its admin service (destination attributes), and topic subscribers that carry an
 address so that delayed publications are staged one copy per subscriber (D16). A pyjms
-broker reached over AMQP is known by its container id (AmqpPeer.isPyjmsBroker), and those
-answers are then the same as over OpenWire, so this plug-in takes them from ActiveMQ's. What
-belongs to ActiveMQ's client (its redelivery policy, the OpenWire dead-letter details) does
-not apply to Qpid JMS.
+broker reached over AMQP is known from the open frame it answers with (AmqpPeer.isPyjmsBroker):
+an ActiveMQ one by its container id, its name; an Artemis one, whose container id is its node
+id, by the name it adds as the frame's ``pyjms-broker`` property (artemis.AmqpOpenProperty).
+Those answers are then the same as over OpenWire, so this plug-in takes them from ActiveMQ's,
+with Artemis's addresses for shared subscriptions. What belongs to ActiveMQ's client (its
+redelivery policy, the OpenWire dead-letter details) does not apply to Qpid JMS.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from typing import Any
 
 from pyjms.api.constants import SESSION_TRANSACTED
 from pyjms.api.context import JMSContext
+from pyjms.api.destination import Topic
 from pyjms.api.factory import ConnectionFactory
 from pyjms.api.provider import ContextAnswer
 from pyjms.errors import JMSRuntimeException, SetupError
+from pyjms.providers.activemq import subscriptions
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
 from pyjms.providers.amqp import failures
 from pyjms.providers.artemis.plugin import DUPLICATE_REJECTED
@@ -57,9 +61,34 @@ class AmqpPlugin(ActiveMQPlugin):
         return {"receiveLocalOnly": "true"}
 
     def admin_service_known(self, ctx: JMSContext) -> bool | None:
-        # a pyjms ActiveMQ broker is known by its container id; a pyjms Artemis broker is not,
-        # so any other peer is asked (and its silence means no admin service)
+        # a pyjms broker is known by its open frame; any other peer is asked (and its silence
+        # means no admin service)
         return True if self.on_pyjms_broker(ctx) else None
+
+    def durable_consumer_selector(
+        self, ctx: JMSContext, topic: Topic, name: str, client_id: str, selector: str | None
+    ) -> str | None:
+        # the admin service finds a durable subscription by the name Artemis's core protocol
+        # gives its queue, client id and name joined by a dot, each with its dots escaped; over
+        # AMQP Artemis escapes nothing. With a dot (or a backslash) in either, the subscription
+        # would not be found, and a new address would change its selector: Artemis then deletes
+        # and remakes its queue, with its messages. Such a subscription carries no address
+        # (delayed publications to its topic are staged once)
+        if self._on_pyjms_artemis(ctx) and any(c in client_id + name for c in ".\\"):
+            return selector
+        return super().durable_consumer_selector(ctx, topic, name, client_id, selector)
+
+    def shared_consumer_selector(
+        self, ctx: JMSContext, topic: Topic, name: str, durable: bool, selector: str | None
+    ) -> str | None:
+        # as through Artemis's own client (ArtemisPlugin): Artemis shares a subscription in one
+        # queue, whose filter is the selector, so all its consumers carry one address
+        if not self._on_pyjms_artemis(ctx):
+            return selector
+        return subscriptions.selector_for(selector, subscriptions.shared_address(name, durable))
+
+    def _on_pyjms_artemis(self, ctx: JMSContext) -> bool:
+        return self.on_pyjms_broker(ctx) and not self._peer_is_activemq_classic(ctx)
 
     def commit_rejected_duplicate(self, error: JMSRuntimeException) -> bool:
         return DUPLICATE_REJECTED in str(error)

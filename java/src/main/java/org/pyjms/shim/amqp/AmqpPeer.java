@@ -15,23 +15,31 @@ import org.apache.qpid.proton.amqp.Symbol;
 
 /**
  * What the AMQP peer behind a Qpid JMS connection said about itself when the connection
- * opened: its product and version (the open frame's properties, where it sends them) and
- * whether it offers the DELAYED_DELIVERY and SHARED-SUBS capabilities.
+ * opened: its product and version (the open frame's properties, where it sends them), the
+ * name a pyjms Artemis broker adds there, and whether it offers the DELAYED_DELIVERY and
+ * SHARED-SUBS capabilities.
  *
  * <p>Qpid JMS keeps these inside its provider and has no public accessor for them, so they
  * are read by reflection, finding the fields by type, not by name. If a Qpid release moves
  * them, the peer is "unknown": capabilities read as absent, so pyjms falls back to staging
  * and refuses shared subscriptions with a clear error rather than guessing.
  */
-public record AmqpPeer(String product, String version, String container, boolean delayedDelivery,
-                       boolean sharedSubscriptions, boolean known) {
+public record AmqpPeer(String product, String version, String container, String pyjmsBroker,
+                       boolean delayedDelivery, boolean sharedSubscriptions, boolean known) {
     static final Symbol PRODUCT = Symbol.valueOf("product"), VERSION = Symbol.valueOf("version"),
             DELAYED_DELIVERY = Symbol.valueOf("DELAYED_DELIVERY"), SHARED_SUBS = Symbol.valueOf("SHARED-SUBS");
 
-    /** activemq.EmbeddedBroker.NAME_PREFIX, not linked: this package needs no ActiveMQ jars. */
+    /**
+     * The open frame's property in which a pyjms Artemis broker sends its name
+     * (artemis.AmqpOpenProperty, not linked: this package needs no Artemis jars).
+     */
+    static final Symbol PYJMS_BROKER = Symbol.valueOf("pyjms-broker");
+
+    /** activemq.EmbeddedBroker.NAME_PREFIX and artemis.EmbeddedArtemis.NAME_PREFIX, not linked:
+     *  this package needs no ActiveMQ or Artemis jars. */
     static final String PYJMS_BROKER_PREFIX = "pyjms";
 
-    static final AmqpPeer UNKNOWN = new AmqpPeer(null, null, null, false, false, false);
+    static final AmqpPeer UNKNOWN = new AmqpPeer(null, null, null, null, false, false, false);
 
     /** ActiveMQ Classic names itself "ActiveMQ" (Artemis says "apache-activemq-artemis"). */
     public boolean isActiveMQClassic() { return "ActiveMQ".equals(product); }
@@ -41,9 +49,11 @@ public record AmqpPeer(String product, String version, String container, boolean
 
     /**
      * A broker pyjms started (pyjms.broker.embedded): ActiveMQ Classic sends its broker name as
-     * the container id, and pyjms brokers' names start with "pyjms".
+     * the container id, and pyjms brokers' names start with "pyjms"; Artemis sends its node id
+     * (a UUID) there, so a pyjms Artemis broker adds its name as an open frame property.
      */
     public boolean isPyjmsBroker() {
+        if (isArtemis()) return pyjmsBroker != null && pyjmsBroker.startsWith(PYJMS_BROKER_PREFIX);
         return isActiveMQClassic() && container != null && container.startsWith(PYJMS_BROKER_PREFIX);
     }
 
@@ -77,6 +87,7 @@ public record AmqpPeer(String product, String version, String container, boolean
             Symbol[] offered = proton.getRemoteOfferedCapabilities();
             List<Symbol> capabilities = offered == null ? List.of() : Arrays.asList(offered);
             return new AmqpPeer(text(properties, PRODUCT), text(properties, VERSION), proton.getRemoteContainer(),
+                    text(properties, PYJMS_BROKER),
                     capabilities.contains(DELAYED_DELIVERY) || amqp.getProperties().isDelayedDeliverySupported(),
                     capabilities.contains(SHARED_SUBS) || amqp.getProperties().isSharedSubsSupported(), true);
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {

@@ -83,8 +83,9 @@ public final class AmqpProvider implements Provider {
     }
 
     /**
-     * An ActiveMQ Classic broker pyjms started, reached over AMQP: it addresses delayed
-     * publications to subscribers (activemq.DelayedPublications) whatever the protocol.
+     * A broker pyjms started, reached over AMQP (an ActiveMQ Classic or an Artemis one, known by
+     * its open frame: AmqpPeer.isPyjmsBroker): its admin service answers, and it addresses
+     * delayed publications to subscribers whatever the protocol.
      */
     @Override
     public boolean isPyjmsBroker(Connection c) {

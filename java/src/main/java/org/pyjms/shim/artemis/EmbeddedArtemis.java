@@ -186,6 +186,8 @@ public final class EmbeddedArtemis {
         QueueLimits limits = new QueueLimits(embedded.getActiveMQServer());
         cfg.registerBrokerPlugin(limits);
         if (security != null) cfg.registerBrokerPlugin(new ArtemisSecurity.StampEveryProtocol());
+        // how an AMQP client knows a pyjms broker (amqp.AmqpPeer.isPyjmsBroker), from the open frame
+        cfg.registerBrokerPlugin(new AmqpOpenProperty(name));
         embedded.start();
         if (backup) {
             // a backup's start returns at once, before it serves: it waits for the primary lock
