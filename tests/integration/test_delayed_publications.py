@@ -174,6 +174,44 @@ def test_a_durable_subscription_made_without_an_address_keeps_its_messages(stage
         ctx.unsubscribe("old")
 
 
+def test_a_shared_durable_subscription_made_without_an_address_keeps_its_messages(staged, url):
+    """As a durable one: a shared durable subscription made without pyjms's address (here:
+    straight through the shim) is reopened as it is, for Artemis would remake its queue, without
+    its messages, for another selector."""
+    if provider_of(url) != "amqp":
+        # ActiveMQ's is a virtual-topic queue, whose consumers' selectors are their own; through
+        # Artemis's core client the reopening is refused (AMQ229083: a different filter)
+        pytest.skip("over AMQP to Artemis only")
+    factory, _ = staged
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D16LS.{uuid.uuid4().hex[:8]}")
+        ctx.channel.shared_consumer(topic.key, "olds", None, True, "an old shared subscription").close()
+        ctx.create_producer().send(topic, "kept")  # while the subscription has no consumer
+        reopened = ctx.create_shared_durable_consumer(topic, "olds")
+        assert [g.get_text() for g in drain(reopened, 1000)] == ["kept"]
+        reopened.close()
+        ctx.unsubscribe("olds")
+
+
+def test_a_shared_durable_subscription_is_addressed_and_keeps_its_messages(staged, url):
+    factory, _ = staged
+    with factory.create_context() as ctx:
+        topic = ctx.create_topic(f"D16SD.{uuid.uuid4().hex[:8]}")
+        ctx.create_shared_durable_consumer(topic, "sd16").close()
+        p = ctx.create_producer().set_delivery_delay(500)
+        copies = staged_copies(ctx, p, topic, ctx.create_text_message("looked at"))
+        shared_address = (
+            "SD:sd16" if provider_of(url) in ("artemis", "amqp") else f"Q:Consumer.sd16.{topic.name}"
+        )
+        assert [c.get_string_property(SUBSCRIBER) for c in copies] == [shared_address]
+        ctx.create_producer().send(topic, "kept")  # while the subscription has no consumer
+        reopened = ctx.create_shared_durable_consumer(topic, "sd16")
+        assert [g.get_text() for g in drain(reopened, 1000)] == ["kept"]
+        reopened.close()
+        if provider_of(url) != "activemq":  # ActiveMQ's is a virtual-topic queue, no subscription
+            ctx.unsubscribe("sd16")
+
+
 def test_a_durable_subscription_with_a_dot_in_its_name_keeps_its_messages(staged):
     """Reopened, a durable subscription keeps its address, so its selector, so its messages. Over
     AMQP Artemis names its queue otherwise than its core client does when the name holds a dot,

@@ -68,12 +68,14 @@ def durable_selector(
     name: str,
     selector: str | None,
     stored: Callable[[str], str] = lambda selector: selector,
+    address: str | None = None,
 ) -> str | None:
     """The selector to open a durable subscription with. An existing subscription keeps its
     address (so its selector, and so the subscription itself, stays the same); a new one,
     even of a name used before, gets a new address: a publication staged for a subscription
     that was deleted must not reach its successor (D21). ``stored`` gives a selector as the
-    broker keeps it (Artemis translates header names)."""
+    broker keeps it (Artemis translates header names); ``address``, a new subscription's
+    address where it is not its own (a shared subscription's is its kind and name)."""
     current = admin.durable_selector(ctx, topic, client_id, name, 5000)
     if current is not None:
         match = _ADDRESS.search(current)
@@ -85,9 +87,9 @@ def durable_selector(
             # with its messages; it stays as it is, and delayed publications to its topic are
             # staged once
             return selector
-    return selector_for(
-        selector, f"D:{quote(client_id, safe='')}:{quote(name, safe='')}:{uuid.uuid4().hex[:12]}"
-    )
+    if address is None:
+        address = f"D:{quote(client_id, safe='')}:{quote(name, safe='')}:{uuid.uuid4().hex[:12]}"
+    return selector_for(selector, address)
 
 
 def selector_for(selector: str | None, address: str) -> str:

@@ -68,13 +68,7 @@ class AmqpPlugin(ActiveMQPlugin):
     def durable_consumer_selector(
         self, ctx: JMSContext, topic: Topic, name: str, client_id: str, selector: str | None
     ) -> str | None:
-        # the admin service finds a durable subscription by the name Artemis's core protocol
-        # gives its queue, client id and name joined by a dot, each with its dots escaped; over
-        # AMQP Artemis escapes nothing. With a dot (or a backslash) in either, the subscription
-        # would not be found, and a new address would change its selector: Artemis then deletes
-        # and remakes its queue, with its messages. Such a subscription carries no address
-        # (delayed publications to its topic are staged once)
-        if self._on_pyjms_artemis(ctx) and any(c in client_id + name for c in ".\\"):
+        if self._on_pyjms_artemis(ctx) and not _found_by_the_admin_service(client_id, name):
             return selector
         return super().durable_consumer_selector(ctx, topic, name, client_id, selector)
 
@@ -85,7 +79,15 @@ class AmqpPlugin(ActiveMQPlugin):
         # queue, whose filter is the selector, so all its consumers carry one address
         if not self._on_pyjms_artemis(ctx):
             return selector
-        return subscriptions.selector_for(selector, subscriptions.shared_address(name, durable))
+        address = subscriptions.shared_address(name, durable)
+        if not durable:
+            return subscriptions.selector_for(selector, address)
+        # a durable one may hold messages: reopened as it is, as a durable subscription is (over
+        # AMQP Artemis names its queue as a durable subscription's, "CLIENTID.NAME")
+        client_id = ctx.get_client_id()
+        if client_id is None or not _found_by_the_admin_service(client_id, name):
+            return selector  # its queue is NAME:global, or not found: it carries no address
+        return subscriptions.durable_selector(ctx, topic, client_id, name, selector, address=address)
 
     def _on_pyjms_artemis(self, ctx: JMSContext) -> bool:
         return self.on_pyjms_broker(ctx) and not self._peer_is_activemq_classic(ctx)
@@ -129,3 +131,13 @@ class AmqpPlugin(ActiveMQPlugin):
 
     def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
         return {}
+
+
+def _found_by_the_admin_service(client_id: str, name: str) -> bool:
+    """Whether a pyjms Artemis broker's admin service finds a subscription of this client id
+    and name made over AMQP. It looks for the queue name Artemis's core client gives it: client
+    id and name joined by a dot, each with its dots and backslashes escaped; over AMQP Artemis
+    escapes nothing. A subscription it cannot find would get a new address, so a new selector,
+    at each reopening, and Artemis would then remake its queue without its messages: it carries
+    no address (delayed publications to its topic are staged once)."""
+    return not any(c in client_id + name for c in ".\\")
