@@ -240,10 +240,14 @@ def qname(request: pytest.FixtureRequest) -> str:
     return f"T.{base}.{next(_names)}.{uuid.uuid4().hex[:6]}"
 
 
-def drain(consumer, timeout_ms: int = 300) -> list:
+def drain(consumer, timeout_ms: int = 300, first_ms: int | None = None) -> list:
+    """What comes, until nothing does for ``timeout_ms``; the first message is waited for up to
+    ``first_ms`` (a delayed one), so the drain ends ``timeout_ms``, not ``first_ms``, after the last."""
     out = []
-    while (m := consumer.receive(timeout_ms)) is not None:
+    wait = timeout_ms if first_ms is None else first_ms
+    while (m := consumer.receive(wait)) is not None:
         out.append(m)
+        wait = timeout_ms
     return out
 
 

@@ -73,7 +73,7 @@ def test_d16_subscribers_are_matched_at_send_one_staged_copy_each(staged, url):
         )
         assert addresses[2] == shared_address
 
-        got_plain, got_durable = drain(plain, 2500), drain(durable, 500)
+        got_plain, got_durable = drain(plain, first_ms=5000), drain(durable, first_ms=5000)
         got_shared = drain(shared[0], 300) + drain(shared[1], 300)
         for got in (got_plain, got_durable, got_shared):
             assert [g.get_text() for g in got] == ["later"]
@@ -98,7 +98,7 @@ def test_d16_a_subscriber_selector_still_applies(staged):
         p = ctx.create_producer().set_delivery_delay(500)
         p.set_property("colour", "blue").send(topic, "blue")
         p.set_property("colour", "red").send(topic, "red")
-        assert [g.get_text() for g in drain(red, 2000)] == ["red"]
+        assert [g.get_text() for g in drain(red, first_ms=5000)] == ["red"]
 
 
 def test_d21_a_subscriber_gone_before_delivery_gets_nothing_and_nobody_gets_its_copy(staged):
@@ -118,7 +118,7 @@ def test_d21_a_subscriber_gone_before_delivery_gets_nothing_and_nobody_gets_its_
         newcomer = ctx.create_consumer(topic)
         again = ctx.create_durable_consumer(topic, "d21")  # a new subscription of the same name
 
-        assert [g.get_text() for g in drain(stays, 2500)] == ["x"]
+        assert [g.get_text() for g in drain(stays, first_ms=5000)] == ["x"]
         assert drain(newcomer, 500) == [] and drain(again, 300) == []
         # discarded silently: not dead-lettered
         with ctx.create_browser(ctx.create_queue("SYSTEM.DEAD.LETTER.QUEUE")) as b:
@@ -142,7 +142,7 @@ def test_d16_a_topic_with_a_subscriber_pyjms_cannot_address_is_staged_once(stage
         (copy,) = staged_copies(ctx, p, topic, ctx.create_text_message("looked at"))
         p.send(topic, "once")
         assert not copy.property_exists(SUBSCRIBER)
-        assert [g.get_text() for g in drain(ours, 2500)] == ["once"]
+        assert [g.get_text() for g in drain(ours, first_ms=5000)] == ["once"]
         assert [g.get_text() for g in drain(foreign, 500)] == ["once"]
 
 
@@ -167,9 +167,9 @@ def test_a_durable_subscription_made_without_an_address_keeps_its_messages(stage
         ctx.channel.durable_consumer(topic.key, "old", None, False, "an old durable subscription").close()
         ctx.create_producer().send(topic, "kept")  # while the subscription is offline
         reopened = ctx.create_durable_consumer(topic, "old")
-        assert [g.get_text() for g in drain(reopened, 1000)] == ["kept"]
+        assert [g.get_text() for g in drain(reopened, first_ms=5000)] == ["kept"]
         ctx.create_producer().set_delivery_delay(500).send(topic, "delayed")
-        assert [g.get_text() for g in drain(reopened, 2000)] == ["delayed"]
+        assert [g.get_text() for g in drain(reopened, first_ms=5000)] == ["delayed"]
         reopened.close()
         ctx.unsubscribe("old")
 
@@ -188,7 +188,7 @@ def test_a_shared_durable_subscription_made_without_an_address_keeps_its_message
         ctx.channel.shared_consumer(topic.key, "olds", None, True, "an old shared subscription").close()
         ctx.create_producer().send(topic, "kept")  # while the subscription has no consumer
         reopened = ctx.create_shared_durable_consumer(topic, "olds")
-        assert [g.get_text() for g in drain(reopened, 1000)] == ["kept"]
+        assert [g.get_text() for g in drain(reopened, first_ms=5000)] == ["kept"]
         reopened.close()
         ctx.unsubscribe("olds")
 
@@ -206,7 +206,7 @@ def test_a_shared_durable_subscription_is_addressed_and_keeps_its_messages(stage
         assert [c.get_string_property(SUBSCRIBER) for c in copies] == [shared_address]
         ctx.create_producer().send(topic, "kept")  # while the subscription has no consumer
         reopened = ctx.create_shared_durable_consumer(topic, "sd16")
-        assert [g.get_text() for g in drain(reopened, 1000)] == ["kept"]
+        assert [g.get_text() for g in drain(reopened, first_ms=5000)] == ["kept"]
         reopened.close()
         if provider_of(url) != "activemq":  # ActiveMQ's is a virtual-topic queue, no subscription
             ctx.unsubscribe("sd16")
@@ -223,9 +223,9 @@ def test_a_durable_subscription_with_a_dot_in_its_name_keeps_its_messages(staged
         ctx.create_durable_consumer(topic, "with.dot").close()
         ctx.create_producer().send(topic, "kept")  # while the subscription is offline
         reopened = ctx.create_durable_consumer(topic, "with.dot")
-        assert [g.get_text() for g in drain(reopened, 1000)] == ["kept"]
+        assert [g.get_text() for g in drain(reopened, first_ms=5000)] == ["kept"]
         ctx.create_producer().set_delivery_delay(500).send(topic, "delayed")
-        assert [g.get_text() for g in drain(reopened, 2000)] == ["delayed"]
+        assert [g.get_text() for g in drain(reopened, first_ms=5000)] == ["delayed"]
         reopened.close()
         ctx.unsubscribe("with.dot")
 
