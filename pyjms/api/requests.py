@@ -37,6 +37,7 @@ from pyjms.bridge import jvm
 from pyjms.errors import (
     IllegalStateRuntimeException,
     InvalidArgumentRuntimeException,
+    InvalidDestinationRuntimeException,
     JMSRuntimeException,
     JMSSecurityRuntimeException,
 )
@@ -66,6 +67,7 @@ _KINDS: dict[str, type[JMSRuntimeException]] = {
     "security": JMSSecurityRuntimeException,
     "state": IllegalStateRuntimeException,
     "argument": InvalidArgumentRuntimeException,
+    "destination": InvalidDestinationRuntimeException,
 }
 
 #: a notice nobody serves must not pile up on the service's queue
@@ -90,7 +92,9 @@ class ServiceUnavailable(JMSRuntimeException):
 def answer_for_error(error: Exception) -> dict[str, Any]:
     """The answer that reports ``error`` to the asker (its kind and IBM MQ reason as data)."""
     kind = next((k for k, cls in _KINDS.items() if isinstance(error, cls)), "argument")
-    return {"ok": False, "error": str(error), "kind": kind, "reason": getattr(error, "reason", None)}
+    # the bare message: the asker's error adds the reason's name itself (error_from_answer)
+    text = error.message if isinstance(error, JMSRuntimeException) else str(error)
+    return {"ok": False, "error": text, "kind": kind, "reason": getattr(error, "reason", None)}
 
 
 def error_from_answer(answer: dict[str, Any], what: str) -> JMSRuntimeException:

@@ -1,5 +1,6 @@
 """``pyjms admin``: IBM MQ-style destination attributes (MAXDEPTH, MAXMSGL, PUT, DEFBIND,
-PMSGDLV/NPMSGDLV) defined, shown or removed through a pyjms broker's admin service."""
+PMSGDLV/NPMSGDLV) defined, shown or removed through a pyjms broker's admin service, and an
+empty, unused destination removed from the broker (IBM MQ's DELETE QLOCAL / DELETE TOPIC)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pyjms.rules.attributes import Attributes
 
 def run_admin(args: argparse.Namespace) -> int:
     admin = Admin(ConnectionFactory(broker_url(args), args.user, args.password))
-    describing = args.action in ("describe", "delete")
+    describing = args.action in ("describe", "delete", "remove")
     kind = (
         Topic if args.action == "define-topic" or (describing and args.name.startswith("topic://")) else Queue
     )
@@ -39,6 +40,10 @@ def run_admin(args: argparse.Namespace) -> int:
             admin.delete(dest)
             print(f"{dest}: attributes removed")
             return 0
+        if args.action == "remove":
+            admin.remove(dest)
+            print(f"{dest}: removed from the broker")
+            return 0
         a = admin.describe(dest)
     print(
         f"{dest.name}: "
@@ -53,10 +58,13 @@ def add_parser(sub: Subcommands) -> None:
     add_url_options(a)
     a.add_argument(
         "action",
-        choices=["define-queue", "define-topic", "describe", "delete"],
-        help="define-queue/define-topic set attributes; describe shows them; delete removes them",
+        choices=["define-queue", "define-topic", "describe", "delete", "remove"],
+        help="define-queue/define-topic set attributes; describe shows them; delete removes them; "
+        "remove removes an empty, unused destination from the broker",
     )
-    a.add_argument("name", help="queue or topic name (describe/delete: NAME, queue://NAME or topic://NAME)")
+    a.add_argument(
+        "name", help="queue or topic name (describe/delete/remove: NAME, queue://NAME or topic://NAME)"
+    )
     a.add_argument("--max-depth", type=int, default=-1, help="MAXDEPTH (-1: no limit)")
     a.add_argument("--max-msg-length", type=int, default=-1, help="MAXMSGL in bytes (-1: no limit)")
     a.add_argument(

@@ -190,6 +190,9 @@ class Admin:
     def delete(self, destination: Queue | Topic) -> None:
         self._ask("delete", destination)
 
+    def remove(self, destination: Queue | Topic) -> None:
+        self._ask("remove", destination)
+
 
 @dataclass
 class Probe:
@@ -207,6 +210,8 @@ class Probe:
     shared: dict[str, Any] = field(default_factory=dict)
     stack: ExitStack = field(default_factory=ExitStack)
     named: list[Queue] = field(default_factory=list)
+    #: every named destination the run used, deleted at its end where the admin service can
+    used: list[Queue | Topic] = field(default_factory=list)
 
     @property
     def ctx(self) -> JMSContext:
@@ -238,6 +243,8 @@ class Probe:
         q = Queue(f"{PREFIX}.{self.tag}.{what}")
         if q not in self.named:
             self.named.append(q)
+        if q not in self.used:
+            self.used.append(q)
         return q
 
     def delay_target(self, what: str) -> Queue:
@@ -252,7 +259,10 @@ class Probe:
         """A named topic (a pyjms broker's admin service knows its subscribers and attributes)."""
         if self.existing_queue is not None:
             raise Skip("needs topics of its own (the provider does not create them on demand)")
-        return Topic(f"{PREFIX}.{self.tag}.{what}")
+        t = Topic(f"{PREFIX}.{self.tag}.{what}")
+        if t not in self.used:
+            self.used.append(t)
+        return t
 
     def needs_delay(self) -> None:
         if not self.mechanism.available:
@@ -279,7 +289,16 @@ class Probe:
                     pass
 
     def close(self) -> None:
+        """Ends the run: its rule's sessions closed, its named queues emptied, then deleted
+        where the broker has pyjms's admin service (JMS has no call that deletes a queue)."""
         self.cleanup()
+        if self.admin is not None:
+            for d in self.used:
+                try:
+                    self.admin.remove(d)
+                except JMSRuntimeException:
+                    pass  # one that cannot be deleted stays, empty (pyjms queues lists it)
+        self.used = []
         ctx = self.shared.pop("__ctx__", None)
         if isinstance(ctx, JMSContext):
             ctx.close()

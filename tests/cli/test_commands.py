@@ -12,6 +12,7 @@ import sys
 import pytest
 
 import pyjms
+from pyjms.broker.admin import Admin
 from pyjms.cli.main import build_parser
 from tests.cli.conftest import drain_texts, run_cli, start_cli
 from tests.conftest import ROOT
@@ -74,6 +75,36 @@ def test_finding_11_no_create_refuses_an_unknown_queue_with_2085(pyjms_broker_ur
     sent = run_cli("send", "--url", url, "--no-create", "-q", qname, "x")
     assert sent.returncode == 0, sent.stderr
     assert drain_texts(url, qname) == ["x"]
+
+
+def test_admin_remove_takes_only_an_empty_unused_destination_off_the_broker(pyjms_broker_url, qname):
+    """IBM MQ's DELETE QLOCAL / DELETE TOPIC: refused with 2055 while the queue holds messages,
+    2042 while a consumer or subscriber uses it, 2085 once it is gone; otherwise gone from
+    `pyjms queues` (the conformance kit removes its named queues so)."""
+    url = pyjms_broker_url
+    factory = pyjms.ConnectionFactory(url)
+    admin = Admin(factory)
+    topic = pyjms.Topic(f"{qname}.T")
+    with factory.create_context() as ctx:
+        q = ctx.create_queue(qname)
+        ctx.create_producer().send(q, "x")
+        with pytest.raises(pyjms.JMSRuntimeException) as full:
+            admin.remove(q)
+        assert full.value.reason == pyjms.MQRC.Q_NOT_EMPTY and qname in str(full.value)
+        with ctx.create_consumer(q) as consumer, ctx.create_consumer(topic):
+            assert consumer.receive(5000).get_text() == "x"
+            for used in (q, topic):
+                with pytest.raises(pyjms.JMSRuntimeException) as in_use:
+                    admin.remove(used)
+                assert in_use.value.reason == pyjms.MQRC.OBJECT_IN_USE, used
+    removed = run_cli("admin", "--url", url, "remove", f"queue://{qname}")
+    assert removed.returncode == 0 and "removed from the broker" in removed.stdout, removed.stderr
+    if f"topic://{topic.name}" in [d["destination"] for d in admin.destinations()]:
+        admin.remove(topic)  # (Artemis removes an address it made on demand once nothing uses it)
+    listed = [d["destination"] for d in admin.destinations()]
+    assert f"queue://{qname}" not in listed and f"topic://{topic.name}" not in listed
+    gone = run_cli("admin", "--url", url, "remove", f"queue://{qname}")
+    assert gone.returncode != 0 and gone.stderr.count("MQRC_UNKNOWN_OBJECT_NAME (2085)") == 1, gone.stderr
 
 
 def test_strict_mode_in_the_library_and_queue_urls_in_create_queue(tcp_broker, qname):

@@ -25,7 +25,13 @@ from pyjms.api.factory import ConnectionFactory
 from pyjms.api.requests import ServiceClient, ServiceUnavailable, brief, serve
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import ADMIN_QUEUE
-from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException, JMSSecurityRuntimeException
+from pyjms.errors import (
+    IllegalStateRuntimeException,
+    InvalidArgumentRuntimeException,
+    InvalidDestinationRuntimeException,
+    JMSRuntimeException,
+    JMSSecurityRuntimeException,
+)
 from pyjms.reasons import MQRC
 from pyjms.rules.attributes import Attributes, QueueAttributes, TopicAttributes, from_values
 
@@ -46,6 +52,8 @@ class AdministeredBroker(Protocol):
     def has_destination(self, key: str) -> bool: ...
 
     def durable_selector(self, topic: str, client_id: str, name: str) -> str | None: ...
+
+    def remove_destination(self, key: str) -> None: ...
 
 
 #: the longest name (a destination key, a client id, a subscription name) a request may carry
@@ -105,6 +113,31 @@ class AdminService:
         if isinstance(destination, Queue):
             self.broker.enforce_limits(destination.name, attributes)
 
+    def remove(self, destination: Destination) -> None:
+        """Removes an empty, unused queue or topic from the broker, with its attributes, as IBM
+        MQ's DELETE QLOCAL or DELETE TOPIC: one that holds messages is refused with
+        MQRC_Q_NOT_EMPTY (2055), one with a consumer or subscription with MQRC_OBJECT_IN_USE
+        (2042), one the broker does not have with MQRC_UNKNOWN_OBJECT_NAME (2085)."""
+        row = next((d for d in self.broker.destinations() if d["destination"] == destination.key), None)
+        if row is None:
+            raise InvalidDestinationRuntimeException(
+                f"{destination} does not exist", reason=MQRC.UNKNOWN_OBJECT_NAME
+            )
+        if row["depth"]:
+            raise IllegalStateRuntimeException(
+                f"{destination} holds {row['depth']} message(s): only an empty one is removed",
+                reason=MQRC.Q_NOT_EMPTY,
+            )
+        if row["consumers"] or (
+            isinstance(destination, Topic) and self.broker.subscribers_of(destination.name)
+        ):
+            raise IllegalStateRuntimeException(
+                f"{destination} has consumers or subscriptions: it is in use",
+                reason=MQRC.OBJECT_IN_USE,
+            )
+        self.broker.remove_destination(destination.key)
+        self.define(destination, None)
+
     def describe(self, destination: Destination) -> Attributes | None:
         with self._lock:
             a = self._defined.get(destination.key)
@@ -123,6 +156,7 @@ class AdminService:
             "durable-selector",
             "define",
             "delete",
+            "remove",
             "describe",
             "may-write",
         ):
@@ -162,11 +196,14 @@ class AdminService:
             client_id = _name(request.get("client_id"), "client_id")
             name = _name(request.get("name"), "name")
             return {"ok": True, "selector": self.broker.durable_selector(dest.name, client_id, name)}
-        if op in ("define", "delete") and not self.is_admin(sender):
+        if op in ("define", "delete", "remove") and not self.is_admin(sender):
             raise JMSSecurityRuntimeException(
                 f"user {sender!r} may not {op} {dest}: only the broker's administrator may (MQRC_NOT_AUTHORIZED)",
                 reason=MQRC.NOT_AUTHORIZED,
             )
+        if op == "remove":
+            self.remove(dest)
+            return {"ok": True, "attributes": None}
         if op == "define":
             self.define(dest, _attributes(dest, request.get("kind"), request.get("attributes")))
         elif op == "delete":
@@ -257,7 +294,13 @@ class Admin:
         return self._request("describe", destination)
 
     def delete(self, destination: Destination) -> None:
+        """Removes the destination's attributes (its limits); the destination stays."""
         self._request("delete", destination)
+
+    def remove(self, destination: Destination) -> None:
+        """Removes an empty, unused destination from the broker, with its attributes (IBM MQ's
+        DELETE QLOCAL or DELETE TOPIC; 2055 if it holds messages, 2042 if it is in use)."""
+        self._request("remove", destination)
 
     def destinations(self) -> list[dict[str, Any]]:
         """Every queue and topic on the broker: destination (queue://NAME), depth, consumers,

@@ -213,6 +213,14 @@ public final class EmbeddedBroker {
         return DelayedPublications.durableSelector(broker, topic, clientId, name);
     }
 
+    /**
+     * Removes a queue or topic (kind "queue" or "topic") from the broker, as IBM MQ's DELETE
+     * QLOCAL or DELETE TOPIC; the admin service first checks that it is empty and unused.
+     */
+    public void removeDestination(String kind, String name) throws Exception {
+        broker.removeDestination(kind.equals("queue") ? new ActiveMQQueue(name) : new ActiveMQTopic(name));
+    }
+
     public void stop() throws Exception {
         broker.stop();
         broker.waitUntilStopped();

@@ -319,6 +319,19 @@ public final class EmbeddedArtemis {
         return info != null && info.getRoutingTypes().contains(RoutingType.MULTICAST);
     }
 
+    /**
+     * Removes a queue (its anycast queue and address) or a topic (its multicast address, with
+     * no subscription left) from the broker, as IBM MQ's DELETE QLOCAL or DELETE TOPIC; the
+     * admin service first checks that it is empty and unused.
+     */
+    public void removeDestination(String kind, String name) throws Exception {
+        SimpleString address = SimpleString.of(name);
+        if (kind.equals("queue") && server().locateQueue(address) != null) {
+            server().destroyQueue(address, null, true); // refused while a consumer is on it
+        }
+        if (server().getAddressInfo(address) != null) server().removeAddressInfo(address, null);
+    }
+
     public String[] queuesOf(String address) throws Exception {
         List<String> out = new ArrayList<>();
         for (SimpleString q : server().bindingQuery(SimpleString.of(address)).getQueueNames()) out.add(q.toString());
