@@ -74,6 +74,12 @@ class JavaWriteRights(Protocol):
     def mayWrite(self, user: str | None, kind: str, name: str, /) -> bool: ...
 
 
+class JavaRemovingBroker(JavaWriteRights, Protocol):
+    """A Java broker that also removes destinations (both embedded brokers)."""
+
+    def removeDestination(self, kind: str, name: str, /) -> None: ...
+
+
 class BrokerRights:
     """Who may do what on an embedded broker, from its own users and access rules: the
     WriteCheck and AdminCheck (pyjms.api.access) the broker gives the services it runs."""
@@ -125,6 +131,7 @@ class BrokerServices(BrokerRights):
     whoever asks, with that user's rights on this broker (docs/security.md)."""
 
     _system_user: tuple[str, str] | None
+    _broker: JavaRemovingBroker
     admin: AdminService | None
     marks: MarkService | None
     delay_processor: DelayProcessor | None
@@ -132,6 +139,15 @@ class BrokerServices(BrokerRights):
     @property
     def vm_url(self) -> str:
         raise NotImplementedError
+
+    def remove_destination(self, key: str) -> None:
+        """Removes a queue or topic (queue://NAME or topic://NAME) from the broker (the admin
+        service's remove, which first checks that it is empty and unused)."""
+        kind, _, name = key.partition("://")
+        try:
+            self._broker.removeDestination(kind, name)
+        except jvm.shim().JException as e:
+            raise translate(e, f"removing {key}") from None
 
     def _local_factory(self) -> ConnectionFactory:
         """In-process connections, as pyjms's system user on a broker with users."""
@@ -349,14 +365,6 @@ class EmbeddedBroker(BrokerServices):
                 }
             )
         return sorted(found, key=lambda row: row["destination"])
-
-    def remove_destination(self, key: str) -> None:
-        """Removes a queue or topic (queue://NAME or topic://NAME) from the broker."""
-        kind, _, name = key.partition("://")
-        try:
-            self._broker.removeDestination(kind, name)
-        except jvm.shim().JException as e:
-            raise translate(e, f"removing {key}") from None
 
     def has_destination(self, key: str) -> bool:
         """Whether the broker has the destination (queue://NAME or topic://NAME) now."""

@@ -181,14 +181,6 @@ class EmbeddedArtemisBroker(BrokerServices):
             )
         return sorted(found, key=lambda row: row["destination"])
 
-    def remove_destination(self, key: str) -> None:
-        """Removes a queue or topic (queue://NAME or topic://NAME) from the broker."""
-        kind, _, name = key.partition("://")
-        try:
-            self._broker.removeDestination(kind, name)
-        except jvm.shim().JException as e:
-            raise translate(e, f"removing {key}") from None
-
     def has_destination(self, key: str) -> bool:
         """Whether the broker has the destination (queue://NAME or topic://NAME) now."""
         kind, _, name = key.partition("://")
