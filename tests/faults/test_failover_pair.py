@@ -372,10 +372,7 @@ def _overlapping(dispatched: list[Dispatch]) -> list[tuple[Dispatch, Dispatch]]:
     return found
 
 
-#: Artemis is left out: its failover client stalled a dispatcher for 30 s across the takeover
-#: in one of three runs, past the new mark service's grace, and a message it had been handed
-#: went to another dispatcher (got once); another run hung (docs/reliability.md)
-@pytest.mark.parametrize("provider", ["activemq"])
+@pytest.mark.parametrize("provider", PROVIDERS)
 def test_cooperative_marks_hold_when_the_serving_broker_of_a_pair_is_sigkilled(
     tmp_path: Path, provider: str
 ) -> None:
