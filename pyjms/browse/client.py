@@ -172,8 +172,8 @@ class Heartbeat:
     """Renews a handle's lease every lease/3 on a thread and session of its own. Each renewal
     is a request: its answer tells whether another mark service took over (then the handle's
     marks are restored there, ``held``). It ends with the handle's close, or once the handle's
-    context is closed: the handle can do nothing more, its lease may lapse, and its session
-    lets go of the connection (a failover client's would otherwise try its brokers for ever)."""
+    context is closed: the handle can do nothing more and its lease may lapse (a heartbeat on
+    a failover connection would otherwise renew for ever, also against brokers that are gone)."""
 
     def __init__(self, parent: JMSContext, handle: str, lease_ms: int, held: HeldMarks | None = None) -> None:
         self._parent = parent
