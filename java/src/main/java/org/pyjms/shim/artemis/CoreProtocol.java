@@ -37,7 +37,7 @@ import org.apache.activemq.artemis.spi.core.remoting.SessionContext;
  * the client hears of the close only on the executor that is running the failover itself, after
  * it: the check waits out the whole callTimeout, and every session of the connection with it.
  * Thread dumps of tests/faults/test_failover_pair.py's cooperative dispatchers on an Artemis pair
- * showed it in 3 of 32 runs: the failover thread in checkForFailover for 30 s, a dispatcher's
+ * showed it in 3 of 46 runs: the failover thread in checkForFailover for 30 s, a dispatcher's
  * commit waiting on the failover, and no socket of the client's for that connection (most
  * likely one the SIGKILLed broker's kernel completed into its listening socket's backlog just
  * before that socket closed, after the client's first connections had). The broker answers the
