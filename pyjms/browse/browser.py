@@ -34,7 +34,11 @@ from pyjms.browse import options as O
 from pyjms.browse.browsed import NoMessageAvailable, note_browsed, token_of
 from pyjms.browse.client import Heartbeat, HeldMarks, MarkClient
 from pyjms.browse.kept import KeptGets, kept_gets
-from pyjms.errors import IllegalStateRuntimeException, InvalidArgumentRuntimeException
+from pyjms.errors import (
+    ConnectionBrokenRuntimeException,
+    IllegalStateRuntimeException,
+    InvalidArgumentRuntimeException,
+)
 from pyjms.reasons import MQRC
 
 # A pass looks at no more than a window of messages from the head, then starts again there:
@@ -172,8 +176,21 @@ class MarkingBrowser:
         # only dispatching (claims for the set) reads in windows; other browsing walks the queue
         self._windowed = claiming
         deadline = time.monotonic() + wait_ms / 1000.0
+        interrupted = False
         while True:
-            m = self._claimed_next() if claiming else self._next(options)
+            try:
+                m = self._claimed_next() if claiming else self._next(options)
+            except ConnectionBrokenRuntimeException:
+                # a failover client's call cut short by its broker's takeover (Artemis's client
+                # unblocks it, AMQ219016): the connection goes on with the broker that took over,
+                # so the step is tried once more there, from a new pass; a claim whose answer
+                # was lost was never handed out, and its marks lapse. A connection that stays
+                # broken fails the second time, and that error is raised
+                if interrupted:
+                    raise
+                interrupted = True
+                self._drop_pass()
+                continue
             if m is not None:
                 self._pass_took = True
                 if options & O.MARK_BROWSE_HANDLE:
@@ -279,6 +296,16 @@ class MarkingBrowser:
             jb, self._jb = self._jb, None
             if not self._ctx.closed:
                 jb.close()
+
+    def _drop_pass(self) -> None:
+        """Ends the current pass (after a takeover or a broken call: its browser may be broken)."""
+        self._page.clear()
+        self._candidates.clear()
+        self._pass_done = True
+        try:
+            self._close_pass()
+        except ConnectionBrokenRuntimeException:
+            pass  # the broker that had it has gone
 
     def _new_pass(self) -> None:
         if self._pass_cut and not self._pass_took:
@@ -429,10 +456,7 @@ class MarkingBrowser:
         if len(kept) < len(self._reserved) and self._paired is not None:
             self._paired.given_up()
         self._reserved = kept
-        self._close_pass()
-        self._page.clear()
-        self._candidates.clear()
-        self._pass_done = True
+        self._drop_pass()
 
     def _grow(self) -> None:
         """Before a claim: an adaptive handle that handed its last claim out quickly claims twice

@@ -171,9 +171,12 @@ class HeldMarks:
 class Heartbeat:
     """Renews a handle's lease every lease/3 on a thread and session of its own. Each renewal
     is a request: its answer tells whether another mark service took over (then the handle's
-    marks are restored there, ``held``)."""
+    marks are restored there, ``held``). It ends with the handle's close, or once the handle's
+    context is closed: the handle can do nothing more and its lease may lapse (a heartbeat on
+    a failover connection would otherwise renew for ever, also against brokers that are gone)."""
 
     def __init__(self, parent: JMSContext, handle: str, lease_ms: int, held: HeldMarks | None = None) -> None:
+        self._parent = parent
         # made here; used only by the thread from now on. A renewal lost with a mature service is
         # given up after a lease, not the default 5 s: the next one finds the new service
         self._marks = MarkClient(parent, timeout_ms=min(5000, max(lease_ms, 500)))
@@ -186,7 +189,7 @@ class Heartbeat:
 
     def _run(self) -> None:
         with jvm.java_thread():
-            while not self._stop.wait(self._every_s):
+            while not self._stop.wait(self._every_s) and not self._parent.closed:
                 try:
                     sent_at = time.monotonic()
                     answer = self._marks.call("renew", handles=[self._handle])

@@ -149,7 +149,26 @@ public final class Channel implements AutoCloseable {
      * in the others the application's acknowledgement or commit covers it.
      */
     void acknowledgeUnhanded(Message m) throws JMSException {
-        if (ackInShim || individual) m.acknowledge();
+        if (ackInShim) acknowledgeInShim(m);
+        else if (individual) m.acknowledge();
+    }
+
+    /**
+     * An AUTO_ACKNOWLEDGE or DUPS_OK_ACKNOWLEDGE context's acknowledgement of a message it
+     * received; false if a failover rolled it back. The shim's CLIENT_ACKNOWLEDGE session is one
+     * whose acknowledgements the client commits (Artemis's core session without autoCommitAcks):
+     * after a failover the first commit of a session that had worked since its last one (a send
+     * counts) rolls back and says so (AMQ219030). What it covered was not consumed: the broker
+     * that took over delivers it again, so a receive goes on for it instead of failing for a
+     * message its caller never saw. (An acknowledge the application calls still raises.)
+     */
+    boolean acknowledgeInShim(Message m) throws JMSException {
+        try {
+            m.acknowledge();
+            return true;
+        } catch (jakarta.jms.TransactionRolledBackException e) {
+            return false;
+        }
     }
 
     public String clientId() throws JMSException { return shared.connection.getClientID(); }

@@ -80,12 +80,18 @@ public final class Receiver implements AutoCloseable {
      */
     public int receiveToArea(java.nio.ByteBuffer area, long timeoutMs, boolean ack) throws JMSException {
         channel.checkOpen();
-        Message m = next(timeoutMs);
-        if (m == null) return -1;
-        channel.consumed(m);
-        Codec.Out out = new Codec.Out(256);
-        Codec.encode(m, out, nextNames);
-        if (ack && channel.ackInShim) m.acknowledge();
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        Codec.Out out;
+        while (true) {
+            Message m = next(timeoutMs);
+            if (m == null) return -1;
+            channel.consumed(m);
+            out = new Codec.Out(256);
+            Codec.encode(m, out, nextNames);
+            if (!ack || !channel.ackInShim || channel.acknowledgeInShim(m)) break;
+            // a failover rolled its acknowledgement back: it comes again (Channel.acknowledgeInShim)
+            if (timeoutMs <= 0 || (timeoutMs = deadline - System.currentTimeMillis()) <= 0) return -1;
+        }
         int n = out.copyTo(area);
         if (n < 0) {
             oversize = out.toByteArray();
@@ -132,24 +138,27 @@ public final class Receiver implements AutoCloseable {
      */
     public byte[] receiveBatch(int max, long timeoutMs) throws JMSException {
         channel.checkOpen();
-        Codec.Out out = new Codec.Out(8192);
-        int countAt = out.reserveInt();
-        int n = 0;
-        Message last = null;
-        Message m = next(timeoutMs);
-        while (m != null) {
-            Codec.encode(m, out, nextNames);
-            last = m;
-            if (channel.individual) channel.consumed(m); // each is acknowledged on its own
-            if (++n >= max) break;
-            m = next(BUFFERED);
-        }
-        out.patchInt(countAt, n);
-        if (last != null) {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        while (true) {
+            Codec.Out out = new Codec.Out(8192);
+            int countAt = out.reserveInt();
+            int n = 0;
+            Message last = null;
+            Message m = next(timeoutMs);
+            while (m != null) {
+                Codec.encode(m, out, nextNames);
+                last = m;
+                if (channel.individual) channel.consumed(m); // each is acknowledged on its own
+                if (++n >= max) break;
+                m = next(BUFFERED);
+            }
+            out.patchInt(countAt, n);
+            if (last == null) return out.toByteArray();
             channel.lastConsumed = last;
-            if (channel.ackInShim) last.acknowledge();
+            if (!channel.ackInShim || channel.acknowledgeInShim(last)) return out.toByteArray();
+            // a failover rolled the batch's acknowledgement back: it comes again (Channel.acknowledgeInShim)
+            if (timeoutMs <= 0 || (timeoutMs = deadline - System.currentTimeMillis()) <= 0) return new byte[4];
         }
-        return out.toByteArray();
     }
 
     /** Delivers asynchronously through Channel.nextListened / listenedDone. */

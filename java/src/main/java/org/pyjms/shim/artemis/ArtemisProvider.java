@@ -83,9 +83,10 @@ public final class ArtemisProvider implements Provider {
             f.setConfirmationWindowSize(1024 * 1024);
         }
         for (Map.Entry<String, String> e : properties.entrySet()) Providers.setProperty(f, e.getKey(), e.getValue());
-        // ... yet the broker answers only the sends someone waits for (AnsweredSends), unless the
-        // URL or the properties chose the client's protocol manager
-        if (f.getProtocolManagerFactoryStr() == null) f.getServerLocator().setProtocolManagerFactory(new AnsweredSends());
+        // ... yet the broker answers only the sends someone waits for, and a failover waits 2 s at
+        // most for the broker it reached to answer its check (CoreProtocol), unless the URL or the
+        // properties chose the client's protocol manager
+        if (f.getProtocolManagerFactoryStr() == null) f.getServerLocator().setProtocolManagerFactory(new CoreProtocol());
         return f;
     }
 
