@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Sequence
 
@@ -49,17 +48,6 @@ def test_the_api_runs_the_rules_asked_for_in_the_modes_asked_for(request, provid
     assert [(r.id, r.mode) for r in rows] == [(i, m) for m in modes for i in ("E02", "D06", "B07", "Q04")]
     assert all(r.result == conformance.PASS for r in rows), [r for r in rows if r.result != conformance.PASS]
     assert all(r.seconds >= 0 and r.provider for r in rows)
-
-
-def test_a_caller_that_stops_reading_ends_the_modes_run_side_by_side(embedded_broker):
-    # the modes run on threads of their own; closing the rows ends them all, none left running
-    rows = conformance.run_iter(
-        pyjms.ConnectionFactory(embedded_broker.vm_url), modes=["staging", "scheduler"], rules=["E02", "D06"]
-    )
-    first = next(rows)
-    assert (first.id, first.mode, first.result) == ("E02", "staging", conformance.PASS)
-    rows.close()
-    assert [t.name for t in threading.enumerate() if t.name.startswith("conformance ")] == []
 
 
 def test_the_api_refuses_an_id_the_catalogue_does_not_have():
