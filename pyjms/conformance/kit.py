@@ -384,7 +384,7 @@ class Session:
 def _run_mode(
     factory: ConnectionFactory, mode: str, chosen: list[Rule], queue: str | None
 ) -> Generator[Row, None, None]:
-    # each mode's own tag: modes side by side name their queues apart (and a tag marks what
+    # each mode's own tag: its named queues are its own (and a tag marks what
     # a mode's rules put on the broker's own dead-letter queue, E09's take_back)
     session = Session(factory, mode, queue, uuid.uuid4().hex[:8])
     try:
