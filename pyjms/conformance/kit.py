@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -381,19 +381,6 @@ class Session:
         self.probe.close()
 
 
-def _run_mode(
-    factory: ConnectionFactory, mode: str, chosen: list[Rule], queue: str | None
-) -> Generator[Row, None, None]:
-    # each mode's own tag: its named queues are its own (and a tag marks what
-    # a mode's rules put on the broker's own dead-letter queue, E09's take_back)
-    session = Session(factory, mode, queue, uuid.uuid4().hex[:8])
-    try:
-        for r in chosen:
-            yield session.run(r)
-    finally:
-        session.close()
-
-
 def run_iter(
     factory: ConnectionFactory,
     modes: Sequence[str] | None = None,
@@ -405,7 +392,14 @@ def run_iter(
     side failed B06 and E14 in a full run: two modes' marks and expiry reads under one load.)"""
     chosen = select(rules)
     for mode in modes or offered_modes(factory):
-        yield from _run_mode(factory, mode, chosen, queue)
+        # each mode's own tag: its named queues are its own (and a tag marks what a mode's
+        # rules put on the broker's own dead-letter queue, E09's take_back)
+        session = Session(factory, mode, queue, uuid.uuid4().hex[:8])
+        try:
+            for r in chosen:
+                yield session.run(r)
+        finally:
+            session.close()
 
 
 def run(
