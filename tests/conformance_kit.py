@@ -45,15 +45,69 @@ def pyjms_command(*args: str, timeout: float = 300) -> subprocess.CompletedProce
     )
 
 
-def full_run(label: str, url: str, tmp_path: Path, modes: set[str]) -> list[dict[str, Any]]:
-    """``pyjms conformance --url URL --json --junit-xml FILE``: every rule in every mode the
-    provider offers, under the budget; one JSON object per line with exactly the issue's keys;
-    one JUnit testcase per row; exit status 1 exactly when a rule failed, and the failures
-    exactly pyjms's documented differences; the matrix of docs/providers.md as this run."""
-    junit = tmp_path / "conformance.xml"
-    started = time.monotonic()
-    out = pyjms_command("conformance", "--url", url, "--json", "--junit-xml", str(junit))
-    took = time.monotonic() - started
+class FullRun:
+    """``pyjms conformance --url URL --json --junit-xml FILE`` started in its own process, its
+    output going to files (a pipe nobody reads while it runs would fill and stop it). A test
+    module starts the runs of all its configurations at once, each on its own broker: a run
+    mostly waits (expiry, delays, MsgMarkBrowseInterval), so side by side they take the time of
+    the longest, not of them all."""
+
+    def __init__(self, url: str, work_dir: Path) -> None:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        self.junit = work_dir / "conformance.xml"
+        self._out = work_dir / "stdout.txt"
+        self._err = work_dir / "stderr.txt"
+        self.started = time.monotonic()
+        with self._out.open("w") as out, self._err.open("w") as err:
+            self.process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "pyjms",
+                    "conformance",
+                    "--url",
+                    url,
+                    "--json",
+                    "--junit-xml",
+                    str(self.junit),
+                ],
+                stdout=out,
+                stderr=err,
+                text=True,
+                cwd=ROOT,
+            )
+        self.took: float | None = None
+
+    def result(self, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        """Waits for the run (killing it past ``timeout`` s from its start) and returns it."""
+        try:
+            code = self.process.wait(max(1.0, timeout - (time.monotonic() - self.started)))
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        if self.took is None:
+            self.took = time.monotonic() - self.started
+        return subprocess.CompletedProcess(
+            self.process.args,
+            code,
+            self._out.read_text(encoding="utf-8"),
+            self._err.read_text(encoding="utf-8"),
+        )
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def full_run(label: str, run: FullRun, modes: set[str]) -> list[dict[str, Any]]:
+    """A full run's outcome (FullRun): every rule in every mode the provider offers; one JSON
+    object per line with exactly the issue's keys; one JUnit testcase per row; exit status 1
+    exactly when a rule failed, and the failures exactly pyjms's documented differences; the
+    matrix of docs/providers.md as this run."""
+    junit = run.junit
+    out = run.result()
+    took = run.took or 0.0
     lines = out.stdout.splitlines()
     rows = [json.loads(line) for line in lines]
     report = out.stdout + out.stderr[-3000:]

@@ -11,27 +11,39 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
 import pyjms
 from pyjms import conformance
 from pyjms.bridge import classpath
-from tests.conformance_kit import full_run, left_on_the_broker, plugin_run, pyjms_command
+from tests.conformance_kit import FullRun, full_run, left_on_the_broker, plugin_run, pyjms_command
 from tests.conftest import ROOT
 
 
-def test_conformance_command_on_activemq_runs_every_rule_in_staging_and_scheduler_mode(tcp_broker, tmp_path):
-    rows = full_run("ActiveMQ", tcp_broker.tcp_url, tmp_path, {"scheduler", "staging"})
+@pytest.fixture(scope="module")
+def full_runs(tcp_broker, artemis_tcp_broker, tmp_path_factory) -> Iterator[dict[str, FullRun]]:
+    """The full runs of ActiveMQ and Artemis, started together, each on its own broker."""
+    runs = {
+        "ActiveMQ": FullRun(tcp_broker.tcp_url, tmp_path_factory.mktemp("activemq")),
+        "Artemis": FullRun(artemis_tcp_broker.tcp_url, tmp_path_factory.mktemp("artemis")),
+    }
+    yield runs
+    for run in runs.values():
+        run.stop()
+
+
+def test_conformance_command_on_activemq_runs_every_rule_in_staging_and_scheduler_mode(tcp_broker, full_runs):
+    rows = full_run("ActiveMQ", full_runs["ActiveMQ"], {"scheduler", "staging"})
     assert all(r["provider"].startswith("ActiveMQ Classic") for r in rows)
     assert left_on_the_broker(pyjms.ConnectionFactory(tcp_broker.tcp_url)) == []
 
 
 def test_conformance_command_on_artemis_runs_every_rule_in_native_and_staging_mode(
-    artemis_tcp_broker, tmp_path
+    artemis_tcp_broker, full_runs
 ):
-    rows = full_run("Artemis", artemis_tcp_broker.tcp_url, tmp_path, {"native", "staging"})
+    rows = full_run("Artemis", full_runs["Artemis"], {"native", "staging"})
     assert all(r["provider"].startswith("Apache Artemis") for r in rows)
     assert left_on_the_broker(pyjms.ConnectionFactory(artemis_tcp_broker.tcp_url)) == []
 
