@@ -1,5 +1,5 @@
-"""JMSConsumer and QueueBrowser for asyncio: the synchronous ones (pyjms.api.consumer), driven on
-their context's worker (pyjms.aio.worker).
+"""JMSConsumer for asyncio: the synchronous one (pyjms.api.consumer), driven on its context's
+worker (pyjms.aio.worker). (QueueBrowser, in pyjms.aio.browse, is importable from here too.)
 
 Cancellation. A receive whose caller is cancelled before the worker starts it never runs, so
 it takes nothing. A receive already waiting stops at the end of its current slice. If that
@@ -24,11 +24,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
+from pyjms.aio.browse import QueueBrowser
 from pyjms.aio.held import Held, Taken
 from pyjms.aio.worker import AGAIN, IN_LISTENER
 from pyjms.api.checks import check_positive_int, check_wait_ms
 from pyjms.api.consumer import JMSConsumer as SyncConsumer
-from pyjms.api.consumer import QueueBrowser as SyncBrowser
 from pyjms.api.destination import Destination
 from pyjms.api.message import Message
 from pyjms.errors import (
@@ -39,6 +39,8 @@ from pyjms.errors import (
 
 if TYPE_CHECKING:
     from pyjms.aio.context import JMSContext
+
+__all__ = ["JMSConsumer", "QueueBrowser"]
 
 _log = logging.getLogger("pyjms")
 
@@ -409,44 +411,6 @@ class JMSConsumer:
         ctx.consumer_closed(self)
 
     async def __aenter__(self) -> JMSConsumer:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.close()
-
-
-class QueueBrowser:
-    """An asyncio jakarta.jms.QueueBrowser: ``async for message in browser``."""
-
-    def __init__(self, ctx: JMSContext, browser: SyncBrowser) -> None:
-        self._ctx = ctx
-        #: the synchronous browser this one drives
-        self.sync = browser
-
-    def get_queue(self) -> Destination:
-        return self.sync.get_queue()
-
-    def get_message_selector(self) -> str | None:
-        return self.sync.get_message_selector()
-
-    async def next_batch(self, max_messages: int) -> list[Message]:
-        """The next up to max_messages of the browse; an empty list at the end of the queue."""
-        sync = self.sync
-        return await self._ctx.worker.submit(lambda: sync.next_batch(max_messages))
-
-    def get_enumeration(self) -> AsyncIterator[Message]:
-        return self.__aiter__()
-
-    async def __aiter__(self) -> AsyncIterator[Message]:
-        while batch := await self.next_batch(500):
-            for m in batch:
-                yield m
-
-    async def close(self) -> None:
-        if not self._ctx.closing:
-            await self._ctx.worker.submit(self.sync.close)
-
-    async def __aenter__(self) -> QueueBrowser:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
