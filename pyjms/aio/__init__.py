@@ -17,8 +17,8 @@ by one thread, as JMS requires. Messages, destinations and errors are pyjms's ow
 and what a cancelled call does, are in docs/asyncio.md.
 """
 
-from pyjms.aio.browse import MarkingBrowser
-from pyjms.aio.consumer import JMSConsumer, QueueBrowser
+from pyjms.aio.browse import MarkingBrowser, QueueBrowser
+from pyjms.aio.consumer import JMSConsumer
 from pyjms.aio.context import ConnectionFactory, ContextOpening, JMSContext
 from pyjms.aio.producer import JMSProducer
 

@@ -1,4 +1,5 @@
-"""IBM MQ's browse with mark for asyncio: pyjms.browse.MarkingBrowser on its context's worker.
+"""Browsers for asyncio, on their context's worker: the JMS QueueBrowser (pyjms.api.consumer's),
+and IBM MQ's browse with mark (pyjms.browse.MarkingBrowser).
 
 ``await browser.get(options, wait_ms)`` waits in slices, so other calls on the context go on
 meanwhile. A get whose caller is cancelled after it marked a message removes the marks it made
@@ -9,10 +10,12 @@ handle and by the cooperating set, rather than marked for nobody's use.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from pyjms.aio.worker import AGAIN
-from pyjms.api.destination import Queue
+from pyjms.api.consumer import QueueBrowser as SyncBrowser
+from pyjms.api.destination import Destination, Queue
 from pyjms.api.message import Message
 from pyjms.browse import (
     MARK_BROWSE_CO_OP,
@@ -33,6 +36,44 @@ if TYPE_CHECKING:
 
 #: the longest one slice of a waiting get holds the context's worker
 GET_SLICE_MS = 100
+
+
+class QueueBrowser:
+    """An asyncio jakarta.jms.QueueBrowser: ``async for message in browser``."""
+
+    def __init__(self, ctx: JMSContext, browser: SyncBrowser) -> None:
+        self._ctx = ctx
+        #: the synchronous browser this one drives
+        self.sync = browser
+
+    def get_queue(self) -> Destination:
+        return self.sync.get_queue()
+
+    def get_message_selector(self) -> str | None:
+        return self.sync.get_message_selector()
+
+    async def next_batch(self, max_messages: int) -> list[Message]:
+        """The next up to max_messages of the browse; an empty list at the end of the queue."""
+        sync = self.sync
+        return await self._ctx.worker.submit(lambda: sync.next_batch(max_messages))
+
+    def get_enumeration(self) -> AsyncIterator[Message]:
+        return self.__aiter__()
+
+    async def __aiter__(self) -> AsyncIterator[Message]:
+        while batch := await self.next_batch(500):
+            for m in batch:
+                yield m
+
+    async def close(self) -> None:
+        if not self._ctx.closing:
+            await self._ctx.worker.submit(self.sync.close)
+
+    async def __aenter__(self) -> QueueBrowser:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
 
 
 class MarkingBrowser:

@@ -1,5 +1,5 @@
-"""JMSConsumer and QueueBrowser for asyncio: the synchronous ones (pyjms.api.consumer), driven on
-their context's worker (pyjms.aio.worker).
+"""JMSConsumer for asyncio: the synchronous one (pyjms.api.consumer), driven on its context's
+worker (pyjms.aio.worker). (QueueBrowser, in pyjms.aio.browse, is importable from here too.)
 
 Cancellation. A receive whose caller is cancelled before the worker starts it never runs, so
 it takes nothing. A receive already waiting stops at the end of its current slice. If that
@@ -10,7 +10,8 @@ dropped when the context's ``rollback`` or ``recover`` hands it back to the prov
 redelivers it. In AUTO/DUPS_OK a kept message is not acknowledged until it is handed over
 (pyjms.aio.handover); closing a consumer that keeps one logs a warning and hands it back to the
 provider: by the session's recovery in AUTO/DUPS_OK, else by the rollback, recovery or close
-the application makes."""
+the application makes. What a consumer holds (taken ahead, or kept from cancelled receives) is
+pyjms.aio.held's."""
 
 from __future__ import annotations
 
@@ -19,14 +20,15 @@ import inspect
 import logging
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
+from pyjms.aio.browse import QueueBrowser
+from pyjms.aio.held import Held, Taken
 from pyjms.aio.worker import AGAIN, IN_LISTENER
 from pyjms.api.checks import check_positive_int, check_wait_ms
 from pyjms.api.consumer import JMSConsumer as SyncConsumer
-from pyjms.api.consumer import QueueBrowser as SyncBrowser
 from pyjms.api.destination import Destination
 from pyjms.api.message import Message
 from pyjms.errors import (
@@ -38,6 +40,8 @@ from pyjms.errors import (
 if TYPE_CHECKING:
     from pyjms.aio.context import JMSContext
 
+__all__ = ["JMSConsumer", "QueueBrowser"]
+
 _log = logging.getLogger("pyjms")
 
 #: how long one slice of a waiting receive blocks the context's worker when nothing else waits
@@ -46,17 +50,6 @@ SLICE_MS = 50
 SHORT_SLICE_MS = 5
 #: how many messages a receive takes at once where it may read ahead (see JMSConsumer.receive)
 READ_AHEAD = 500
-
-
-class Taken:
-    """What a receive step took, with the context's recovery epoch at the time (a message
-    taken before a rollback or recover is handed back by it, so it must not be kept)."""
-
-    __slots__ = ("epoch", "value")
-
-    def __init__(self, epoch: int, value: Any) -> None:
-        self.epoch = epoch
-        self.value = value
 
 
 def wait_ms(timeout_ms: int | timedelta | None, what: str = "timeout_ms") -> int | None:
@@ -80,8 +73,8 @@ class JMSConsumer:
         self._ctx = ctx
         #: the synchronous consumer this one drives (calling it from the loop blocks the loop)
         self.sync = consumer
-        self._kept: deque[tuple[int, Any]] = deque()  # (epoch, Message) from cancelled receives
-        self._kept_bodies: deque[tuple[int, Any]] = deque()  # from cancelled receive_body calls
+        #: what receives took ahead, or after their caller went away, for the next receives
+        self._held = Held(ctx)
         self._closing = False
 
     def __repr__(self) -> str:
@@ -103,61 +96,14 @@ class JMSConsumer:
     def _stopped(self) -> bool:
         return self._closing or self._ctx.closing
 
-    def _keep(self, taken: Taken) -> None:
-        """On the loop: what a receive took after its caller went away."""
-        if taken.value is None or taken.value == []:
-            return
-        values = taken.value if isinstance(taken.value, list) else [taken.value]
-        self._kept.extend((taken.epoch, m) for m in values)
-        if self._ctx.hand_over is not None:  # AUTO/DUPS_OK: kept unacknowledged
-            self._ctx.hand_over.kept()
-
-    def _keep_body(self, taken: Taken) -> None:
-        if taken.value is None:
-            return
-        self._kept_bodies.append((taken.epoch, taken.value))
-        if self._ctx.hand_over is not None:
-            self._ctx.hand_over.kept()
-
-    def _from_kept(self, kept: deque[tuple[int, Any]], n: int = 1) -> list[Any]:
-        """Up to n kept values (on the loop, or on the worker before a receive's slice: deque's
-        append and popleft are atomic)."""
-        out: list[Any] = []
-        while len(out) < n:
-            try:
-                epoch, value = kept.popleft()
-            except IndexError:
-                break
-            if epoch == self._ctx.epoch:  # else a rollback or recover gave it back to the provider
-                out.append(value)
-        return out
-
     def kept_count(self, besides: object | None = None) -> int:
-        """How many messages this consumer keeps from cancelled receives since the context's
-        last recovery, in its stores other than ``besides`` (copies of the stores are taken
-        under the GIL: the worker asks while the loop may append)."""
-        epoch = self._ctx.epoch
-        return sum(
-            1
-            for store in (self._kept, self._kept_bodies)
-            if store is not besides
-            for k in tuple(store)
-            if k[0] == epoch
-        )
+        """How many messages this consumer keeps from cancelled receives (or took ahead) since
+        the context's last recovery, in its stores other than ``besides`` (Held.count)."""
+        return self._held.count(besides)
 
     def keeps_any(self, besides: object | None = None) -> bool:
-        """kept_count(besides) > 0, without counting: entries are appended with the epoch of
-        their take, which only grows, so those of the current epoch are at the end."""
-        epoch = self._ctx.epoch
-        for store in (self._kept, self._kept_bodies):
-            if store is besides:
-                continue
-            try:
-                if store[-1][0] == epoch:
-                    return True
-            except IndexError:
-                continue
-        return False
+        """kept_count(besides) > 0, without counting (Held.any)."""
+        return self._held.any(besides)
 
     def _check(self) -> None:
         if self._closing:
@@ -188,7 +134,7 @@ class JMSConsumer:
             if self._stopped():
                 return Taken(ctx.epoch, empty)  # a receive in progress returns nothing on close (JMS)
             if kept:
-                values = self._from_kept(kept, n)
+                values = self._held.take(kept, n)
                 if values:
                     return Taken(ctx.epoch, values if isinstance(empty, list) else values[0])
             if hand_over is not None and not hand_over.may_take(kept):
@@ -209,7 +155,7 @@ class JMSConsumer:
         value = taken.value
         if ahead and isinstance(value, list):
             # the caller gets the first; the consumer keeps the rest for the next receives
-            self._kept.extend((taken.epoch, m) for m in value[1:])
+            self._held.keep_ahead(taken.epoch, value[1:])
             value = value[0] if value else None
         return self._handed(value, taken.epoch)
 
@@ -245,7 +191,7 @@ class JMSConsumer:
         """The next message; waits up to timeout_ms (None or 0: until one arrives, or the
         consumer or its context closes, which returns None)."""
         self._check()
-        kept = self._from_kept(self._kept)
+        kept = self._held.take(self._held.messages)
         if kept:
             return cast("Message | None", self._handed(kept[0], self._ctx.epoch))
         sync = self.sync
@@ -257,41 +203,45 @@ class JMSConsumer:
                     wait_ms(timeout_ms),
                     lambda ms: sync.receive_batch(ahead, ms),
                     [],
-                    self._keep,
-                    self._kept,
+                    self._held.keep,
+                    self._held.messages,
                     ahead=True,
                 ),
             )
         return cast(
             "Message | None",
-            await self._receive(wait_ms(timeout_ms), sync.receive, None, self._keep, self._kept),
+            await self._receive(
+                wait_ms(timeout_ms), sync.receive, None, self._held.keep, self._held.messages
+            ),
         )
 
     async def receive_no_wait(self) -> Message | None:
         self._check()
-        kept = self._from_kept(self._kept)
+        kept = self._held.take(self._held.messages)
         if kept:
             return cast("Message | None", self._handed(kept[0], self._ctx.epoch))
         sync = self.sync
         # a receive whose time is up at once: one look, through the same gate as any take
         return cast(
             "Message | None",
-            await self._receive(0, lambda _ms: sync.receive_no_wait(), None, self._keep, self._kept),
+            await self._receive(
+                0, lambda _ms: sync.receive_no_wait(), None, self._held.keep, self._held.messages
+            ),
         )
 
     async def receive_body(self, body_type: type, timeout_ms: int | timedelta | None = None) -> Any:
         """The next message's body as body_type (str, bytes, dict), or None if none came."""
         self._check()
-        kept = self._from_kept(self._kept_bodies)
+        kept = self._held.take(self._held.bodies)
         if kept:
             return self._handed(kept[0], self._ctx.epoch)
         if self._ctx.individual:
             return await self._receive_body_of_message(body_type, timeout_ms)
-        ahead = self._from_kept(self._kept)  # messages taken ahead come first
+        ahead = self._held.take(self._held.messages)  # messages taken ahead come first
         if ahead:
             message = ahead[0]
             if not message.is_body_assignable_to(body_type):
-                self._kept.appendleft((self._ctx.epoch, message))  # still the next message
+                self._held.put_back(message)  # still the next message
                 raise _unassignable(message, body_type)
             self._handed(message, self._ctx.epoch)
             return message.get_body(body_type)
@@ -310,8 +260,8 @@ class JMSConsumer:
             wait_ms(timeout_ms),
             take,
             None,
-            self._keep_body,
-            self._kept_bodies,
+            self._held.keep_body,
+            self._held.bodies,
         )
 
     async def _receive_body_of_message(self, body_type: type, timeout_ms: int | timedelta | None) -> Any:
@@ -331,13 +281,18 @@ class JMSConsumer:
         takes what is already there."""
         self._check()
         check_positive_int(max_messages, "max_messages")
-        kept = self._from_kept(self._kept, max_messages)
+        kept = self._held.take(self._held.messages, max_messages)
         if kept:
             return self._handed(kept, self._ctx.epoch)  # type: ignore[no-any-return]
         sync = self.sync
         timeout = wait_ms(timeout_ms) or 1  # receive_batch(n, 0): one look at what is there
         got = await self._receive(
-            timeout, lambda ms: sync.receive_batch(max_messages, ms), [], self._keep, self._kept, max_messages
+            timeout,
+            lambda ms: sync.receive_batch(max_messages, ms),
+            [],
+            self._held.keep,
+            self._held.messages,
+            max_messages,
         )
         return list(got)
 
@@ -401,7 +356,7 @@ class JMSConsumer:
         sync = self.sync
         hand_over = self._ctx.hand_over
         if deliver is not None and self._ctx.individual:
-            await self._deliver_held(on_loop)
+            await self._held.deliver(on_loop, sync)
         if listener is not None and hand_over is not None and self.kept_count():
             # what receives took ahead goes back to the provider first, which delivers it to
             # the listener (else the listener's acknowledgements would cover it unseen)
@@ -414,23 +369,6 @@ class JMSConsumer:
             return None
 
         await self._ctx.worker.submit(set_listener)
-
-    async def _deliver_held(self, on_loop: Callable[[Message], Coroutine[Any, Any, None]]) -> None:
-        """A listener set in an individual context gets what receives took ahead first, in
-        order, each delivered as the provider's are (in a task of its own, so that the caller
-        is not in the listener). If the listener raises, the session recovers, as for a
-        failed delivery in CLIENT_ACKNOWLEDGE: the provider delivers every unacknowledged
-        message again, the rest of these among them."""
-        ctx = self._ctx
-        for message in self._from_kept(self._kept, len(self._kept)):
-            try:
-                await asyncio.create_task(on_loop(message))
-            except Exception as e:
-                self.sync.listener_failed(e)
-                await ctx.recover()
-                return
-            finally:
-                ctx.delivery_ended()
 
     # ------------------------------------------------------------------ closing
 
@@ -473,44 +411,6 @@ class JMSConsumer:
         ctx.consumer_closed(self)
 
     async def __aenter__(self) -> JMSConsumer:
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.close()
-
-
-class QueueBrowser:
-    """An asyncio jakarta.jms.QueueBrowser: ``async for message in browser``."""
-
-    def __init__(self, ctx: JMSContext, browser: SyncBrowser) -> None:
-        self._ctx = ctx
-        #: the synchronous browser this one drives
-        self.sync = browser
-
-    def get_queue(self) -> Destination:
-        return self.sync.get_queue()
-
-    def get_message_selector(self) -> str | None:
-        return self.sync.get_message_selector()
-
-    async def next_batch(self, max_messages: int) -> list[Message]:
-        """The next up to max_messages of the browse; an empty list at the end of the queue."""
-        sync = self.sync
-        return await self._ctx.worker.submit(lambda: sync.next_batch(max_messages))
-
-    def get_enumeration(self) -> AsyncIterator[Message]:
-        return self.__aiter__()
-
-    async def __aiter__(self) -> AsyncIterator[Message]:
-        while batch := await self.next_batch(500):
-            for m in batch:
-                yield m
-
-    async def close(self) -> None:
-        if not self._ctx.closing:
-            await self._ctx.worker.submit(self.sync.close)
-
-    async def __aenter__(self) -> QueueBrowser:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

@@ -11,8 +11,8 @@ import logging
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, TypeVar
 
-from pyjms.aio.browse import MarkingBrowser
-from pyjms.aio.consumer import JMSConsumer, QueueBrowser
+from pyjms.aio.browse import MarkingBrowser, QueueBrowser
+from pyjms.aio.consumer import JMSConsumer
 from pyjms.aio.handover import MODES as ACKNOWLEDGED_AT_HAND_OVER
 from pyjms.aio.handover import HandOver, session_mode_for
 from pyjms.aio.outbox import Outbox

@@ -8,6 +8,9 @@ The client knows no provider and no feature above it. It asks the factory's prov
 (pyjms.api.provider) for provider quirks, sends through the factory's send policies
 (pyjms.api.policy), tells transaction synchronizations (pyjms.api.synchronization) of commits
 and rollbacks, and hands the methods features provide to them (pyjms.api.extension).
+
+Its transactions and acknowledgements (commit, rollback, recover, acknowledge, the
+synchronizations) are pyjms.api.settlement's, which JMSContext extends.
 """
 
 from __future__ import annotations
@@ -19,22 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from pyjms.api import extension
 from pyjms.api.checks import check_positive_int
-from pyjms.api.constants import (
-    AUTO_ACKNOWLEDGE,
-    CLIENT_ACKNOWLEDGE,
-    INDIVIDUAL_ACKNOWLEDGE,
-    SESSION_MODES,
-    SESSION_TRANSACTED,
-)
+from pyjms.api.constants import AUTO_ACKNOWLEDGE, SESSION_MODES, SESSION_TRANSACTED
 from pyjms.api.consumer import JMSConsumer, QueueBrowser
-from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from pyjms.api.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic, unprefixed
 from pyjms.api.dispatch import ListenerDispatch
 from pyjms.api.exception_listener import ConnectionWatch, ExceptionListener
 from pyjms.api.message import BytesMessage, MapMessage, Message, TextMessage
 from pyjms.api.producer import JMSProducer
 from pyjms.api.provider import ProviderPlugin
 from pyjms.api.sending import SendPath
-from pyjms.api.synchronization import TransactionSynchronization
+from pyjms.api.settlement import Settlement
 from pyjms.api.transactions import LocalTransaction
 from pyjms.api.wire_keys import WireKeys
 from pyjms.bridge import jvm
@@ -54,22 +51,12 @@ if TYPE_CHECKING:
 _log = logging.getLogger("pyjms")
 
 
-def _unprefixed(name: str, kind: str) -> str:
-    """NAME from ``kind://NAME`` (as users write destinations); the other kind's prefix is an error."""
-    if isinstance(name, str) and "://" in name:
-        scheme, _, rest = name.partition("://")
-        if scheme == kind:
-            return rest
-        if scheme in ("queue", "topic"):
-            raise InvalidDestinationRuntimeException(f"{name!r} names a {scheme}, not a {kind}")
-    return name
-
-
-class JMSContext:
+class JMSContext(Settlement):
     """jakarta.jms.JMSContext: a connection and a session, used from one thread.
 
     Listeners run on one pyjms dispatch thread per context and async sends on one sender
     thread, as JMS requires (a session delivers serially). Use it as a context manager.
+    Commit, rollback, recover and acknowledge: pyjms.api.settlement.Settlement.
     """
 
     # set by _open (a context is made there, not by __init__)
@@ -282,12 +269,12 @@ class JMSContext:
     def create_queue(self, name: str) -> Queue:
         """The queue NAME; ``queue://NAME`` names it too."""
         self._check_open()
-        return Queue(_unprefixed(name, "queue"))
+        return Queue(unprefixed(name, "queue"))
 
     def create_topic(self, name: str) -> Topic:
         """The topic NAME; ``topic://NAME`` names it too."""
         self._check_open()
-        return Topic(_unprefixed(name, "topic"))
+        return Topic(unprefixed(name, "topic"))
 
     def create_temporary_queue(self) -> TemporaryQueue:
         self._check_open()
@@ -441,77 +428,3 @@ class JMSContext:
         sink, the delay processor): the factory's send policies do not see these sends.
         """
         return self._sends.send_routed(entries)
-
-    # ------------------------------------------------------------------ transactions and acks
-
-    def commit(self) -> None:
-        """Commits the session's transaction (pyjms.api.transactions: committed, rolled back,
-        or in doubt)."""
-        self._check_open()
-        if self._mode != SESSION_TRANSACTED:
-            raise IllegalStateRuntimeException("commit() needs a SESSION_TRANSACTED context")
-        self._transaction.commit()
-
-    def rollback(self) -> None:
-        self._check_open()
-        if self._mode != SESSION_TRANSACTED:
-            raise IllegalStateRuntimeException("rollback() needs a SESSION_TRANSACTED context")
-        self._transaction.rollback()
-
-    def recover(self) -> None:
-        """Redelivers every unacknowledged message (not for transacted contexts)."""
-        self._check_open()
-        if self._mode == SESSION_TRANSACTED:
-            raise IllegalStateRuntimeException("recover() is not allowed on a SESSION_TRANSACTED context")
-        self._channel.recover()
-
-    def acknowledge(self) -> None:
-        """CLIENT_ACKNOWLEDGE: acknowledges all messages consumed (INDIVIDUAL_ACKNOWLEDGE: all
-        consumed and not acknowledged yet); ignored in other modes."""
-        self._check_open()
-        if self._mode in (CLIENT_ACKNOWLEDGE, INDIVIDUAL_ACKNOWLEDGE):
-            self._channel.acknowledge()
-
-    def acknowledge_messages(self, messages: Sequence[Message]) -> None:
-        """INDIVIDUAL_ACKNOWLEDGE: acknowledges exactly these messages that the context
-        consumed, with one crossing; the others stay unacknowledged (a recovery or the close
-        hands them back to the provider). Each is found by its JMSMessageID among the messages
-        consumed and not acknowledged yet, oldest first; one acknowledged already, or handed
-        back by a recovery since it was received, is passed over."""
-        self._check_open()
-        if self._mode != INDIVIDUAL_ACKNOWLEDGE:
-            raise IllegalStateRuntimeException(
-                f"acknowledge_messages needs an INDIVIDUAL_ACKNOWLEDGE context, not session mode "
-                f"{self._mode} ({SESSION_MODES[self._mode]})"
-            )
-        if messages:
-            self._channel.acknowledge_messages([m.get_jms_message_id() for m in messages])
-
-    # ------------------------------------------------------------------ synchronizations
-
-    def add_synchronization(self, synchronization: TransactionSynchronization) -> None:
-        """Tells ``synchronization`` of every commit and rollback from now on, and of the close
-        (pyjms.api.synchronization). Adding one twice adds it once."""
-        self._check_open()
-        self._transaction.add(synchronization)
-
-    def remove_synchronization(self, synchronization: TransactionSynchronization) -> None:
-        self._transaction.remove(synchronization)
-
-    def set_message_acknowledge(self, acknowledge: Callable[[Message], None] | None) -> None:
-        """INDIVIDUAL_ACKNOWLEDGE: what a received message's acknowledge() does from now on,
-        called with the message on the thread that calls acknowledge() (None: acknowledge that
-        message, the default). For a layer that hands messages over itself and keeps JMS's
-        CLIENT_ACKNOWLEDGE meaning on such a session: pyjms.aio acknowledges every message it
-        handed to a caller so far."""
-        self._message_acknowledge = acknowledge or self._acknowledge_one
-
-    def _acknowledge_one(self, message: Message) -> None:
-        self.acknowledge_messages((message,))
-
-    def _acker(self) -> Callable[[Message], None] | None:
-        if self._mode == CLIENT_ACKNOWLEDGE:
-            return lambda _message: self.acknowledge()
-        if self._mode == INDIVIDUAL_ACKNOWLEDGE:
-            return lambda message: self._message_acknowledge(message)
-        return None

@@ -101,3 +101,15 @@ def from_key(key: str | None) -> Destination | None:
     if not sep or cls is None:
         raise InvalidDestinationRuntimeException(f"not a destination key: {key!r}")
     return cls(name)
+
+
+def unprefixed(name: str, kind: str) -> str:
+    """NAME from ``kind://NAME`` (as users write destinations: JMSContext.create_queue and
+    create_topic); the other kind's prefix is an error."""
+    if isinstance(name, str) and "://" in name:
+        scheme, _, rest = name.partition("://")
+        if scheme == kind:
+            return rest
+        if scheme in ("queue", "topic"):
+            raise InvalidDestinationRuntimeException(f"{name!r} names a {scheme}, not a {kind}")
+    return name

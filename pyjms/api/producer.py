@@ -3,6 +3,9 @@
 A send goes through the factory's send policies (pyjms.api.policy) when any applies to the
 producer's options: that is how IBM MQ's rules and the delivery-delay mechanisms (pyjms.rules,
 pyjms.delay) take part. A send no policy applies to goes straight to the wire.
+
+The headers and properties a producer puts on every message it sends, and their packed form,
+are pyjms.api.producer_properties's; this module holds the producer's send options and its sends.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyjms.api import checks
 from pyjms.api.completions import notify_listener
@@ -18,16 +21,9 @@ from pyjms.api.constants import DEFAULT_PRIORITY, PERSISTENT
 from pyjms.api.destination import Destination
 from pyjms.api.expiry import now_ms
 from pyjms.api.message import BytesMessage, Message, TextMessage, message_for_body
-from pyjms.api.message.properties import (
-    DUPLICATE_ID_PROPERTY,
-    check_duplicate_id,
-    check_property_name,
-    check_text,
-    checked_property,
-    convert,
-    tag_for,
-)
+from pyjms.api.message.properties import DUPLICATE_ID_PROPERTY, check_duplicate_id
 from pyjms.api.policy import OutgoingSend, ProducerOptions, SendPolicy, SendResult
+from pyjms.api.producer_properties import ProducerProperties
 from pyjms.api.sending import SendOptions
 from pyjms.bridge import codec as C
 from pyjms.bridge.contract import SEND_DELAY_NATIVE, SEND_NO_MESSAGE_ID, SEND_NO_TIMESTAMP
@@ -47,10 +43,12 @@ class CompletionListener(Protocol):
     def on_exception(self, message: Message, exception: JMSRuntimeException) -> None: ...
 
 
-class JMSProducer:
-    """jakarta.jms.JMSProducer. Setters return the producer, so calls chain."""
+class JMSProducer(ProducerProperties):
+    """jakarta.jms.JMSProducer. Setters return the producer, so calls chain (the headers' and
+    properties' setters are pyjms.api.producer_properties.ProducerProperties's)."""
 
     def __init__(self, ctx: JMSContext) -> None:
+        super().__init__()
         self._ctx = ctx
         self._mode = PERSISTENT
         self._priority = DEFAULT_PRIORITY
@@ -58,12 +56,7 @@ class JMSProducer:
         self._delay = 0
         self._disable_id = False
         self._disable_ts = False
-        self._correlation_id: str | None = None
-        self._type: str | None = None
-        self._reply_to: Destination | None = None
-        self._props: dict[str, tuple[int, Any]] = {}
         self._listener: Any = None
-        self._blocks: tuple[bytes, bytes] | None = None  # packed (headers, properties), cached
         self._chain: tuple[SendPolicy, ...] = ctx.factory.send_policies()
         self._active: tuple[SendPolicy, ...] | None = None  # the policies the options call for
 
@@ -153,105 +146,6 @@ class JMSProducer:
     def get_disable_message_timestamp(self) -> bool:
         return self._disable_ts
 
-    def set_jms_correlation_id(self, correlation_id: str | None) -> JMSProducer:
-        if correlation_id is not None and not isinstance(correlation_id, str):
-            raise MessageFormatRuntimeException(f"a correlation id must be a str, got {correlation_id!r}")
-        self._correlation_id = correlation_id if correlation_id is None else check_text(correlation_id)
-        self._blocks = None
-        return self
-
-    def get_jms_correlation_id(self) -> str | None:
-        return self._correlation_id
-
-    def set_jms_type(self, jms_type: str | None) -> JMSProducer:
-        if jms_type is not None and not isinstance(jms_type, str):
-            raise MessageFormatRuntimeException(f"a JMS type must be a str, got {jms_type!r}")
-        self._type = jms_type if jms_type is None else check_text(jms_type)
-        self._blocks = None
-        return self
-
-    def get_jms_type(self) -> str | None:
-        return self._type
-
-    def set_jms_reply_to(self, reply_to: Destination | None) -> JMSProducer:
-        if reply_to is not None and not isinstance(reply_to, Destination):
-            raise MessageFormatRuntimeException(f"reply-to must be a Queue or Topic, got {reply_to!r}")
-        self._reply_to = reply_to
-        self._blocks = None
-        return self
-
-    def get_jms_reply_to(self) -> Destination | None:
-        return self._reply_to
-
-    def set_property(self, name: str, value: bool | int | float | str) -> JMSProducer:
-        """Sets a property on every message this producer sends (JMS type from the Python type)."""
-        check_property_name(name)
-        self._props[name] = checked_property(name, tag_for(value, what=f"property {name!r}"), value)
-        self._blocks = None
-        return self
-
-    def _set_typed(self, name: str, tag: int, value: Any) -> JMSProducer:
-        self._props[name] = checked_property(name, tag, value)
-        self._blocks = None
-        return self
-
-    def set_boolean_property(self, name: str, value: bool) -> JMSProducer:
-        return self._set_typed(name, C.T_BOOL, value)
-
-    def set_byte_property(self, name: str, value: int) -> JMSProducer:
-        return self._set_typed(name, C.T_BYTE, value)
-
-    def set_short_property(self, name: str, value: int) -> JMSProducer:
-        return self._set_typed(name, C.T_SHORT, value)
-
-    def set_int_property(self, name: str, value: int) -> JMSProducer:
-        return self._set_typed(name, C.T_INT, value)
-
-    def set_float_property(self, name: str, value: float) -> JMSProducer:
-        return self._set_typed(name, C.T_FLOAT, value)
-
-    def set_long_property(self, name: str, value: int) -> JMSProducer:
-        return self._set_typed(name, C.T_LONG, value)
-
-    def set_double_property(self, name: str, value: float) -> JMSProducer:
-        return self._set_typed(name, C.T_DOUBLE, value)
-
-    def set_string_property(self, name: str, value: str) -> JMSProducer:
-        return self._set_typed(name, C.T_STRING, value)
-
-    #: jakarta.jms.JMSProducer.setProperty(String, Object): the JMS type follows the Python type
-    set_object_property = set_property
-
-    def clear_properties(self) -> JMSProducer:
-        self._props.clear()
-        self._blocks = None
-        return self
-
-    def property_exists(self, name: str) -> bool:
-        return name in self._props
-
-    def get_property_names(self) -> set[str]:
-        return set(self._props)
-
-    def get_object_property(self, name: str) -> Any:
-        e = self._props.get(name)
-        return None if e is None else e[1]
-
-    def get_string_property(self, name: str) -> str | None:
-        return cast("str | None", convert(self._props.get(name), C.T_STRING, f"property {name!r}"))
-
-    def get_int_property(self, name: str) -> int:
-        return cast(int, convert(self._props.get(name), C.T_INT, f"property {name!r}"))
-
-    def get_long_property(self, name: str) -> int:
-        return cast(int, convert(self._props.get(name), C.T_LONG, f"property {name!r}"))
-
-    def get_boolean_property(self, name: str) -> bool:
-        return cast(bool, convert(self._props.get(name), C.T_BOOL, f"property {name!r}"))
-
-    def get_double_property(self, name: str) -> float:
-        return cast(float, convert(self._props.get(name), C.T_DOUBLE, f"property {name!r}"))
-
     def set_async(self, completion_listener: CompletionListener | Callable[..., None] | None) -> JMSProducer:
         """Sends return at once; the listener hears of each completion in send order.
 
@@ -278,25 +172,6 @@ class JMSProducer:
         )
         # a delay no policy takes care of is the client's own (JMS 2.0 setDeliveryDelay)
         return flags | SEND_DELAY_NATIVE if self._delay else flags
-
-    def _packed_blocks(self) -> tuple[bytes, bytes]:
-        if self._blocks is None:
-            reply = self._reply_to.key if self._reply_to is not None else None
-            has_headers = self._correlation_id is not None or self._type is not None or reply is not None
-            headers = C.pack_headers(self._correlation_id, self._type, reply) if has_headers else b""
-            self._blocks = (headers, C.pack_properties(self._props) if self._props else b"")
-        return self._blocks
-
-    def _overrides(self) -> dict[str, Any]:
-        """The producer's headers that replace a message's own (JMS 2.0: those that are set)."""
-        out: dict[str, Any] = {}
-        if self._correlation_id is not None:
-            out["correlation_id"] = self._correlation_id
-        if self._type is not None:
-            out["jms_type"] = self._type
-        if self._reply_to is not None:
-            out["reply_to"] = self._reply_to
-        return out
 
     def _wire_options(self) -> SendOptions:
         return (self._mode, self._priority, self._ttl, self._delay, self._flags())

@@ -23,6 +23,8 @@ where ``x`` is not ``self``/``cls`` and ``_name`` is defined only in another top
 Above the client (the providers aside) no module imports the wire's record format
 (``pyjms.bridge.codec``) or touches a raw Java object (``.java``, ``jvm.shim()``, ``jclass``,
 ``pyjms.bridge.java_types``): pyjms.api.bulk declares what the features and Spark move in bulk.
+No module is over MAX_MODULE_LINES lines (issue 33: modules by responsibility; a module
+that grows past it is split by what its parts do, not by shaving comments).
 The checks are plain functions over a source tree, so the tests at the end feed them small
 synthetic trees that break each rule, to show that the contract can fail.
 """
@@ -341,6 +343,15 @@ def module_lines(root: Path) -> dict[str, int]:
     }
 
 
+#: the most lines a module may have (issue 33), counted as module_lines counts them
+MAX_MODULE_LINES = 500
+
+
+def long_modules(root: Path, most: int = MAX_MODULE_LINES) -> list[str]:
+    """(g) The modules under ``root`` of more than ``most`` lines."""
+    return [f"{path}: {lines} lines" for path, lines in module_lines(root).items() if lines > most]
+
+
 # ---------------------------------------------------------------------------- the contract
 
 
@@ -373,6 +384,11 @@ def test_no_pyjms_import_inside_a_function(pyjms_tree: Tree) -> None:
 
 def test_no_private_reads_across_packages(pyjms_tree: Tree) -> None:
     assert private_reads(pyjms_tree) == []
+
+
+def test_no_module_is_over_500_lines() -> None:
+    assert long_modules(ROOT) == []
+    assert "pyjms/api/context.py" in module_lines(ROOT)  # the check saw the package
 
 
 #: what pyjms.aio may import besides itself: the public synchronous API it is built on, the
@@ -606,6 +622,18 @@ def test_a_private_read_across_packages_fails() -> None:
         "pyjms.delay.mechanism:7 reads ._channel (defined in pyjms.api)",
         "pyjms.delay.mechanism:7 reads context._hidden of pyjms.api.context",
     ]
+
+
+def test_a_module_over_500_lines_fails(tmp_path: Path) -> None:
+    package = tmp_path / "pyjms"
+    (package / "api").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "api" / "context.py").write_text("x = 1\n" * MAX_MODULE_LINES, encoding="utf-8")
+    (package / "api" / "producer.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    assert long_modules(package) == ["pyjms/api/producer.py: 501 lines"]
+    # lines as splitlines counts them: a last line without its newline counts too
+    (package / "api" / "context.py").write_text("x = 1\n" * MAX_MODULE_LINES + "y = 2", encoding="utf-8")
+    assert long_modules(package) == ["pyjms/api/context.py: 501 lines", "pyjms/api/producer.py: 501 lines"]
 
 
 def test_a_module_outside_every_layer_fails() -> None:
