@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import uuid
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,7 +27,11 @@ _names = itertools.count(1)
 class BrokerProcess:
     """``python -m pyjms broker`` in its own process, as a user would run it."""
 
+    #: every one started in this process (the session's end asks those still running to stop)
+    started: weakref.WeakSet[BrokerProcess] = weakref.WeakSet()
+
     def __init__(self, *extra: str, provider: str = "activemq") -> None:
+        BrokerProcess.started.add(self)
         listeners = ["--stomp-port", "0"] if provider == "activemq" else []  # Artemis has no STOMP here
         self.args = [
             sys.executable,
@@ -65,12 +70,16 @@ class BrokerProcess:
         self.stomp_port = int(re.search(r":(\d+)$", stomp).group(1)) if stomp else None
         self.amqp_url = next((u for u in self.uris if u.startswith(("amqp://", "amqps://"))), None)
 
-    def stop(self, sig: int | None = None) -> int:
+    def stop(self, sig: int | None = None, wait: bool = True) -> int | None:
+        """Stops the broker (SIGTERM, or ``sig``) and waits up to 30 s for it (then SIGKILL);
+        ``wait=False`` only asks (pytest_sessionfinish waits for the session's brokers)."""
         if self.proc.poll() is None:
             if sig is None:
                 self.proc.terminate()
             else:
                 self.proc.send_signal(sig)
+            if not wait:
+                return None
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
@@ -79,11 +88,18 @@ class BrokerProcess:
         return self.proc.returncode
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The session's brokers were asked to stop by their fixtures (``stop(wait=False)``): an
+    Artemis broker takes 3-11 s to stop, and they stop side by side; the session waits here."""
+    for broker in list(BrokerProcess.started):
+        broker.stop()
+
+
 @pytest.fixture(scope="session")
 def tcp_broker() -> Iterator[BrokerProcess]:
     broker = BrokerProcess()
     yield broker
-    broker.stop()
+    broker.stop(wait=False)
 
 
 @pytest.fixture(scope="session")
@@ -108,7 +124,7 @@ def artemis_tcp_broker() -> Iterator[BrokerProcess]:
     """``pyjms broker --provider artemis``: reached at its artemis+tcp:// URL, as printed."""
     broker = BrokerProcess(provider="artemis")
     yield broker
-    broker.stop()
+    broker.stop(wait=False)
 
 
 #: the url params per provider: its embedded broker in-vm, and its broker process over TCP

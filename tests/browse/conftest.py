@@ -37,7 +37,7 @@ def lease_brokers() -> Iterator[dict[str, str]]:
     standalone = BrokerProcess("--mark-browse-interval", "-1", "--mark-lease", str(LEASE_MS))
     yield {"embedded": embedded.tcp_url, "standalone": standalone.tcp_url}
     with contextlib.suppress(Exception):
-        standalone.stop()
+        standalone.stop(wait=False)  # the session waits for it (tests/conftest.py)
     embedded.stop()
 
 
