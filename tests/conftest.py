@@ -156,26 +156,30 @@ def pytest_configure(config: pytest.Config) -> None:
 #: listed keeps its place after these; a stale order costs time, never a test.
 SLOWEST_FILES = (
     "tests/faults/test_failover_pair.py",  # 280, with the Artemis pair
-    "tests/bench/test_bench_smoke.py",  # 240
-    "tests/amqp/test_conformance.py",  # 185
-    "tests/faults/test_mark_takeover.py",  # 175
-    "tests/integration/test_conformance.py",  # 155
-    "tests/browse/test_dispatchers.py",  # 155
-    "tests/faults/test_processor_takeover.py",  # 140
-    "tests/integration/test_staging_delay.py",  # 135
-    "tests/spark/test_write.py",  # 130
-    "tests/spark/test_broker_kill.py",  # 110
-    "tests/aio/test_cancellation.py",  # 95
-    "tests/packaging/test_wheel.py",  # 90
-    "tests/security/test_service_fuzz.py",  # 85
+    "tests/spark/test_write.py",  # 230
+    "tests/bench/test_bench_smoke.py",  # 205
+    "tests/faults/test_mark_takeover.py",  # 160
+    "tests/cli/test_commands.py",  # 160
+    "tests/integration/test_staging_delay.py",  # 155
+    "tests/browse/test_dispatchers.py",  # 140
+    "tests/dlq/test_handler.py",  # 140
+    "tests/faults/test_processor_takeover.py",  # 135
+    "tests/spark/test_read.py",  # 120
+    "tests/spark/test_broker_kill.py",  # 120
+    "tests/amqp/test_conformance.py",  # 110: both configurations' kit runs side by side
+    "tests/aio/test_cancellation.py",  # 105
+    "tests/otel/test_java_trace.py",  # 105
+    "tests/integration/test_conformance.py",  # 95: both configurations' kit runs side by side
+    "tests/cli/test_no_loss.py",  # 90
+    "tests/cli/test_waits.py",  # 90
+    "tests/security/test_broker_auth.py",  # 90
+    "tests/dlq/test_cli.py",  # 90
+    "tests/security/test_delay_poison.py",  # 90
     "tests/integration/test_delayed_publications.py",  # 75
-    "tests/spark/test_stream.py",  # 75
-    "tests/spark/test_read.py",  # 70
-    "tests/otel/test_java_trace.py",  # 70
-    "tests/cli/test_commands.py",  # 70
-    "tests/faults/test_kills.py",  # 70
-    "tests/security/test_delay_poison.py",  # 65
-    "tests/security/test_broker_auth.py",  # 60
+    "tests/packaging/test_wheel.py",  # 60
+    "tests/security/test_service_fuzz.py",  # 60
+    "tests/spark/test_stream.py",  # 60
+    "tests/faults/test_kills.py",  # 60
 )
 
 
