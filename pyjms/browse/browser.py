@@ -363,10 +363,16 @@ class MarkingBrowser:
         try:
             answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
         except IllegalStateRuntimeException:
+            # the lease ran out (a stall, or a new mark service that this handle reached only
+            # after its grace): open again, and claim from a new pass, never from this one. The
+            # messages consumed since it browsed them are tombstoned only at the service that
+            # heard of it, and a new service's table has no such tombstones
             self._lost()
             sent_at = time.monotonic()
             self._held.seen(client.call("open", handle=self._handle), client, sent_at)
-            answer = client.call("claim", handle=self._handle, queue=self._queue.name, ids=ids, limit=limit)
+            self._after_takeover()
+            self._drop_pass()
+            return [], 0
         # another mark service took over: the marks held at the last one go back to it first
         if not self._held.seen(answer, client, sent_at):
             return [], 0  # answered by a service that has gone since: nothing it granted holds
@@ -414,7 +420,9 @@ class MarkingBrowser:
             offered = list(self._candidates)
             granted_ids, checked = self._claim([t for t, _ in offered], self._claim_size)
             if not checked:
-                return None  # a new mark service restores what was held before it grants more
+                # a new mark service restores what was held before it grants more, or the
+                # handle lost its lease and claims again from a new pass
+                return None
             at = self._claimed_at = time.monotonic()
             granted = set(granted_ids)
             for _ in range(checked):  # looked at: granted, or someone else's

@@ -11,10 +11,10 @@ Any number of mark services may run against one broker. Each is a candidate for 
 PYJMS.MARKS; the others stand by. Every answer carries the active service's ``epoch``. A new
 active service starts with an empty table; a handle that sees a new epoch sends the marks it
 held with "restore". If another service was active before (it left a note on
-PYJMS.MARKS.EPOCH), the new one grants no claims for one lease period (every live handle
-renews, sees the new epoch and restores within it; or one MsgMarkBrowseInterval, if shorter,
-by when every earlier mark has lapsed anyway), so no message a handle held before the takeover
-is granted to another handle.
+PYJMS.MARKS.EPOCH), the new one grants no claims for four fifths of one lease period from the
+first request it serves (every live handle renews, sees the new epoch and restores within it;
+or of one MsgMarkBrowseInterval, if shorter, by when every earlier mark has lapsed anyway), so
+no message a handle held before the takeover is granted to another handle.
 
 Who may do what: the sender of a request is the user the broker stamped on it (JMSXUserID).
 ``open`` makes the sender the handle's owner; claim, unmark, renew, close and restore of a
@@ -113,6 +113,8 @@ class MarkService:
         #: the MsgMarkBrowseInterval an administrator set (mark-interval --set), kept across takeovers
         self._set_interval: int | None = None
         self._restoring_until = 0.0  # monotonic: no claims granted before then (a takeover)
+        #: after a takeover, the grace (s) that begins at the first request served (None: begun)
+        self._grace_due: float | None = None
         self._ready = threading.Event()
         self._serving: tuple[threading.Thread, threading.Event] | None = None
         self._leadership: Leadership | None = None
@@ -134,6 +136,10 @@ class MarkService:
             raise InvalidArgumentRuntimeException(
                 f"unknown mark service operation {brief(op)}", reason=MQRC.FORMAT_ERROR
             )
+        if self._grace_due is not None:
+            # the grace runs from the first request this service serves, not from its election:
+            # until it serves, no handle can restore (its connection may take seconds to open)
+            self._restoring_until, self._grace_due = time.monotonic() + self._grace_due, None
         answer = self._handle(op, request, sender)
         answer["epoch"] = self.epoch
         return answer
@@ -220,7 +226,7 @@ class MarkService:
             )
 
     def _restoring(self) -> bool:
-        return time.monotonic() < self._restoring_until
+        return self._grace_due is not None or time.monotonic() < self._restoring_until
 
     def config(self) -> dict[str, Any]:
         t = self.table
@@ -258,11 +264,14 @@ class MarkService:
         # no claims while handles restore: a handle hands out what it claimed before only
         # within CLAIM_KEPT_SHARE of its lease from its last answered request (sent before the
         # old service went), and of the interval from the claim; past that, every handle that
-        # has not restored has stopped handing them out (pyjms.browse.client.HeldMarks)
+        # has not restored has stopped handing them out (pyjms.browse.client.HeldMarks). The
+        # grace begins at the first request served (handle): a live handle renews within it and
+        # restores, where one counted from the election may be over before this service serves
         interval_ms = self.table.interval_ms
         bound_ms = t.lease_ms if interval_ms < 0 else min(t.lease_ms, interval_ms)
         grace_ms = int(bound_ms * CLAIM_KEPT_SHARE)
-        self._restoring_until = time.monotonic() + grace_ms / 1000.0 if took_over else 0.0
+        self._restoring_until = 0.0
+        self._grace_due = grace_ms / 1000.0 if took_over else None
         stop = threading.Event()
         self._ready.clear()
         thread = threading.Thread(target=self._serve, args=(stop,), name="pyjms-marks", daemon=True)
@@ -273,7 +282,7 @@ class MarkService:
             self.instance,
             self.factory.url,
             self.epoch,
-            f", taking over: restoring marks for {grace_ms} ms" if took_over else "",
+            f", taking over: restoring marks for {grace_ms} ms from its first request" if took_over else "",
         )
 
     def _take_note(self) -> bool:

@@ -40,6 +40,40 @@ class Dispatch:
     got: bool  # the get took it and the commit returned
 
 
+def handouts(dispatched: list[Dispatch], token: str, t0: float) -> str:
+    """One message's hand-outs, times in seconds from ``t0`` (for a failure's details)."""
+    return f"{token}: " + "; ".join(
+        f"{d.dispatcher} handed {d.handed_at - t0:+.3f} s, done {d.done_at - t0:+.3f} s, "
+        + ("got" if d.got else "not got")
+        for d in sorted(dispatched, key=lambda d: d.handed_at)
+        if d.token == token
+    )
+
+
+def double_dispatches(dispatched: list[Dispatch], held_s: float) -> list[str]:
+    """The tokens of messages dispatched twice, as cooperative marks promise they never are:
+    got twice; handed to a dispatcher while another held it (before that one's get ended, and
+    within ``held_s`` of its hand-out: a handle hands a claim out only while the claim has at
+    least that much of MsgMarkBrowseInterval left); or handed out after another dispatcher got
+    it (a consumed message is never dispatched again, B07). A message handed out again after a
+    get that did not take it is no double dispatch: its mark lapsed unused (B09), or its get
+    backed out (B08)."""
+    by_token: dict[str, list[Dispatch]] = {}
+    for d in dispatched:
+        by_token.setdefault(d.token, []).append(d)
+    twice = []
+    for token, handed in by_token.items():
+        handed.sort(key=lambda d: d.handed_at)
+        if sum(d.got for d in handed) > 1 or any(
+            later.handed_at < min(earlier.done_at, earlier.handed_at + held_s)
+            or (earlier.got and later.handed_at >= earlier.done_at)
+            for i, later in enumerate(handed)
+            for earlier in handed[:i]
+        ):
+            twice.append(token)
+    return twice
+
+
 def dispatch(
     url: str,
     queue_name: str,

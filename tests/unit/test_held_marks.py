@@ -7,8 +7,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from pyjms import ConnectionFactory, JMSConsumer, JMSContext
+from pyjms.browse import BROWSE_CO_OP
 from pyjms.browse.client import HeldMarks
-from pyjms.browse.marks import MarkTable
+from pyjms.browse.marks import LostHandle, MarkTable
 
 
 class TableService:
@@ -90,3 +92,63 @@ def test_a_restore_that_fails_is_tried_again_at_the_next_answer() -> None:
     assert h.seen({"epoch": "e2"}, new, time.monotonic())  # type: ignore[arg-type]
     takeover = h.taken_over()
     assert takeover is not None and takeover[1] == {"m1"}
+
+
+class LeaseLostAtTakeover:
+    """A mark service that took over and does not know the handle (it came after the grace):
+    the first claim is refused as from a handle whose lease ran out, and meanwhile another
+    dispatcher takes the first message (its tombstone went with the old service); then it
+    grants what it is offered and did not grant before."""
+
+    def __init__(self, take_first: JMSConsumer) -> None:
+        self.take_first = take_first
+        self.offered: list[list[str]] = []
+        self.taken = ""  # the token of the message the other dispatcher took
+        self.granted: set[str] = set()
+
+    def call(self, op: str, **fields: Any) -> dict[str, Any]:
+        answer: dict[str, Any] = {"ok": True, "epoch": "e2", "interval_ms": 5000, "lease_ms": 1500}
+        if op == "claim":
+            self.offered.append(list(fields["ids"]))
+            if len(self.offered) == 1:
+                taken = self.take_first.receive(1000)
+                assert taken is not None
+                self.taken = taken.get_message_token()
+                raise LostHandle("browse handle is not live: its lease ran out or it was closed")
+            granted = [t for t in fields["ids"] if t not in self.granted][: fields["limit"]]
+            self.granted.update(granted)
+            answer.update(granted=granted, checked=len(fields["ids"]))
+        elif op == "restore":
+            answer.update(restored=[])
+        elif op == "renew":
+            answer.update(lost=[])
+        return answer
+
+    def notify(self, op: str, **fields: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_handle_that_lost_its_lease_claims_from_a_new_browse_not_its_old_one(
+    ctx: JMSContext, factory: ConnectionFactory
+) -> None:
+    """A handle told its lease ran out opens again and browses afresh before it claims: what it
+    browsed before may have been consumed since, and a mark service that took over has no
+    tombstone for it (tests/faults/test_mark_takeover.py[amqp] handed such messages out)."""
+    queue = ctx.create_queue("Q")
+    ctx.create_producer().send_batch(queue, ["m0", "m1", "m2"])
+    with factory.create_context() as other:
+        service = LeaseLostAtTakeover(other.create_consumer(queue))
+        browser = ctx.create_marking_browser(queue, cooperative=True)
+        browser._client = service  # type: ignore[assignment]
+        browser._interval_ms = browser._held.interval_ms = 5000
+        browser._held.lease_ms = 1500
+        browser._held.seen({"epoch": "e1"}, service, time.monotonic())  # type: ignore[arg-type]
+        handed = []
+        while (m := browser.get_or_none(BROWSE_CO_OP, wait_ms=500)) is not None:
+            handed.append(m.get_text())
+        assert handed == ["m1", "m2"], "m0 was consumed while the handle had lost its lease"
+        assert service.taken in service.offered[0]
+        assert all(service.taken not in offered for offered in service.offered[1:])

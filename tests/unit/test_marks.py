@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from pyjms.browse import options as O
@@ -164,6 +166,37 @@ def test_mark_service_requests_answer_as_the_table_says(clock: Clock) -> None:
         service.handle({"op": "nonsense"})
     with pytest.raises(InvalidArgumentRuntimeException, match="lease"):
         MarkService(factory=None, lease_ms=10)  # type: ignore[arg-type]
+
+
+def test_after_a_takeover_the_grace_runs_from_the_first_request_the_new_service_serves(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mark service that takes over grants no claims while the handles restore their marks,
+    for four fifths of a lease (or interval) from the first request it serves. Counted from its
+    election, the grace was over before a service that took seconds to open its connection (a
+    loaded machine) served anyone: the handles' renewals were answered "lost", they dropped their
+    marks, and messages consumed under the old service went to other dispatchers
+    (tests/faults/test_mark_takeover.py[amqp])."""
+    import pyjms.browse.service as service_module
+    from pyjms.browse.service import MarkService
+
+    monkeypatch.setattr(service_module, "time", SimpleNamespace(monotonic=clock))
+    service = MarkService(factory=SimpleNamespace(url="fake://"), lease_ms=1500)  # type: ignore[arg-type]
+    monkeypatch.setattr(service, "_take_note", lambda: True)  # another service was active before
+    monkeypatch.setattr(service, "_serve", lambda stop: None)
+    service._elected()
+    clock.advance(2000)  # its connection took 2 s to open: the first request comes now
+    assert service.handle({"op": "renew", "handles": ["a"]})["lost"] == [], (
+        "a handle it does not know yet restores"
+    )
+    restore = {"op": "restore", "handle": "a", "queue": "Q", "ids": ["m1"], "ages_ms": [100]}
+    assert service.handle(restore)["restored"] == ["m1"]
+    service.handle({"op": "open", "handle": "b"})
+    clock.advance(1100)
+    claim = {"op": "claim", "handle": "b", "queue": "Q", "ids": ["m1", "m2"]}
+    assert service.handle(claim)["restoring"], "1.1 s after its first request: within the grace (1.2 s)"
+    clock.advance(200)
+    assert service.handle(claim)["granted"] == ["m2"], "m1 is the handle's that restored it"
 
 
 def test_B04_claim_some_stops_at_the_limit_and_says_how_far_it_looked(clock: Clock) -> None:
