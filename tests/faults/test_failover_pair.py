@@ -264,20 +264,7 @@ def test_standalone_processors_on_a_pair_stand_again_on_the_broker_that_took_ove
     assert processor_takeover_s <= TAKEOVER_S, figures
 
 
-@pytest.mark.parametrize(
-    "provider",
-    [
-        "activemq",
-        # a known, open fault: on a loaded machine a call to the Artemis pair's serving broker now
-        # and then gets no answer for 30 s (AMQ219014, callTimeout; once in ~8 runs, here on the
-        # create_consumer before the kill, in the fresh-clone CI run of fdeab7f); the receive this
-        # test is about passed in every other run
-        pytest.param(
-            "artemis",
-            marks=pytest.mark.xfail(reason="Artemis pair: a call may go unanswered for 30 s (AMQ219014)"),
-        ),
-    ],
-)
+@pytest.mark.parametrize("provider", PROVIDERS)
 def test_an_auto_acknowledge_receive_after_a_takeover_gets_its_message_once(
     tmp_path: Path, provider: str
 ) -> None:

@@ -92,8 +92,9 @@ public final class EmbeddedArtemis {
      * itself, so that clients on {@code ha=true} learn of it and fail over to it. The broker that
      * finds the store's primary lock free is the primary and serves. Any other is a backup of the
      * one that serves (whose address the serving broker keeps in the store, {@link #PAIR_SERVING}):
-     * this call runs {@code standingBy} once and waits until that broker has died, SIGKILL
-     * included, then returns serving. A backup that has served stays the primary (no fail-back):
+     * this call runs {@code standingBy} once it has announced itself to that broker (so that its
+     * clients will fail over to it) and waits until that broker has died, SIGKILL included, then
+     * returns serving. A backup that has served stays the primary (no fail-back):
      * a restarted broker stands by for it in turn.
      */
     public static EmbeddedArtemis start(String name, String dataDir, int tcpPort, String[][] users, String[][] rules,
@@ -190,7 +191,9 @@ public final class EmbeddedArtemis {
         cfg.registerBrokerPlugin(new AmqpOpenProperty(name));
         embedded.start();
         if (backup) {
-            // a backup's start returns at once, before it serves: it waits for the primary lock
+            // a backup's start returns at once, before it serves: it waits for the primary lock.
+            // It says it stands by once the serving broker knows of it (PairConfig.awaitAnnounced)
+            PairConfig.awaitAnnounced(embedded.getActiveMQServer());
             standingBy.run();
             while (!embedded.getActiveMQServer().waitForActivation(250, TimeUnit.MILLISECONDS)) {
                 ActiveMQServer.SERVER_STATE state = embedded.getActiveMQServer().getState();

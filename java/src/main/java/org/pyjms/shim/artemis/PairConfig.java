@@ -18,6 +18,9 @@ import org.apache.activemq.artemis.core.config.ClusterConnectionConfiguration;
 import org.apache.activemq.artemis.core.config.Configuration;
 import org.apache.activemq.artemis.core.config.ha.SharedStoreBackupPolicyConfiguration;
 import org.apache.activemq.artemis.core.config.ha.SharedStorePrimaryPolicyConfiguration;
+import org.apache.activemq.artemis.core.server.ActiveMQServer;
+import org.apache.activemq.artemis.core.server.cluster.BackupManager;
+import org.apache.activemq.artemis.core.server.impl.ActiveMQServerImpl;
 import org.apache.activemq.artemis.core.server.cluster.impl.MessageLoadBalancingType;
 
 /**
@@ -83,6 +86,33 @@ final class PairConfig {
         }
         cfg.addClusterConfiguration(cluster);
         return backup;
+    }
+
+    /**
+     * Waits until this backup has announced itself to the serving broker over the cluster
+     * connection (or serves already, or stopped; at most {@link #SERVING_WAIT_MS}). A backup's
+     * start returns before that: its activation thread connects to the serving broker and
+     * announces itself later, seconds later on a loaded machine. The serving broker hands the
+     * backup's address to its {@code ha=true} clients only from then on, and a client that does
+     * not know it fails over to nothing: with {@code reconnectAttempts=-1} it retries the dead
+     * broker for ever (ClientSessionFactoryImpl.failoverOrReconnect tries the other brokers of
+     * its URL only once those attempts run out), and a call made meanwhile is sent on the dead
+     * connection once callFailoverTimeout (30 s) has passed, and waits out callTimeout (30 s,
+     * AMQ219014). So "standing by" means clients will fail over to it.
+     */
+    static void awaitAnnounced(ActiveMQServer server) throws InterruptedException {
+        // without the serving broker's address it announces itself to nobody (servingAddress said so)
+        if (!server.getConfiguration().getConnectorConfigurations().containsKey(PEER)) return;
+        long deadline = System.currentTimeMillis() + SERVING_WAIT_MS;
+        while (System.currentTimeMillis() < deadline) {
+            BackupManager backups = server instanceof ActiveMQServerImpl impl ? impl.getBackupManager() : null;
+            if (backups != null && backups.isStarted() && backups.isBackupAnnounced()) return;
+            ActiveMQServer.SERVER_STATE state = server.getState();
+            if (server.isActive() || state == ActiveMQServer.SERVER_STATE.STOPPING || state == ActiveMQServer.SERVER_STATE.STOPPED) return;
+            Thread.sleep(50);
+        }
+        System.err.println("pyjms broker: this standby has not announced itself to the serving broker within "
+                + SERVING_WAIT_MS / 1000 + " s; clients connected before it does will not fail over to it");
     }
 
     /** Records that the broker on {@code port} serves from the store now. */
