@@ -34,6 +34,7 @@ import contextvars
 import itertools
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -103,6 +104,10 @@ class BatchJob(Job[T]):
         self.queued = False  # handed to the thread's queue
 
 
+#: how long one run of a loop's inbox goes on before it lets the loop's other callbacks run
+RUN_SLICE_S = 0.004
+
+
 class LoopInbox:
     """Calls for one event loop from other threads, run in order, with one
     ``call_soon_threadsafe`` for as many as arrive before the loop gets to them: a loop that is
@@ -126,12 +131,18 @@ class LoopInbox:
     def _run(self) -> None:
         self._scheduled = False  # before taking: what is posted from now on schedules again
         calls = self._calls
+        # a slice of the loop's time at most, then the rest after the loop's other callbacks:
+        # workers that finished many jobs while the loop was busy must not hold it for long
+        until = time.perf_counter() + RUN_SLICE_S
         while calls:
             fn, args = calls.popleft()
             try:
                 fn(*args)
             except Exception:  # one failing call must not keep the others from running
                 _log.exception("pyjms.aio: a call from a worker failed on the loop")
+            if calls and time.perf_counter() >= until:
+                self._loop.call_soon(self._run)
+                return
 
 
 _inboxes: dict[asyncio.AbstractEventLoop, LoopInbox] = {}
