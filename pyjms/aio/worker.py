@@ -141,6 +141,7 @@ class LoopInbox:
             except Exception:  # one failing call must not keep the others from running
                 _log.exception("pyjms.aio: a call from a worker failed on the loop")
             if calls and time.perf_counter() >= until:
+                self._scheduled = True  # this run takes up what is posted meanwhile: no second one
                 self._loop.call_soon(self._run)
                 return
 
