@@ -50,6 +50,11 @@ OPEN_AHEAD_MAX = 16
 #: live), and each costs a consumer and its share of one RECOVERED_WAIT_MS. 16 at a time left a
 #: restarted processor reading ~800 empty slots for ~10 s before its first delivery
 RECOVERED_OPEN_AHEAD = 256
+#: consumers of slots found at start-up opened per step while no slot of the book is pending:
+#: the slots read in a step are those opened RECOVERED_WAIT_MS before, so this bounds how many
+#: are read per RECOVERED_WAIT_MS. At 16 a processor that took over ~700 overdue slots read
+#: them at ~50 a second, waiting for their consumers half the time (amqp, under load)
+IDLE_OPENING = 64
 #: how long a consumer of a slot found at start-up waits for its first message after opening:
 #: that slot's count is unknown, so it is read until this passes with nothing more
 RECOVERED_WAIT_MS = 200
@@ -157,7 +162,7 @@ class Deliverer:
         first = self._book.first()
         if not first:
             self._commit_moves()
-            if self._read_later(OPEN_AHEAD_MAX):
+            if self._read_later(IDLE_OPENING):
                 return
             # idle: the markers of what was drained go now, until the sorter files a slot (a
             # burst begins); not while slots wait to be read later (each read would compact)
@@ -215,22 +220,42 @@ class Deliverer:
         return {slot for _, slot, _ in self._rechecks} | set(self._later)
 
     def _read_later(self, opening: int) -> bool:
-        """In spare time (no slot of the book has ended): reads one slot of _later whose consumer
-        has been open RECOVERED_WAIT_MS, so that an empty one costs no wait, the newest first
-        (what a killed processor left is in the slots that ended last); opens the consumers of
-        the next ones, ``opening`` at a time, up to RECOVERED_OPEN_AHEAD. Whether it read one.
+        """In spare time (no slot of the book has ended): reads the slots the book set aside (not
+        read since they were found), then those of _later, whose consumers have been open
+        RECOVERED_WAIT_MS, so that an empty one costs no wait; each kind the newest first (what
+        a killed processor left is in the slots that ended last), all in one transaction. Opens
+        the consumers of the next ones, ``opening`` at a time, up to RECOVERED_OPEN_AHEAD.
+        Whether it read one.
 
-        One slot per call: a slot of the book that ends meanwhile waits for one read at most."""
-        newest = sorted({*self._book.aside(RECOVERED_OPEN_AHEAD), *self._later}, reverse=True)
-        newest = newest[:RECOVERED_OPEN_AHEAD]
+        It stops between slots once a slot of the book has ended (which so waits for one read
+        at most) or DRAIN_CHUNK moves are uncommitted. Read one per call, with a commit each, and
+        mixed with the slots read again (3 times each), the ~900 slots of a processor that had
+        fallen behind under load came up to 65 s late (test_processor_takeover.py, amqp)."""
+        first_reads = self._book.aside(RECOVERED_OPEN_AHEAD)  # the newest first
+        again = sorted(set(self._later) - set(first_reads), reverse=True)
+        newest = [*first_reads, *again][:RECOVERED_OPEN_AHEAD]
         if not newest:
             return False
-        for closed in [slot for slot in newest if slot not in self._later_opened][:opening]:
+        room = max(0, min(opening, RECOVERED_OPEN_AHEAD - len(self._later_opened)))
+        for closed in [slot for slot in newest if slot not in self._later_opened][:room]:
+            if self._slot_is_due():
+                break  # each open is a round trip to the broker: the slot that ended goes first
             self._later_opened[closed] = (self._slot_consumer(closed), time.monotonic())
         aged = time.monotonic() - RECOVERED_WAIT_MS / 1000
-        slot = next((s for s in newest if s in self._later_opened and self._later_opened[s][1] <= aged), None)
-        if slot is None:
-            return False
+        ready = [s for s in newest if s in self._later_opened and self._later_opened[s][1] <= aged]
+        compact = False
+        for n, slot in enumerate(ready):
+            if n and (self._slot_is_due() or sum(k for _, k in self._uncommitted) >= DRAIN_CHUNK):
+                break
+            compact = self._read_slot_later(slot) or compact
+        self._commit_moves()
+        if compact:
+            self._compact()
+        return bool(ready)
+
+    def _read_slot_later(self, slot: int) -> bool:
+        """Reads one slot found at start-up or of _later (its consumer open), leaving its moves
+        uncommitted; whether the markers are due for compaction."""
         again = self._later.pop(slot, 0)
         consumer = self._later_opened.pop(slot)
         if slot in self._opened:  # pending in the book again (the sorter filed it late)
@@ -238,17 +263,16 @@ class Deliverer:
         else:
             self._opened[slot] = consumer
         complete = self._drain(slot, patience_s=0.5)
-        self._commit_moves()
+        compact = False
         if self._book.is_aside(slot):
             finished = self._book.finish(slot, complete)
             if finished is None:  # the sorter committed more to it meanwhile: read it again
                 self._later[slot] = again
-                return True
-            if finished[0]:
-                self._compact()
+                return False
+            compact = finished[0]
         if again:
             self._rechecks.append((time.monotonic() + 2.0, slot, again))
-        return True
+        return compact
 
     def _slot_is_due(self) -> bool:
         """Whether a slot has ended, so its messages wait for this thread."""
