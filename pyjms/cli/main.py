@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from pyjms.bridge import jvm
 from pyjms.cli import admin, broker, conformance, messaging, providers, services
 from pyjms.cli.common import INTERRUPTS, CommandError, broker_url, note
 from pyjms.cli.interrupts import EXIT_INTERRUPTED
@@ -19,6 +20,10 @@ from pyjms.dlq.cli import add_parser as add_dlq_handler
 from pyjms.dlq.cli import run_command as run_dlq_handler
 from pyjms.errors import JMSRuntimeException
 from pyjms.version import __version__
+
+#: the commands that run until stopped: their JVMs keep the full JIT (C2); the others live
+#: seconds and start theirs with jvm.COMMAND_JVM_OPTIONS
+LONG_RUNNING = frozenset({"broker", "mark-service", "delay-processor", "dlq-handler"})
 
 
 def _cmd_dlq_handler(args: argparse.Namespace) -> int:
@@ -48,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     INTERRUPTS.install()  # pyjms starts its JVM with -Xrs: Ctrl-C stays Python's
+    if args.command not in LONG_RUNNING:
+        jvm.set_default_options(jvm.COMMAND_JVM_OPTIONS)
     try:
         return int(args.run(args))
     except KeyboardInterrupt:
