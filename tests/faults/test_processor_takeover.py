@@ -101,7 +101,11 @@ def test_a_standby_processor_takes_over_within_5_s_of_a_sigkill_losing_duplicati
             takeover_s = became_active - killed
             assert takeover_s <= TAKEOVER_S, f"took over after {takeover_s:.2f} s"
 
-            deadline = time.monotonic() + 30
+            # lost, not late: the slots the killed one filed and had not drained are overdue, and
+            # the new one reads them at about two round trips to the broker each. One that had
+            # fallen behind under load (two CPU hogs beside, over amqp) left ~700, and their last
+            # message came 19-33 s after the kill (docs/reliability.md)
+            deadline = time.monotonic() + 60
             while len(got) < N and time.monotonic() < deadline:
                 take(200)
             extra = time.monotonic() + 1.5  # anything duplicated shows up here
