@@ -101,7 +101,7 @@ class Leadership:
                     with self.factory.create_context(SESSION_TRANSACTED) as ctx:
                         backoff = 0.25
                         self._stand(ctx)
-                except JMSRuntimeException as e:
+                except Exception as e:  # any: an election thread that died would stand no more, silently
                     if self._stop.is_set() or jvm.shutting_down():
                         break
                     _log.warning(

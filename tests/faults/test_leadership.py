@@ -123,3 +123,35 @@ def test_a_standby_process_leads_within_5_s_of_the_leader_being_killed(request, 
     finally:
         for p in procs:
             p.kill()
+
+
+class _FailsOnce:
+    """A connection factory whose first context fails with an error that is not a JMS one (as
+    a bug, or a broker library's own exception, would), then is the factory it wraps."""
+
+    def __init__(self, factory) -> None:
+        self._factory = factory
+        self.failed = False
+
+    def __getattr__(self, name):
+        return getattr(self._factory, name)
+
+    def create_context(self, *args, **kwargs):
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("not a JMS error")
+        return self._factory.create_context(*args, **kwargs)
+
+
+def test_an_election_that_fails_with_any_error_stands_again_and_leads(factory, caplog):
+    elected = threading.Event()
+    leadership = Leadership(factory, f"test-{uuid.uuid4().hex[:8]}", elected.set, lambda: None)
+    # the factory it elects through (a provider's service factory, made from the one given)
+    leadership.factory = failing = _FailsOnce(leadership.factory)
+    leadership.start()
+    try:
+        assert elected.wait(15), "the election thread died on a non-JMS error"
+        assert failing.failed
+        assert any("not a JMS error" in r.getMessage() for r in caplog.records)
+    finally:
+        leadership.stop()
