@@ -50,10 +50,8 @@ OPEN_AHEAD_MAX = 16
 #: live), and each costs a consumer and its share of one RECOVERED_WAIT_MS. 16 at a time left a
 #: restarted processor reading ~800 empty slots for ~10 s before its first delivery
 RECOVERED_OPEN_AHEAD = 256
-#: consumers of slots found at start-up opened per step while no slot of the book is pending:
-#: the slots read in a step are those opened RECOVERED_WAIT_MS before, so this bounds how many
-#: are read per RECOVERED_WAIT_MS. At 16 a processor that took over ~700 overdue slots read
-#: them at ~50 a second, waiting for their consumers half the time (amqp, under load)
+#: consumers of found slots opened per step while no slot of the book is pending: it bounds the
+#: slots read per RECOVERED_WAIT_MS (16 read ~700 overdue slots at ~50/s: amqp, under load)
 IDLE_OPENING = 64
 #: how long a consumer of a slot found at start-up waits for its first message after opening:
 #: that slot's count is unknown, so it is read until this passes with nothing more
@@ -198,7 +196,7 @@ class Deliverer:
             )
             self._rechecks.append((time.monotonic() + 2.0, slot, 15))  # every 2 s for 30 s
         behind = following is not None and (following + 1) * self._slot_ms <= now_ms()
-        if compact or not behind or sum(n for _, n in self._uncommitted) >= DRAIN_CHUNK:
+        if compact or not behind or self._chunk_full():
             self._commit_moves()
         if compact:
             self._compact()
@@ -232,8 +230,8 @@ class Deliverer:
         mixed with the slots read again (3 times each), the ~900 slots of a processor that had
         fallen behind under load came up to 65 s late (test_processor_takeover.py, amqp)."""
         first_reads = self._book.aside(RECOVERED_OPEN_AHEAD)  # the newest first
-        again = sorted(set(self._later) - set(first_reads), reverse=True)
-        newest = [*first_reads, *again][:RECOVERED_OPEN_AHEAD]
+        rereads = sorted(set(self._later) - set(first_reads), reverse=True)
+        newest = [*first_reads, *rereads][:RECOVERED_OPEN_AHEAD]
         if not newest:
             return False
         room = max(0, min(opening, RECOVERED_OPEN_AHEAD - len(self._later_opened)))
@@ -245,7 +243,7 @@ class Deliverer:
         ready = [s for s in newest if s in self._later_opened and self._later_opened[s][1] <= aged]
         compact = False
         for n, slot in enumerate(ready):
-            if n and (self._slot_is_due() or sum(k for _, k in self._uncommitted) >= DRAIN_CHUNK):
+            if n and (self._slot_is_due() or self._chunk_full()):
                 break
             compact = self._read_slot_later(slot) or compact
         self._commit_moves()
@@ -273,6 +271,10 @@ class Deliverer:
         if again:
             self._rechecks.append((time.monotonic() + 2.0, slot, again))
         return compact
+
+    def _chunk_full(self) -> bool:
+        """Whether the moves not committed yet make a transaction's worth (DRAIN_CHUNK)."""
+        return sum(n for _, n in self._uncommitted) >= DRAIN_CHUNK
 
     def _slot_is_due(self) -> bool:
         """Whether a slot has ended, so its messages wait for this thread."""
