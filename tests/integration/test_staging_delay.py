@@ -24,6 +24,7 @@ def staged(url):
     processor = DelayProcessor(
         pyjms.ConnectionFactory(url, staging_queue=queue), record_lateness=True
     ).start()
+    assert processor.wait_until_active(10)  # lateness counts from the election on
     yield factory, processor
     processor.stop()
 
