@@ -114,6 +114,43 @@ def test_a_lone_non_persistent_send_completes_at_the_call(
     run(main)
 
 
+def test_a_send_completed_at_the_call_is_a_done_future_that_create_task_takes_too(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
+    """What a send completed at its call returns is a future already done (gather and
+    ensure_future take it as it is, with no Task of their own) that is a coroutine too:
+    create_task, wait_for and await take it as they take any send's coroutine. Every send
+    arrives once, in order."""
+
+    async def main() -> None:
+        async with afactory.create_context() as ctx:
+            q, producer = _non_persistent(ctx, qname)
+            await producer.send(q, "first")  # the destination passes
+            with _worker_held(ctx):
+                sent = producer.send(q, "done")
+                assert asyncio.isfuture(sent) and sent.done() and asyncio.iscoroutine(sent)
+                assert asyncio.ensure_future(sent) is sent  # gather's way: no Task
+                assert await sent is producer
+                assert await asyncio.create_task(producer.send(q, "task")) is producer
+                assert await asyncio.wait_for(producer.send(q, "wait_for"), 5) is producer
+                gathered = await asyncio.gather(*(producer.send(q, f"g{i}") for i in range(5)))
+                assert gathered == [producer] * 5
+                batch = producer.send_batch(q, ["b0", "b1"])
+                assert asyncio.isfuture(batch) and await asyncio.create_task(batch) == 2
+            consumer = await ctx.create_consumer(q)
+            assert await _bodies(consumer, 11) == [
+                "first",
+                "done",
+                "task",
+                "wait_for",
+                *(f"g{i}" for i in range(5)),
+                "b0",
+                "b1",
+            ]
+
+    run(main)
+
+
 def test_a_send_completed_at_the_call_that_fails_fails_the_next_send(
     afactory: aio.ConnectionFactory, qname: str
 ) -> None:
