@@ -44,8 +44,12 @@ from tests.conftest import drain
 
 pytestmark = pytest.mark.providers("activemq", "artemis", "amqp")
 
-#: how late a delayed message may arrive here (a slot plus the work, on a loaded test machine)
-LATE_MS = 1500
+#: how late a delayed message may arrive here: a slot plus the work, and the first delivery to a
+#: new target asks the admin service for its attributes (D15), on a test machine that runs two
+#: workers' brokers at once (the CI's runs met 1.57 and 1.82 s). Poison that held the processor
+#: up (the issue: nothing after 60 s; a retry loop: MOST_DELIVERIES redeliveries) is far later;
+#: the lateness itself is bench_delay.py's to measure.
+LATE_MS = 3000
 
 
 def now_ms() -> int:
@@ -287,10 +291,7 @@ def test_a_put_inhibited_target_is_dead_lettered_with_2051_and_the_rest_go_on(ur
             ctx.create_queue(blocked), "refused"
         )
         Admin(factory).define_queue(pyjms.Queue(blocked), put_enabled=False)
-        # the deliverer reads each new target's attributes from the admin service on its path
-        # (D15: the target as it is now), two of them here; over AMQP on a loaded machine that
-        # took up to 2 s
-        on_time(ctx, factory, qname, case, late_ms=3000)
+        on_time(ctx, factory, qname, case)
         dead = dead_letters(ctx, case, 1, dlq)
     assert [m.get_text() for m in dead] == ["refused"]
     header = dlh.DeadLetterHeader.from_message(dead[0])
