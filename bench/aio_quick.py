@@ -50,13 +50,15 @@ def main() -> None:
     n = args.messages
     factory = pyjms.ConnectionFactory(args.url) if args.url else pyjms.ConnectionFactory()
     afactory = aio.ConnectionFactory.of(factory)
-    with factory.create_context() as ctx:
+    # one loop and one asyncio context for the whole run, as the synchronous cases share one context
+    with factory.create_context() as ctx, asyncio.Runner() as loop:
+        actx = loop.run(afactory.create_context().__aenter__())
         cases: dict[str, Callable[[str], float]] = {
             "sync per message": lambda q: pyjms_per_message(ctx, q, n),
-            "aio awaited per message": lambda q: asyncio.run(aio_per_message(afactory, q, n)),
-            "aio gathered, async for": lambda q: asyncio.run(aio_gathered(afactory, q, n)),
+            "aio awaited per message": lambda q: loop.run(aio_per_message(actx, q, n)),
+            "aio gathered, async for": lambda q: loop.run(aio_gathered(actx, q, n)),
             "sync send_batch/receive_batch": lambda q: pyjms_batched(ctx, q, n),
-            "aio send_batch/receive_batch": lambda q: asyncio.run(aio_batched(afactory, q, n)),
+            "aio send_batch/receive_batch": lambda q: loop.run(aio_batched(actx, q, n)),
         }
         rates: dict[str, list[float]] = {case: [] for case in cases}
         cpu: dict[str, list[float]] = {case: [] for case in cases}  # µs of this process per message
@@ -68,6 +70,7 @@ def main() -> None:
                 if r >= 0:
                     rates[case].append(measured)
                     cpu[case].append(used * 1e6 / n)
+        loop.run(actx.close())
     print(f"{n:,} non-persistent {len(BODY)}-byte messages, {args.rounds} interleaved rounds, medians")
     for case, values in rates.items():
         med = statistics.median(values)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import subprocess
@@ -127,63 +128,62 @@ def pyjms_pipelined(factory: pyjms.ConnectionFactory, queue: str, n: int) -> flo
         return n / elapsed
 
 
-async def aio_per_message(factory: pyjms.aio.ConnectionFactory, queue: str, n: int) -> float:
+async def aio_per_message(ctx: pyjms.aio.JMSContext, queue: str, n: int) -> float:
     """pyjms.aio: an await per send and per receive, on one context (its worker thread)."""
-    async with factory.create_context() as ctx:
-        q = ctx.create_queue(queue)
-        p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
-        c = await ctx.create_consumer(q)
-        t0 = time.perf_counter()
-        for _ in range(n):
-            await p.send(q, BODY)
-        chars = 0
-        for _ in range(n):
-            m = await c.receive(10_000)
-            chars += len(m.get_text()) if m is not None else 0
-        elapsed = time.perf_counter() - t0
-        assert chars == n * len(BODY), "lost messages"
-        return n / elapsed
+    q = ctx.create_queue(queue)
+    p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+    c = await ctx.create_consumer(q)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        await p.send(q, BODY)
+    chars = 0
+    for _ in range(n):
+        m = await c.receive(10_000)
+        chars += len(m.get_text()) if m is not None else 0
+    elapsed = time.perf_counter() - t0
+    await c.close()
+    assert chars == n * len(BODY), "lost messages"
+    return n / elapsed
 
 
-async def aio_gathered(factory: pyjms.aio.ConnectionFactory, queue: str, n: int) -> float:
+async def aio_gathered(ctx: pyjms.aio.JMSContext, queue: str, n: int) -> float:
     """pyjms.aio: sends started BATCH at a time and gathered, then `async for` over the consumer."""
-    async with factory.create_context() as ctx:
-        q = ctx.create_queue(queue)
-        p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
-        c = await ctx.create_consumer(q)
-        t0 = time.perf_counter()
-        for start in range(0, n, BATCH):
-            await asyncio.gather(*(p.send(q, BODY) for _ in range(min(BATCH, n - start))))
-        got = chars = 0
-        async for m in c:
-            chars += len(m.get_text())
-            got += 1
-            if got == n:
-                break
-        elapsed = time.perf_counter() - t0
-        await c.close()
-        assert chars == n * len(BODY), "lost messages"
-        return n / elapsed
+    q = ctx.create_queue(queue)
+    p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+    c = await ctx.create_consumer(q)
+    t0 = time.perf_counter()
+    for start in range(0, n, BATCH):
+        await asyncio.gather(*(p.send(q, BODY) for _ in range(min(BATCH, n - start))))
+    got = chars = 0
+    async for m in c:
+        chars += len(m.get_text())
+        got += 1
+        if got == n:
+            break
+    elapsed = time.perf_counter() - t0
+    await c.close()
+    assert chars == n * len(BODY), "lost messages"
+    return n / elapsed
 
 
-async def aio_batched(factory: pyjms.aio.ConnectionFactory, queue: str, n: int) -> float:
-    async with factory.create_context() as ctx:
-        q = ctx.create_queue(queue)
-        p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
-        c = await ctx.create_consumer(q)
-        bodies = [BODY] * BATCH
-        t0 = time.perf_counter()
-        for _ in range(n // BATCH):
-            await p.send_batch(q, bodies)
-        got = chars = 0
-        while got < n:
-            batch = await c.receive_batch(BATCH, 10_000)
-            assert batch, "lost messages"
-            got += len(batch)
-            chars += sum(len(m.get_text()) for m in batch)
-        elapsed = time.perf_counter() - t0
-        assert chars == n * len(BODY)
-        return n / elapsed
+async def aio_batched(ctx: pyjms.aio.JMSContext, queue: str, n: int) -> float:
+    q = ctx.create_queue(queue)
+    p = ctx.create_producer().set_delivery_mode(pyjms.NON_PERSISTENT)
+    c = await ctx.create_consumer(q)
+    bodies = [BODY] * BATCH
+    t0 = time.perf_counter()
+    for _ in range(n // BATCH):
+        await p.send_batch(q, bodies)
+    got = chars = 0
+    while got < n:
+        batch = await c.receive_batch(BATCH, 10_000)
+        assert batch, "lost messages"
+        got += len(batch)
+        chars += sum(len(m.get_text()) for m in batch)
+    elapsed = time.perf_counter() - t0
+    await c.close()
+    assert chars == n * len(BODY)
+    return n / elapsed
 
 
 CASES = (
@@ -252,10 +252,17 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
             cases = (CASES[0], CLIENT_DEFAULTS, *CASES[1:])
         factory = pyjms.ConnectionFactory(url, **dict(p.pyjms_options))
         afactory = pyjms.aio.ConnectionFactory.of(factory)
+        # the asyncio cases run on one loop and one context for the whole run, as the
+        # synchronous ones run on one context: a context opened per round counted its
+        # connection's first sends against asyncio (and its set-up in the CPU per message)
         with (
             factory.create_context() as ctx,
             factory.create_context(pyjms.CLIENT_ACKNOWLEDGE) as acknowledging,
+            asyncio.Runner() as loop,
+            contextlib.ExitStack() as ending,
         ):
+            actx = loop.run(afactory.create_context().__aenter__())
+            ending.callback(lambda: loop.run(actx.close()))
             run: dict[str, Callable[[str], float]] = {
                 "raw Java, sequential": lambda q: raw.rate("sequential", q, n, len(BODY)),
                 "raw Java, pipelined": lambda q: raw.rate("pipelined", q, n, len(BODY)),
@@ -265,9 +272,9 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
                 "raw Java, CLIENT_ACK per 1,000": lambda q: raw.rate("acked", q, n, len(BODY), BATCH),
                 "pyjms batches, CLIENT_ACK each": lambda q: pyjms_batched(acknowledging, q, n),
                 "pyjms per message, pipelined": lambda q: pyjms_pipelined(factory, q, n),
-                "pyjms.aio per message": lambda q: asyncio.run(aio_per_message(afactory, q, n)),
-                "pyjms.aio gathered, async for": lambda q: asyncio.run(aio_gathered(afactory, q, n)),
-                "pyjms.aio send_batch/receive_batch": lambda q: asyncio.run(aio_batched(afactory, q, n)),
+                "pyjms.aio per message": lambda q: loop.run(aio_per_message(actx, q, n)),
+                "pyjms.aio gathered, async for": lambda q: loop.run(aio_gathered(actx, q, n)),
+                "pyjms.aio send_batch/receive_batch": lambda q: loop.run(aio_batched(actx, q, n)),
             }
             results = Results(cases, raw.url)
             for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
