@@ -65,25 +65,22 @@ async def _outcome(queued: asyncio.Future[T]) -> T:
     return await queued
 
 
-async def _counted(count: int, queued: asyncio.Future[Any] | None, pause: bool = False) -> int:
-    """A send_batch of routed entries queued already: how many it sent (see _sent)."""
+async def _awaited(result: T, queued: asyncio.Future[Any] | None, pause: bool) -> T:
+    """A send queued already: ``result`` once it is made (``queued`` None: complete at the
+    call; ``pause``: yield to the loop once all the same)."""
     if queued is not None:
         await queued
     elif pause:
         await asyncio.sleep(0)
-    return count
+    return result
 
 
-async def _sent(
-    producer: JMSProducer, queued: asyncio.Future[Any] | None, pause: bool = False
-) -> JMSProducer:
-    """A send queued already: the producer once it is made (None: complete at the call;
-    ``pause``: yield to the loop once all the same)."""
-    if queued is not None:
-        await queued
-    elif pause:
-        await asyncio.sleep(0)
-    return producer
+def _sent(result: T, queued: asyncio.Future[Any] | None, pause: bool = False) -> Coroutine[Any, Any, T]:
+    """What a queued send returns: Completed if it is complete at its call and need not yield,
+    else a coroutine that waits for it."""
+    if queued is None and not pause:
+        return Completed(asyncio.get_running_loop(), result)
+    return _awaited(result, queued, pause)
 
 
 class JMSProducer:
@@ -234,10 +231,7 @@ class JMSProducer:
         if routed is None:
             return _sent(self, self._queue(destination, lambda p: p.send(destination, body)))
         persistent = current.get_delivery_mode() == PERSISTENT
-        queued, pause = ctx.outbox.queue(destination, routed, persistent)
-        if queued is None and not pause:
-            return Completed(asyncio.get_running_loop(), self)
-        return _sent(self, queued, pause)
+        return _sent(self, *ctx.outbox.queue(destination, routed, persistent))
 
     def send_async(self, destination: Destination, body: Any) -> asyncio.Future[Message]:
         """Sends with a CompletionListener, as a future: it resolves to the sent message when the
@@ -285,10 +279,7 @@ class JMSProducer:
             # NON_PERSISTENT: routed entries, which may complete at the call (pyjms.aio.outbox)
             routed = current.routed_entries(destination, batch)
             if routed is not None:
-                queued, pause = ctx.outbox.queue(destination, routed, False)
-                if queued is None and not pause:
-                    return Completed(asyncio.get_running_loop(), len(batch))
-                return _counted(len(batch), queued, pause)
+                return _sent(len(batch), *ctx.outbox.queue(destination, routed, False))
         return _outcome(self._queue(destination, lambda p: p.send_batch(destination, batch)))
 
     def send_reply(
