@@ -145,6 +145,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "artemis_in_vm: run the test's url against the in-process Artemis broker (vm://N) too; "
         "otherwise Artemis is reached over TCP only",
     )
+    config.addinivalue_line(
+        "markers",
+        "activemq_tcp_only: run the test's ActiveMQ url over TCP only, not in-vm too (for a test whose "
+        "behaviour does not depend on the transport: over TCP it takes the same client and broker code)",
+    )
 
 
 #: the test files that take longest, longest first (seconds summed over their tests in a full
@@ -192,8 +197,9 @@ def slowest_first(item: pytest.Item) -> int:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test's ``url`` runs over the transports of the providers it is marked for (ActiveMQ
     unless marked): the others are deselected. ActiveMQ runs in-vm (the default embedded broker)
-    and over TCP; Artemis over TCP, and in-vm only where a test is marked ``artemis_in_vm`` (its
-    in-vm transport is the same client and broker: the suite's time goes where it finds more).
+    and over TCP, over TCP only where a test is marked ``activemq_tcp_only``; Artemis over TCP,
+    and in-vm only where a test is marked ``artemis_in_vm`` (its in-vm transport is the same
+    client and broker: the suite's time goes where it finds more).
     The slowest files come first (SLOWEST_FILES); the sort is stable, so each file's tests, and
     the other files, keep their order."""
     keep, drop = [], []
@@ -204,6 +210,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         providers = marker.args if marker else ("activemq",)
         wanted = transport is None or any(transport in TRANSPORTS[p] for p in providers)
         if transport == "artemis-vm" and item.get_closest_marker("artemis_in_vm") is None:
+            wanted = False
+        if transport == "vm" and item.get_closest_marker("activemq_tcp_only") is not None:
             wanted = False
         (keep if wanted else drop).append(item)
     if drop:
