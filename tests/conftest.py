@@ -162,13 +162,13 @@ def pytest_configure(config: pytest.Config) -> None:
 SLOWEST_FILES = (
     "tests/faults/test_failover_pair.py",  # 280, with the Artemis pair
     "tests/spark/test_write.py",  # 230
-    "tests/bench/test_bench_smoke.py",  # 205
+    "tests/bench/test_bench_smoke.py",  # 195
     "tests/faults/test_mark_takeover.py",  # 160
     "tests/cli/test_commands.py",  # 160
-    "tests/integration/test_staging_delay.py",  # 155
     "tests/browse/test_dispatchers.py",  # 140
     "tests/dlq/test_handler.py",  # 140
     "tests/faults/test_processor_takeover.py",  # 135
+    "tests/integration/test_staging_delay.py",  # 130
     "tests/spark/test_read.py",  # 120
     "tests/spark/test_broker_kill.py",  # 120
     "tests/amqp/test_conformance.py",  # 110: both configurations' kit runs side by side
@@ -180,11 +180,11 @@ SLOWEST_FILES = (
     "tests/security/test_broker_auth.py",  # 90
     "tests/dlq/test_cli.py",  # 90
     "tests/security/test_delay_poison.py",  # 90
-    "tests/integration/test_delayed_publications.py",  # 75
-    "tests/packaging/test_wheel.py",  # 60
-    "tests/security/test_service_fuzz.py",  # 60
+    "tests/integration/test_delayed_publications.py",  # 60
     "tests/spark/test_stream.py",  # 60
     "tests/faults/test_kills.py",  # 60
+    "tests/packaging/test_wheel.py",  # 50
+    "tests/security/test_service_fuzz.py",  # 50
 )
 
 
