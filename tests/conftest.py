@@ -145,6 +145,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "artemis_in_vm: run the test's url against the in-process Artemis broker (vm://N) too; "
         "otherwise Artemis is reached over TCP only",
     )
+    config.addinivalue_line(
+        "markers",
+        "activemq_tcp_only: run the test's ActiveMQ url over TCP only, not in-vm too (for a test whose "
+        "behaviour does not depend on the transport: over TCP it takes the same client and broker code)",
+    )
 
 
 #: the test files that take longest, longest first (seconds summed over their tests in a full
@@ -157,13 +162,13 @@ def pytest_configure(config: pytest.Config) -> None:
 SLOWEST_FILES = (
     "tests/faults/test_failover_pair.py",  # 280, with the Artemis pair
     "tests/spark/test_write.py",  # 230
-    "tests/bench/test_bench_smoke.py",  # 205
+    "tests/bench/test_bench_smoke.py",  # 195
     "tests/faults/test_mark_takeover.py",  # 160
     "tests/cli/test_commands.py",  # 160
-    "tests/integration/test_staging_delay.py",  # 155
     "tests/browse/test_dispatchers.py",  # 140
     "tests/dlq/test_handler.py",  # 140
     "tests/faults/test_processor_takeover.py",  # 135
+    "tests/integration/test_staging_delay.py",  # 130
     "tests/spark/test_read.py",  # 120
     "tests/spark/test_broker_kill.py",  # 120
     "tests/amqp/test_conformance.py",  # 110: both configurations' kit runs side by side
@@ -175,11 +180,11 @@ SLOWEST_FILES = (
     "tests/security/test_broker_auth.py",  # 90
     "tests/dlq/test_cli.py",  # 90
     "tests/security/test_delay_poison.py",  # 90
-    "tests/integration/test_delayed_publications.py",  # 75
-    "tests/packaging/test_wheel.py",  # 60
-    "tests/security/test_service_fuzz.py",  # 60
+    "tests/integration/test_delayed_publications.py",  # 60
     "tests/spark/test_stream.py",  # 60
     "tests/faults/test_kills.py",  # 60
+    "tests/packaging/test_wheel.py",  # 50
+    "tests/security/test_service_fuzz.py",  # 50
 )
 
 
@@ -192,8 +197,9 @@ def slowest_first(item: pytest.Item) -> int:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test's ``url`` runs over the transports of the providers it is marked for (ActiveMQ
     unless marked): the others are deselected. ActiveMQ runs in-vm (the default embedded broker)
-    and over TCP; Artemis over TCP, and in-vm only where a test is marked ``artemis_in_vm`` (its
-    in-vm transport is the same client and broker: the suite's time goes where it finds more).
+    and over TCP, over TCP only where a test is marked ``activemq_tcp_only``; Artemis over TCP,
+    and in-vm only where a test is marked ``artemis_in_vm`` (its in-vm transport is the same
+    client and broker: the suite's time goes where it finds more).
     The slowest files come first (SLOWEST_FILES); the sort is stable, so each file's tests, and
     the other files, keep their order."""
     keep, drop = [], []
@@ -204,6 +210,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         providers = marker.args if marker else ("activemq",)
         wanted = transport is None or any(transport in TRANSPORTS[p] for p in providers)
         if transport == "artemis-vm" and item.get_closest_marker("artemis_in_vm") is None:
+            wanted = False
+        if transport == "vm" and item.get_closest_marker("activemq_tcp_only") is not None:
             wanted = False
         (keep if wanted else drop).append(item)
     if drop:

@@ -1,6 +1,8 @@
 """Delayed publications with IBM MQ's subscriber matching (D16, D21) through staging, on pyjms
-brokers (embedded over vm:// and a broker process over tcp://, and that Artemis process over
-AMQP 1.0, through Qpid JMS)."""
+brokers (ActiveMQ's and Artemis's broker processes over tcp://, and that Artemis process over
+AMQP 1.0, through Qpid JMS). ActiveMQ's embedded broker over vm:// is the same broker and client
+code, and the matching reads the broker's subscriptions, whatever the transport: its in-vm run
+repeated the TCP one."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from tests.conftest import drain, provider_of
 # on every pyjms broker: ActiveMQ Classic (addresses in selectors, virtual-topic queues for shared
 # subscriptions) and Apache Artemis (addresses in the subscription queues' filters), whose own
 # client and Qpid JMS over AMQP both know it for pyjms's
-pytestmark = pytest.mark.providers("activemq", "artemis", "amqp")
+pytestmark = [pytest.mark.providers("activemq", "artemis", "amqp"), pytest.mark.activemq_tcp_only]
 
 
 @pytest.fixture

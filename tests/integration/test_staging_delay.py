@@ -14,6 +14,10 @@ from tests.conftest import drain
 
 # provider-independent: each test runs on ActiveMQ Classic and on Apache Artemis
 pytestmark = pytest.mark.providers("activemq", "artemis")
+#: ActiveMQ over TCP only, for the slower tests of what a processor does with the slots it finds
+#: (recovery, slot lengths) and with a put-disabled staging queue: processors in this process,
+#: the same client and broker code over either transport, which none of them depends on
+TCP_ONLY = pytest.mark.activemq_tcp_only
 
 
 @pytest.fixture
@@ -221,6 +225,7 @@ def test_shim_moves_keep_what_the_python_path_keeps(staged, qname):
     assert processor.stats.early == 0
 
 
+@TCP_ONLY
 def test_processor_killed_mid_run_loses_and_duplicates_nothing(url, qname):
     queue = f"STAGE.{uuid.uuid4().hex[:8]}"
     factory = pyjms.ConnectionFactory(url, delivery_delay="staging", staging_queue=queue)
@@ -249,6 +254,7 @@ def test_processor_killed_mid_run_loses_and_duplicates_nothing(url, qname):
     assert texts == list(range(n)), f"{len(texts)} of {n}; first processor delivered {delivered_before}"
 
 
+@TCP_ONLY
 def test_a_restarted_processor_reads_a_recovered_slot_again_only_after_its_end(url, qname):
     """A restarted processor reads the slots it found again a few seconds after its start (for
     what a dead processor's transaction held); a slot still to come then is not read early."""
@@ -273,6 +279,7 @@ def test_a_restarted_processor_reads_a_recovered_slot_again_only_after_its_end(u
     assert not early and second.stats.early == 0
 
 
+@TCP_ONLY
 def test_a_processor_with_another_slot_length_files_old_slots_again_never_early(url, qname):
     """Slots recorded by a processor with another slot length (50 ms, as pyjms had before) mean
     other times: a processor taking over files their messages again under its own slots, and
@@ -302,6 +309,7 @@ def test_a_processor_with_another_slot_length_files_old_slots_again_never_early(
     assert not early and new.stats.early == 0
 
 
+@TCP_ONLY
 def test_a_processor_files_under_its_providers_slot_length(url, qname):
     """Each slot is a queue, and brokers differ in what a queue costs: a processor makes 20 ms
     slots on Artemis and 10 ms ones elsewhere (ProviderPlugin.delay_slot_ms), and its markers
@@ -436,6 +444,7 @@ def test_d15_d20_failed_put_at_delivery_goes_to_the_dead_letter_queue_with_a_hea
         processor.stop()
 
 
+@TCP_ONLY
 def test_d19_d09_a_put_disabled_staging_queue_stops_the_processor_until_enabled(staged, qname):
     """IBM MQ's way to stop its delay processor is PUT(DISABLED) on the staging queue, and
     PUT(ENABLED) starts it again; meanwhile a delayed send fails naming the staging queue (D09)."""

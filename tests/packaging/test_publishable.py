@@ -3,7 +3,8 @@ that `twine check --strict` passes; the metadata has classifiers (Typing :: Type
 URLs, the licence expression and both licence files; the wheel carries LICENSE and
 THIRD_PARTY_NOTICES, and the notices are exactly what tools/third_party_notices.py gives for
 the jars this wheel bundles; the README PyPI shows has absolute links only; and the
-opentelemetry_instrumentor entry point is declared. One build, about 1-2 minutes."""
+opentelemetry_instrumentor entry point is declared. The run's one build (tests/packaging/conftest.py,
+shared with test_wheel.py), about 1-2 minutes for whichever of the two asks first."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.packaging.building import build
 from tools.third_party_notices import jars_in_wheel, render
 
 pytestmark = pytest.mark.slow
@@ -30,9 +30,7 @@ def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
     return out
 
 
-def test_the_sdist_and_wheel_are_fit_to_publish(tmp_path: Path) -> None:
-    dist = tmp_path / "dist"
-    build(dist)
+def test_the_sdist_and_wheel_are_fit_to_publish(dist: Path) -> None:
     wheel = next(dist.glob("pyjms_jakarta-*.whl"))
     sdist = next(dist.glob("pyjms_jakarta-*.tar.gz"))
 

