@@ -15,7 +15,7 @@ import pyjms
 import pyjms.aio as aio
 from tests.aio.conftest import ARRIVES_MS, received, run
 
-pytestmark = pytest.mark.providers("activemq", "artemis", "amqp")
+pytestmark = pytest.mark.providers("activemq", "artemis")
 
 MODES = [
     pytest.param(pyjms.AUTO_ACKNOWLEDGE, id="auto"),
