@@ -16,10 +16,8 @@ pyjms.aio.held's."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
-import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -52,9 +50,6 @@ SLICE_MS = 50
 SHORT_SLICE_MS = 5
 #: how many messages a receive takes at once where it may read ahead (see JMSConsumer.receive)
 READ_AHEAD = 500
-#: how long a receive step waits on the worker for a take ahead in flight to reach the loop,
-#: before it lets the jobs queued behind it run (see JMSConsumer._take_ahead)
-LANDING_WAIT_S = 0.005
 
 
 def wait_ms(timeout_ms: int | timedelta | None, what: str = "timeout_ms") -> int | None:
@@ -81,12 +76,6 @@ class JMSConsumer:
         #: what receives took ahead, or after their caller went away, for the next receives
         self._held = Held(ctx)
         self._closing = False
-        #: the take ahead after a receive_batch, until it reaches the loop (see _take_ahead)
-        self._ahead: asyncio.Future[Taken] | None = None
-        #: clear while a take ahead that took messages is on its way to the loop: a receive
-        #: step waits for it, so that nothing overtakes what it holds
-        self._ahead_landed = threading.Event()
-        self._ahead_landed.set()
 
     def __repr__(self) -> str:
         return f"<aio {self.sync!r}>"
@@ -141,13 +130,9 @@ class JMSConsumer:
         worker = ctx.worker
         hand_over = ctx.hand_over
 
-        landed = self._ahead_landed
-
         def step() -> Any:
             if self._stopped():
                 return Taken(ctx.epoch, empty)  # a receive in progress returns nothing on close (JMS)
-            if not landed.wait(LANDING_WAIT_S):
-                return AGAIN  # what the take ahead holds goes first: it is on its way to the loop
             if kept:
                 values = self._held.take(kept, n)
                 if values:
@@ -206,7 +191,6 @@ class JMSConsumer:
         """The next message; waits up to timeout_ms (None or 0: until one arrives, or the
         consumer or its context closes, which returns None)."""
         self._check()
-        await self._ahead_landing()
         kept = self._held.take(self._held.messages)
         if kept:
             return cast("Message | None", self._handed(kept[0], self._ctx.epoch))
@@ -233,7 +217,6 @@ class JMSConsumer:
 
     async def receive_no_wait(self) -> Message | None:
         self._check()
-        await self._ahead_landing()
         kept = self._held.take(self._held.messages)
         if kept:
             return cast("Message | None", self._handed(kept[0], self._ctx.epoch))
@@ -249,7 +232,6 @@ class JMSConsumer:
     async def receive_body(self, body_type: type, timeout_ms: int | timedelta | None = None) -> Any:
         """The next message's body as body_type (str, bytes, dict), or None if none came."""
         self._check()
-        await self._ahead_landing()
         kept = self._held.take(self._held.bodies)
         if kept:
             return self._handed(kept[0], self._ctx.epoch)
@@ -299,80 +281,20 @@ class JMSConsumer:
         takes what is already there."""
         self._check()
         check_positive_int(max_messages, "max_messages")
-        await self._ahead_landing()
         kept = self._held.take(self._held.messages, max_messages)
         if kept:
-            self._handed(kept, self._ctx.epoch)
-            self._take_ahead(max_messages)
-            return kept
+            return self._handed(kept, self._ctx.epoch)  # type: ignore[no-any-return]
         sync = self.sync
         timeout = wait_ms(timeout_ms) or 1  # receive_batch(n, 0): one look at what is there
-        got = list(
-            await self._receive(
-                timeout,
-                lambda ms: sync.receive_batch(max_messages, ms),
-                [],
-                self._held.keep,
-                self._held.messages,
-                max_messages,
-            )
+        got = await self._receive(
+            timeout,
+            lambda ms: sync.receive_batch(max_messages, ms),
+            [],
+            self._held.keep,
+            self._held.messages,
+            max_messages,
         )
-        if got:
-            self._take_ahead(max_messages)
-        return got
-
-    def _take_ahead(self, max_messages: int) -> None:
-        """After a receive_batch, where receives may read ahead (``_read_ahead``), the worker
-        takes the next batch at once (what the provider holds then, up to ``max_messages``),
-        and the consumer holds it for the next receive, as it holds what a receive took ahead:
-        a receive_batch in a loop then finds its batch on the loop, while the worker takes the
-        one after. Nothing taken so is acknowledged before a receive hands it over (the
-        acknowledgement waits while a consumer holds messages: pyjms.aio.handover; an
-        individual context's acknowledge() covers only what was handed over), a close hands
-        it back to the provider, and a receive cancelled meanwhile takes nothing from it."""
-        if self._ahead is not None or self._stopped() or self._held.any() or self._read_ahead() == 1:
-            return
-        ctx = self._ctx
-        hand_over = ctx.hand_over
-        sync = self.sync
-        held = self._held
-        landed = self._ahead_landed
-
-        def step() -> Taken:
-            if self._stopped() or held.any():  # closing, or a receive has not had what is held
-                return Taken(ctx.epoch, [])
-            if hand_over is not None and not hand_over.may_take(held.messages):
-                return AGAIN  # type: ignore[no-any-return]
-            got = sync.receive_batch(max_messages, 1)  # what is there: no wait
-            if got:
-                landed.clear()
-                if hand_over is not None:
-                    hand_over.taken()
-            return Taken(ctx.epoch, got)
-
-        def land(done: asyncio.Future[Taken]) -> None:
-            self._ahead = None
-            if not done.cancelled():
-                if done.exception() is None:
-                    held.keep(done.result())
-                else:  # the next receive meets the cause itself
-                    _log.debug("pyjms.aio: a take ahead on %r failed: %r", self, done.exception())
-            landed.set()
-
-        try:
-            self._ahead = ctx.worker.submit(step)
-        except RuntimeError:  # the context is closing: its session's close hands back the rest
-            return
-        self._ahead.add_done_callback(land)
-
-    async def _ahead_landing(self) -> None:
-        """Waits until the take ahead in flight (if any) has reached the loop: what it holds
-        comes before anything a receive takes after it. A caller cancelled meanwhile takes
-        nothing (the take lands all the same)."""
-        ahead = self._ahead
-        if ahead is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(ahead)
+        return list(got)
 
     def __aiter__(self) -> AsyncIterator[Message]:
         return self
@@ -433,7 +355,6 @@ class JMSConsumer:
 
         sync = self.sync
         hand_over = self._ctx.hand_over
-        await self._ahead_landing()  # what a take ahead holds is delivered first, or handed back
         if deliver is not None and self._ctx.individual:
             await self._held.deliver(on_loop, sync)
         if listener is not None and hand_over is not None and self.kept_count():
@@ -458,7 +379,6 @@ class JMSConsumer:
             return
         await self._ctx.listeners_finished()
         self._closing = True
-        await self._ahead_landing()  # what a take ahead holds goes back with the rest
         ctx = self._ctx
         hand_over = ctx.hand_over
         kept = self.kept_count()
