@@ -48,9 +48,10 @@ check: $(VENV)/.installed
 	@echo "==> mypy --strict (pyproject.toml [tool.mypy])"
 	$(PY) -m mypy
 
-# two workers (pytest-xdist): most tests wait on delivery delays, timeouts and other processes,
-# not on a CPU. --dist loadfile keeps each file on one worker, so a file's module fixtures (its
-# brokers, a Spark session) start once; each worker has its own session brokers and JVM.
+# two workers (pytest-xdist), one per core: the suite is CPU-bound (so its JVMs compile with C1
+# only, tests/conftest.py); four workers took as long as two (34:34 each). --dist loadfile keeps
+# each file on one worker, so a file's module fixtures (its brokers, a Spark session) start
+# once; each worker has its own session brokers and JVM.
 # --no-loadscope-reorder: files are handed out in collection order, where tests/conftest.py puts
 # the slowest first (SLOWEST_FILES); xdist's own order (most tests first) left a long file to start
 # late, one worker running it alone at the end.

@@ -8,6 +8,7 @@ runs against Apache Artemis too (in-vm, and a ``pyjms broker --provider artemis`
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import subprocess
 import sys
@@ -22,6 +23,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 _names = itertools.count(1)
+
+# The suite's JVMs (each worker's, and every broker, service and command it starts, which
+# inherit the environment) compile with C1 only, as pyjms's short commands do
+# (pyjms.bridge.jvm.COMMAND_JVM_OPTIONS): they live seconds to a minute, and C2's compiles cost
+# more CPU than they save. The suite is CPU-bound on two cores: test_dispatchers and
+# test_processor_takeover took 327 CPU-seconds and 168 s with C2, 186 and 104 s without. A
+# test that needs other options sets PYJMS_JVM_OPTIONS itself (test_jvm_options checks that a
+# service keeps C2 by default); one set before the run is kept.
+os.environ.setdefault("PYJMS_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
 
 
 class BrokerProcess:

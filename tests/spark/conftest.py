@@ -35,6 +35,9 @@ def spark() -> Iterator[Any]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "1g")
+        # C1 only, as every JVM of the suite (tests/conftest.py): test_read.py took 137
+        # CPU-seconds and 86 s with C2 in Spark's JVM, 107 and 76 s without
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
