@@ -377,3 +377,38 @@ def test_the_artemis_lines_pyjms_leaves_out_of_its_log_and_no_others() -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     assert "AMQ224000: Failure in initialisation" in out.stderr
     assert "AMQ224046" not in out.stderr and "AMQ222166" not in out.stderr
+
+
+# ------------------------------------------------------------------ browsers racing for a new queue
+
+
+def test_browsers_opened_at_once_on_a_new_queue_all_open(artemis_tcp_broker) -> None:
+    """Artemis's core client creates an auto-created queue itself, after looking it up: a
+    browser whose client looked before another client created the queue met AMQ229019 ("already
+    exists"). pyjms opens it again then (Provider.createdMeanwhile). Four contexts open browsers
+    on each of 25 new queues at the same moment: every one opens and browses the queue."""
+    factory = pyjms.ConnectionFactory(artemis_tcp_broker.tcp_url)
+    contexts = [factory.create_context() for _ in range(4)]
+    try:
+        for _ in range(25):
+            name = f"RACE.{uuid.uuid4().hex[:8]}"
+            start = threading.Barrier(len(contexts))
+            failures: list[BaseException] = []
+
+            def browse(ctx: pyjms.JMSContext) -> None:
+                try:
+                    start.wait(10)
+                    with ctx.create_browser(ctx.create_queue(name)) as browser:
+                        assert list(browser) == []
+                except BaseException as e:  # noqa: BLE001 - reported below, with the queue
+                    failures.append(e)
+
+            threads = [threading.Thread(target=browse, args=(c,)) for c in contexts]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            assert not failures, f"{name}: {failures}"
+    finally:
+        for c in contexts:
+            c.close()

@@ -559,7 +559,13 @@ public final class Channel implements AutoCloseable {
         start();
         Destination d = destinations.resolve(queue);
         if (ahead > 0) d = provider.browsing(shared.connection, d, ahead);
-        QueueBrowser b = session.createBrowser((Queue) d, selector);
+        QueueBrowser b;
+        try {
+            b = session.createBrowser((Queue) d, selector);
+        } catch (JMSException e) {
+            if (!provider.createdMeanwhile(e)) throw e;
+            b = session.createBrowser((Queue) d, selector); // it exists now (Provider.createdMeanwhile)
+        }
         return new Browser(b);
     }
 

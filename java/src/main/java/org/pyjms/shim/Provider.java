@@ -148,6 +148,13 @@ public interface Provider {
         return consumer.receiveNoWait();
     }
 
+    /**
+     * Whether {@code e}, from creating a browser, says that another client created the queue
+     * between this client's look for it and its own create. The call is then made once more,
+     * and finds the queue. The default is false: the brokers create queues themselves.
+     */
+    default boolean createdMeanwhile(JMSException e) { return false; }
+
     /** Whether the broker behind this connection is known to run the scheduler (false = unknown). */
     default boolean schedulerKnownOn(Connection c) { return false; }
 

@@ -5,6 +5,7 @@ import jakarta.jms.ConnectionFactory;
 import jakarta.jms.Destination;
 import java.util.Map;
 import org.apache.activemq.artemis.api.core.ActiveMQException;
+import org.apache.activemq.artemis.api.core.ActiveMQQueueExistsException;
 import org.apache.activemq.artemis.api.core.SimpleString;
 import org.apache.activemq.artemis.api.core.client.ClientSession;
 import org.apache.activemq.artemis.core.version.impl.VersionImpl;
@@ -38,6 +39,19 @@ public final class ArtemisProvider implements Provider {
         var sessions = a.getSessionFactory();
         // a factory the user closed is closed; one whose connection failed is not, and has none
         return sessions != null && !sessions.isClosed() && sessions.getConnection() == null;
+    }
+
+    /**
+     * Artemis's core client creates an auto-created queue itself: its createBrowser looks the
+     * queue up, then creates it if it was not there. A queue that another client created in
+     * between (or re-created, after the broker auto-deleted it when its last consumer left)
+     * fails the browser with AMQ229019, "already exists". Seen in a test run on a loaded
+     * machine, browsing a staging queue whose delay processor was re-opening its consumer.
+     */
+    @Override
+    public boolean createdMeanwhile(jakarta.jms.JMSException e) {
+        return e.getLinkedException() instanceof ActiveMQQueueExistsException
+                || e.getCause() instanceof ActiveMQQueueExistsException;
     }
 
     @Override
