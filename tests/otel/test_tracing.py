@@ -257,6 +257,9 @@ def test_the_context_survives_a_delivery_delay_through_the_staging_queue(
     staging = f"STAGE.{uuid.uuid4().hex[:8]}"
     processor = DelayProcessor(pyjms.ConnectionFactory(broker_url, staging_queue=staging)).start()
     try:
+        # the receive's time counts from the broker's election of the processor on (a run with
+        # four workers on two cores met 10 s with nothing when it counted from the start)
+        assert processor.wait_until_active(30)
         factory = pyjms.ConnectionFactory(broker_url, delivery_delay="staging", staging_queue=staging)
         with factory.create_context() as ctx:
             q = ctx.create_queue(qname)
