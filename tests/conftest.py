@@ -21,17 +21,19 @@ from pathlib import Path
 
 import pytest
 
+from pyjms.bridge.jvm import COMMAND_JVM_OPTIONS
+
 ROOT = Path(__file__).resolve().parent.parent
 _names = itertools.count(1)
 
 # The suite's JVMs (each worker's, and every broker, service and command it starts, which
-# inherit the environment) compile with C1 only, as pyjms's short commands do
-# (pyjms.bridge.jvm.COMMAND_JVM_OPTIONS): they live seconds to a minute, and C2's compiles cost
+# inherit the environment) compile with C1 only, with pyjms's short commands' options
+# (COMMAND_JVM_OPTIONS): they live seconds to a minute, and C2's compiles cost
 # more CPU than they save. The suite is CPU-bound on two cores: test_dispatchers and
 # test_processor_takeover took 327 CPU-seconds and 168 s with C2, 186 and 104 s without. A
 # test that needs other options sets PYJMS_JVM_OPTIONS itself (test_jvm_options checks that a
 # service keeps C2 by default); one set before the run is kept.
-os.environ.setdefault("PYJMS_JVM_OPTIONS", "-XX:TieredStopAtLevel=1")
+os.environ.setdefault("PYJMS_JVM_OPTIONS", " ".join(COMMAND_JVM_OPTIONS))
 
 
 class BrokerProcess:

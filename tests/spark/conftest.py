@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from pyjms.bridge.jvm import COMMAND_JVM_OPTIONS
+
 # each test module skips itself when PySpark is missing (tests/spark/__init__.needs_spark);
 # nothing here imports it outside a fixture, so that collection gets that far
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,9 +37,10 @@ def spark() -> Iterator[Any]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.driver.memory", "1g")
-        # C1 only, as every JVM of the suite (tests/conftest.py): test_read.py took 137
+        # C1 only, as every JVM of the suite (tests/conftest.py), and as pyjms's short
+        # commands (COMMAND_JVM_OPTIONS): test_read.py took 137
         # CPU-seconds and 86 s with C2 in Spark's JVM, 107 and 76 s without
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+        .config("spark.driver.extraJavaOptions", " ".join(COMMAND_JVM_OPTIONS))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
