@@ -57,7 +57,8 @@ class AmqpPlugin(ActiveMQPlugin):
         # previous drain of the link is still completing, and Qpid JMS then waits for its answer
         # (amqp.drainTimeout, 60 s); the delay processor's receives, one after another on a
         # link, lost one in a few runs of 1,500 messages and stalled. What a receive with no
-        # wait takes is the shim's choice (Provider.receiveBuffered); a browser's still drains.
+        # wait takes is the shim's choice (Provider.receiveBuffered); a browser's still drains,
+        # and goes on through another browser when a drain goes unanswered (ResumingBrowse).
         return {"receiveLocalOnly": "true"}
 
     def admin_service_known(self, ctx: JMSContext) -> bool | None:

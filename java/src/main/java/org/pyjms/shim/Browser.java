@@ -2,26 +2,22 @@ package org.pyjms.shim;
 
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
-import jakarta.jms.QueueBrowser;
-import java.util.Enumeration;
 
-/** A QueueBrowser read in packed batches. */
+/** A browse (Provider.browse) read in packed batches. */
 public final class Browser implements AutoCloseable {
-    private final QueueBrowser browser;
-    private Enumeration<?> cursor;
+    private final BrowseCursor cursor;
     /** The ids of the poison messages skipped since skippedIds was last called. */
     private final StringBuilder skipped = new StringBuilder();
 
-    Browser(QueueBrowser browser) { this.browser = browser; }
+    Browser(BrowseCursor cursor) { this.cursor = cursor; }
 
     /** Up to max further messages (int count, then records); count 0 means the end. */
     public byte[] next(int max) throws JMSException {
-        if (cursor == null) cursor = browser.getEnumeration();
         Codec.Out out = new Codec.Out(8192);
         int countAt = out.reserveInt();
         int n = 0;
-        while (n < max && cursor.hasMoreElements()) {
-            Message m = (Message) cursor.nextElement();
+        Message m;
+        while (n < max && (m = cursor.next()) != null) {
             Codec.PropertyNames names = Codec.PropertyNames.of(m);
             String[] poison = Poison.problem(m, names);
             if (poison != null) { // left where it is for a receiver to quarantine
@@ -60,5 +56,5 @@ public final class Browser implements AutoCloseable {
     }
 
     @Override
-    public void close() throws JMSException { browser.close(); }
+    public void close() throws JMSException { cursor.close(); }
 }

@@ -9,7 +9,6 @@ import jakarta.jms.Message;
 import jakarta.jms.MessageConsumer;
 import jakarta.jms.MessageProducer;
 import jakarta.jms.Queue;
-import jakarta.jms.QueueBrowser;
 import jakarta.jms.Session;
 import jakarta.jms.TemporaryQueue;
 import jakarta.jms.TemporaryTopic;
@@ -558,15 +557,15 @@ public final class Channel implements AutoCloseable {
         checkOpen();
         start();
         Destination d = destinations.resolve(queue);
-        if (ahead > 0) d = provider.browsing(shared.connection, d, ahead);
-        QueueBrowser b;
-        try {
-            b = session.createBrowser((Queue) d, selector);
-        } catch (JMSException e) {
-            if (!provider.createdMeanwhile(e)) throw e;
-            b = session.createBrowser((Queue) d, selector); // it exists now (Provider.createdMeanwhile)
-        }
-        return new Browser(b);
+        Queue q = (Queue) (ahead > 0 ? provider.browsing(shared.connection, d, ahead) : d);
+        return new Browser(provider.browse(() -> {
+            try {
+                return session.createBrowser(q, selector);
+            } catch (JMSException e) {
+                if (!provider.createdMeanwhile(e)) throw e;
+                return session.createBrowser(q, selector); // it exists now (Provider.createdMeanwhile)
+            }
+        }));
     }
 
     public String createTemporaryQueue() throws JMSException {

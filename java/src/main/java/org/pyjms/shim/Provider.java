@@ -155,6 +155,15 @@ public interface Provider {
      */
     default boolean createdMeanwhile(JMSException e) { return false; }
 
+    /**
+     * A pass over a queue, through browsers that {@code opener} makes (it makes the first one
+     * now, so that a bad queue or selector fails here). The default reads the first browser's
+     * own enumeration; a provider whose browse can stall opens another and goes on from there.
+     */
+    default BrowseCursor browse(BrowseCursor.Opener opener) throws JMSException {
+        return BrowseCursor.of(opener.open());
+    }
+
     /** Whether the broker behind this connection is known to run the scheduler (false = unknown). */
     default boolean schedulerKnownOn(Connection c) { return false; }
 

@@ -166,6 +166,12 @@ public final class AmqpProvider implements Provider {
         }
     }
 
+    /** Qpid JMS's browse waits 60 s on a drain its peer left unanswered: see ResumingBrowse. */
+    @Override
+    public org.pyjms.shim.BrowseCursor browse(org.pyjms.shim.BrowseCursor.Opener opener) throws JMSException {
+        return new ResumingBrowse(opener);
+    }
+
     /** Qpid JMS stamps JMSDeliveryTime and sends it as the x-opt-delivery-time annotation. */
     @Override
     public boolean carriesDeliveryTime() { return true; }
