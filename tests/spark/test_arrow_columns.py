@@ -167,10 +167,13 @@ def test_consume_over_partitions_takes_each_message_once(spark, jms_url, jms_ctx
 def _sent_ahead(browser) -> int:
     """How many messages ActiveMQ may send a browser ahead of its reads (its consumer's prefetch)."""
     wire = browser.wire_browser().java
-    wire.next(0)  # the browse starts, and ActiveMQ's browser makes its consumer
-    field = wire.getClass().getDeclaredField("browser")
+    field = wire.getClass().getDeclaredField("cursor")  # org.pyjms.shim.BrowseCursor.Enumerated
     field.setAccessible(True)
-    amq = field.get(wire)
+    cursor = field.get(wire)
+    field = cursor.getClass().getDeclaredField("browser")
+    field.setAccessible(True)
+    amq = field.get(cursor)
+    amq.getEnumeration()  # the browse starts (as at the first read), and ActiveMQ's browser makes its consumer
     field = amq.getClass().getDeclaredField("consumer")
     field.setAccessible(True)
     return int(field.get(amq).getPrefetchNumber())

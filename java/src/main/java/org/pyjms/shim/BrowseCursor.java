@@ -20,18 +20,22 @@ public interface BrowseCursor extends AutoCloseable {
     }
 
     /** The browser's own enumeration: the pass most providers make. */
-    static BrowseCursor of(QueueBrowser browser) {
-        return new BrowseCursor() {
-            private Enumeration<?> messages;
+    static BrowseCursor of(QueueBrowser browser) { return new Enumerated(browser); }
 
-            @Override
-            public Message next() throws JMSException {
-                if (messages == null) messages = browser.getEnumeration();
-                return messages.hasMoreElements() ? (Message) messages.nextElement() : null;
-            }
+    /** A QueueBrowser's enumeration, begun at the first read. */
+    final class Enumerated implements BrowseCursor {
+        private final QueueBrowser browser;
+        private Enumeration<?> messages;
 
-            @Override
-            public void close() throws JMSException { browser.close(); }
-        };
+        Enumerated(QueueBrowser browser) { this.browser = browser; }
+
+        @Override
+        public Message next() throws JMSException {
+            if (messages == null) messages = browser.getEnumeration();
+            return messages.hasMoreElements() ? (Message) messages.nextElement() : null;
+        }
+
+        @Override
+        public void close() throws JMSException { browser.close(); }
     }
 }
