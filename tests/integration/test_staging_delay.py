@@ -516,7 +516,11 @@ def test_e06_e10_an_expiry_report_comes_when_the_message_is_discarded_not_when_i
         reports = ctx.create_temporary_queue()
         m = ctx.create_text_message("expires while held")
         m.set_int_property("JMS_IBM_Report_Expiration", 1)
-        ctx.create_producer().set_time_to_live(1200).set_delivery_delay(1000).set_jms_reply_to(reports).send(
+        # due 4 s after the send: the processor must be suspended before then, and it notices
+        # PUT(DISABLED) only at its next look (attributes_max_age_s / 2); with 1 s a loaded
+        # fresh-clone run delivered the message before the suspension, and no report came
+        sent = time.monotonic()
+        ctx.create_producer().set_time_to_live(4200).set_delivery_delay(4000).set_jms_reply_to(reports).send(
             q, m
         )
         ctx.commit()
@@ -531,7 +535,8 @@ def test_e06_e10_an_expiry_report_comes_when_the_message_is_discarded_not_when_i
             while not processor.suspended and time.time() < deadline:
                 time.sleep(0.05)
             assert processor.suspended
-            time.sleep(1.5)  # expired now, but nothing has discarded it
+            assert time.monotonic() < sent + 4.0, "the processor stopped only after the message was due"
+            time.sleep(max(0.0, sent + 4.5 - time.monotonic()))  # expired now, but nothing has discarded it
             assert report_consumer.receive(300) is None
         finally:
             admin.define_queue(staging_queue, put_enabled=True)
