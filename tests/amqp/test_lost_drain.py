@@ -12,12 +12,14 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 
 import pyjms
 from pyjms.api.destination import Queue
 from tests.amqp.conftest import AmqpPeer
+from tests.conftest import drain
 from tests.faults.proxy import AnswerLosingProxy
 
 #: AMQP 1.0's encodings by constructor: how many bytes follow it (None: a size prefix of 1 or 4)
@@ -127,10 +129,8 @@ def queue_of_three(amqp_peer: AmqpPeer) -> Iterator[tuple[Queue, list[str]]]:
     with pyjms.ConnectionFactory(amqp_peer.url).create_context() as ctx:
         ctx.create_producer().send_batch(q, bodies)
         yield q, bodies
-        consumer = ctx.create_consumer(q)
-        while consumer.receive(200) is not None:
-            pass
-        consumer.close()
+        with ctx.create_consumer(q) as consumer:
+            drain(consumer, 200)
 
 
 @pytest.mark.parametrize("lost", [1, 2], ids=["its first drain lost", "its second drain lost"])
@@ -138,7 +138,8 @@ def test_a_browse_whose_drain_the_peer_never_answers_goes_on_with_every_message_
     amqp_peer: AmqpPeer, queue_of_three: tuple[Queue, list[str]], lost: int
 ) -> None:
     q, bodies = queue_of_three
-    port = int(amqp_peer.url.rsplit(":", 1)[1].split("?")[0])
+    port = urlsplit(amqp_peer.url).port
+    assert port is not None
     proxy = DrainDropper(port, {lost})
     try:
         # a drain timeout of ten minutes: the pass must not be ended by Qpid JMS's own

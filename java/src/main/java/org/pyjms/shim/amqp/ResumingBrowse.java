@@ -39,6 +39,7 @@ final class ResumingBrowse implements BrowseCursor {
     static final int MOST_RESUMES = 3;
     /** How often the watcher looks at the steps under way. */
     static final long LOOK_EVERY_MS = 200;
+    private static final long STALL_NANOS = TimeUnit.MILLISECONDS.toNanos(STALL_MS);
     /** {@link #stepStarted} between steps, and once the watcher has cut the step under way. */
     private static final long IDLE = Long.MIN_VALUE, CUT = Long.MIN_VALUE + 1;
 
@@ -46,7 +47,8 @@ final class ResumingBrowse implements BrowseCursor {
     /** The open browses, which one watcher thread looks at: a timer set for each step took a
      *  third off a browse's speed (it woke a thread for every message). */
     private static final Set<ResumingBrowse> OPEN = ConcurrentHashMap.newKeySet();
-    private static ScheduledExecutorService watcher;
+    /** Started when the class loads: at the first AMQP browse of the JVM. */
+    private static final ScheduledExecutorService WATCHER = startWatcher();
 
     private final Opener opener;
     private volatile QueueBrowser browser;
@@ -62,7 +64,6 @@ final class ResumingBrowse implements BrowseCursor {
         this.opener = opener;
         this.browser = opener.open();
         OPEN.add(this);
-        startWatcher();
     }
 
     @Override
@@ -104,14 +105,14 @@ final class ResumingBrowse implements BrowseCursor {
         browser.close();
     }
 
-    private static synchronized void startWatcher() {
-        if (watcher != null) return;
-        watcher = Executors.newSingleThreadScheduledExecutor(r -> {
+    private static ScheduledExecutorService startWatcher() {
+        ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "pyjms-amqp-browse-watch");
             t.setDaemon(true);
             return t;
         });
         watcher.scheduleWithFixedDelay(ResumingBrowse::look, LOOK_EVERY_MS, LOOK_EVERY_MS, TimeUnit.MILLISECONDS);
+        return watcher;
     }
 
     /** On the watcher: closes the browser of each step that has waited over STALL_MS. */
@@ -120,7 +121,7 @@ final class ResumingBrowse implements BrowseCursor {
         for (ResumingBrowse b : OPEN) {
             long started = b.stepStarted.get();
             if (started == IDLE || started == CUT || b.resumes >= MOST_RESUMES) continue;
-            if (now - started < TimeUnit.MILLISECONDS.toNanos(STALL_MS)) continue;
+            if (now - started < STALL_NANOS) continue;
             // read before the cut: the step replaces its browser only once it sees the cut
             QueueBrowser stalled = b.browser;
             if (b.stepStarted.compareAndSet(started, CUT)) closeQuietly(stalled);
