@@ -167,7 +167,7 @@ def test_consume_over_partitions_takes_each_message_once(spark, jms_url, jms_ctx
 def _sent_ahead(browser) -> int:
     """How many messages ActiveMQ may send a browser ahead of its reads (its consumer's prefetch)."""
     wire = browser.wire_browser().java
-    field = wire.getClass().getDeclaredField("cursor")  # org.pyjms.shim.BrowseCursor.Enumerated
+    field = wire.getClass().getDeclaredField("cursor")  # org.pyjms.shim.activemq.ConfirmedBrowse
     field.setAccessible(True)
     cursor = field.get(wire)
     field = cursor.getClass().getDeclaredField("browser")

@@ -158,7 +158,8 @@ public interface Provider {
     /**
      * A pass over a queue, through browsers that {@code opener} makes (it makes the first one
      * now, so that a bad queue or selector fails here). The default reads the first browser's
-     * own enumeration; a provider whose browse can stall opens another and goes on from there.
+     * own enumeration; a provider whose browse can stall or end early opens another and goes on
+     * from there.
      */
     default BrowseCursor browse(BrowseCursor.Opener opener) throws JMSException {
         return BrowseCursor.of(opener.open());

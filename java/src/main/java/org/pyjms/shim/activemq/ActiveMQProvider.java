@@ -112,6 +112,12 @@ public final class ActiveMQProvider implements Provider {
         return d;
     }
 
+    /** ActiveMQ Classic sometimes ends a browse before its messages: see ConfirmedBrowse. */
+    @Override
+    public org.pyjms.shim.BrowseCursor browse(org.pyjms.shim.BrowseCursor.Opener opener) throws JMSException {
+        return new ConfirmedBrowse(opener);
+    }
+
     @Override
     public Destination temporary(String key) {
         if (key.startsWith("temp-queue://")) return new ActiveMQTempQueue(key.substring(13));
