@@ -12,16 +12,19 @@ import org.pyjms.shim.BrowseCursor;
  * A browse over ActiveMQ Classic whose end a second browser confirms. ActiveMQ 6.3.1 sometimes
  * ends a browse early: a loop of "send 3 messages (synchronous, persistent), browse the queue"
  * saw an empty or short browse about once in 40,000 passes, with pyjms's broker and with a
- * plain one, over vm://. The broker's own trace of such a pass showed the queue handing all
- * three messages to the browser and then ending it; the browser's enumeration still ended
- * without them. Both shapes failed pyjms's tests (a browse that showed 1 of 3 messages; a
- * cooperative browse that found nothing to mark).
+ * plain one, over vm://, when other work ran beside it. The broker's own trace of such a pass
+ * showed the queue handing all three messages to the browser and then ending it. The cause is
+ * on the client, in ActiveMQQueueBrowser.hasMoreElements (and nextElement): it looks whether
+ * its consumer holds a message, then whether the broker has ended the browse. Where the
+ * session's dispatch thread delivers the remaining messages and the end between those two
+ * looks, it returns false and closes its consumer with those messages in it.
  *
  * <p>So where the browser's enumeration ends, the pass goes on through a new browser from the
  * head of the queue, skipping by JMSMessageID what the pass has returned, and ends where that
  * one ends. A message the first browser missed comes then, after those returned; one that
  * arrived meanwhile may come too, as a browse may show a message sent while it runs. The
- * price is a second read of the queue at the end of every pass.
+ * price is a second read of the queue at the end of every pass (docs/providers.md); a browser
+ * of pyjms's own that looks at the end before it looks for a message would not need it.
  */
 final class ConfirmedBrowse implements BrowseCursor {
     private final Opener opener;
