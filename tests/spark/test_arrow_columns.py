@@ -167,16 +167,12 @@ def test_consume_over_partitions_takes_each_message_once(spark, jms_url, jms_ctx
 def _sent_ahead(browser) -> int:
     """How many messages ActiveMQ may send a browser ahead of its reads (its consumer's prefetch)."""
     wire = browser.wire_browser().java
-    field = wire.getClass().getDeclaredField("cursor")  # org.pyjms.shim.activemq.ConfirmedBrowse
+    field = wire.getClass().getDeclaredField("cursor")  # org.pyjms.shim.activemq.EndFirstBrowse
     field.setAccessible(True)
     cursor = field.get(wire)
-    field = cursor.getClass().getDeclaredField("browser")
+    field = cursor.getClass().getDeclaredField("consumer")  # ActiveMQ's browser-mode consumer
     field.setAccessible(True)
-    amq = field.get(cursor)
-    amq.getEnumeration()  # the browse starts (as at the first read), and ActiveMQ's browser makes its consumer
-    field = amq.getClass().getDeclaredField("consumer")
-    field.setAccessible(True)
-    return int(field.get(amq).getPrefetchNumber())
+    return int(field.get(cursor).getPrefetchNumber())
 
 
 def test_a_browser_read_ahead_shows_the_same_and_is_sent_a_batch_ahead(jms_ctx, qname):

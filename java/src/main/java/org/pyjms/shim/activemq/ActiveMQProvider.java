@@ -112,10 +112,10 @@ public final class ActiveMQProvider implements Provider {
         return d;
     }
 
-    /** ActiveMQ Classic sometimes ends a browse before its messages: see ConfirmedBrowse. */
+    /** ActiveMQ Classic's own browser ends a browse before its messages at times: see EndFirstBrowse. */
     @Override
     public org.pyjms.shim.BrowseCursor browse(org.pyjms.shim.BrowseCursor.Opener opener) throws JMSException {
-        return new ConfirmedBrowse(opener);
+        return new EndFirstBrowse(opener.open());
     }
 
     @Override
