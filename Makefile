@@ -49,7 +49,8 @@ check: $(VENV)/.installed
 	$(PY) -m mypy
 
 # two workers (pytest-xdist), one per core: the suite is CPU-bound (so its JVMs compile with C1
-# only, tests/conftest.py); four workers took as long as two (34:34 each). --dist loadfile keeps
+# only, tests/conftest.py); four workers took as long as two (34:34 each), and three as long as two
+# (27:54 against 28:05, with the CPU 95% busy over the three-worker run). --dist loadfile keeps
 # each file on one worker, so a file's module fixtures (its brokers, a Spark session) start
 # once; each worker has its own session brokers and JVM.
 # --no-loadscope-reorder: files are handed out in collection order, where tests/conftest.py puts
