@@ -20,6 +20,7 @@ message back to the provider, and the takes go on.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -168,7 +169,7 @@ class HandOver:
         ``consumer``). Their acknowledgement waits while a consumer keeps messages (taken
         with them), so the worker is nudged only when none does."""
         if consumer is not None and messages:
-            self._handed.extend((consumer, m) for m in messages)
+            self._handed.extend(zip(itertools.repeat(consumer), messages))  # no Python frame per message
         self._ack_owed = True
         if not self._settled.is_set():  # (a receive served from what is kept finds it set)
             self._settled.set()

@@ -7,9 +7,10 @@ with no other call of the context between them, join one job on the context's wo
 There the sends go out in call order:
 
 * a str or bytes send that no send policy takes part in goes as a routed entry
-  (JMSProducer.routed_entry): consecutive NON_PERSISTENT ones cross to the JVM together, in one
-  SendPath.send_routed call; a PERSISTENT one crosses alone, so that an error the broker
-  reports for it (a refused write, a full queue) fails that send only;
+  (JMSProducer.routed_entry; a NON_PERSISTENT send_batch's bodies, JMSProducer.routed_bodies,
+  are packed here, on the worker, not on the loop): consecutive NON_PERSISTENT ones cross to
+  the JVM together, in one SendPath.send_routed call; a PERSISTENT one crosses alone, so that
+  an error the broker reports for it (a refused write, a full queue) fails that send only;
 * any other send (a Message or dict body, send_batch, send_reply, send_async) is a call of the
   synchronous producer, in its turn.
 
@@ -39,6 +40,7 @@ from typing import Any
 from pyjms.aio.worker import BatchJob, Worker
 from pyjms.api.context import JMSContext as SyncContext
 from pyjms.api.destination import Destination
+from pyjms.api.producer import RoutedBodies
 
 _log = logging.getLogger("pyjms")
 
@@ -52,8 +54,8 @@ Outcome = tuple["Outgoing", Any, "BaseException | None"]
 
 
 class Outgoing:
-    """One queued send: a routed entry, or a list of them (a send_batch), with its ``flags``,
-    or a ``call`` of the synchronous producer; ``future`` is None for a send completed at its
+    """One queued send: a routed entry, or a send_batch's bodies to pack as routed entries, with
+    its ``flags``, or a ``call`` of the synchronous producer; ``future`` is None for a send completed at its
     call."""
 
     __slots__ = ("destination", "entry", "flags", "together", "call", "context", "future")
@@ -61,7 +63,7 @@ class Outgoing:
     def __init__(
         self,
         destination: Any,
-        entry: bytes | list[bytes] | None,
+        entry: bytes | RoutedBodies | None,
         flags: int,
         together: bool,
         call: Callable[[], Any] | None,
@@ -133,11 +135,11 @@ class Outbox:
     def queue(
         self,
         destination: Any,
-        routed: tuple[bytes | list[bytes], int] | None,
+        routed: tuple[bytes | RoutedBodies, int] | None,
         persistent: bool,
         call: Callable[[], Any] | None = None,
     ) -> tuple[asyncio.Future[Any] | None, bool]:
-        """Queues a send: a routed entry (or a batch's list of them) and its flags, or else
+        """Queues a send: a routed entry (or a batch's bodies) and its flags, or else
         ``call``. Returns the future of
         its outcome, or None if the send is complete at its call (see the module), and whether
         its await is to yield to the loop."""
@@ -152,7 +154,7 @@ class Outbox:
         pause = False
         if early:
             assert routed is not None
-            self._early_queued += len(routed[0]) if isinstance(routed[0], list) else 1
+            self._early_queued += _count(routed[0])
             future = None
             now = loop.time()
             if self._run_since is None:
@@ -199,9 +201,7 @@ class Outbox:
             entries.clear()
             crossing.clear()
 
-        self.early_crossed += sum(
-            len(item.entry) if isinstance(item.entry, list) else 1 for item in items if item.future is None
-        )
+        self.early_crossed += sum(_count(item.entry) for item in items if item.future is None)
         for item in items:
             future = item.future
             if future is not None and future.cancelled():
@@ -221,16 +221,32 @@ class Outbox:
                 if item.future is None:
                     self.failed_after_completion(e)
                 continue
+            entry: bytes | list[bytes]
+            if isinstance(item.entry, RoutedBodies):
+                try:
+                    entry = item.entry.pack()
+                except Exception as e:  # (checked at the call: nothing should fail here)
+                    done.append((item, None, e))
+                    if item.future is None:
+                        self.failed_after_completion(e)
+                    continue
+            else:
+                entry = item.entry
             passed.add(item.destination.key)
             if not item.together or item.flags != flags:
                 cross()
                 flags = item.flags
-            if isinstance(item.entry, list):
-                entries.extend(item.entry)
+            if isinstance(entry, list):
+                entries.extend(entry)
             else:
-                entries.append(item.entry)
+                entries.append(entry)
             crossing.append(item)
             if not item.together:
                 cross()
         cross()
         return done
+
+
+def _count(entry: bytes | RoutedBodies | None) -> int:
+    """How many messages a queued send's entry holds."""
+    return len(entry) if isinstance(entry, RoutedBodies) else 1

@@ -277,9 +277,9 @@ class JMSProducer:
         current = self._current
         if batch and current.get_delivery_mode() != PERSISTENT:
             # NON_PERSISTENT: routed entries, which may complete at the call (pyjms.aio.outbox)
-            routed = current.routed_entries(destination, batch)
-            if routed is not None:
-                return _sent(len(batch), *ctx.outbox.queue(destination, routed, False))
+            routed = current.routed_bodies(destination, batch)
+            if routed is not None:  # packed on the worker (RoutedBodies)
+                return _sent(len(batch), *ctx.outbox.queue(destination, (routed, routed.flags), False))
         return _outcome(self._queue(destination, lambda p: p.send_batch(destination, batch)))
 
     def send_reply(

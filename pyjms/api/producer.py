@@ -219,19 +219,21 @@ class JMSProducer(ProducerProperties):
             return None
         return route + _routed_record(body, *self._packed_blocks()), self._flags()
 
-    def routed_entries(
-        self, destination: Destination, bodies: Sequence[Any]
-    ) -> tuple[list[bytes], int] | None:
-        """routed_entry for many bodies to one destination (a send_batch), the where, how and
-        headers packed once: (the entries, their flags), or None unless every body is str or
-        bytes and the send would go straight to the wire."""
-        if not all(isinstance(body, (str, bytes)) for body in bodies):
-            return None
+    def routed_bodies(self, destination: Destination, bodies: list[Any]) -> RoutedBodies | None:
+        """routed_entry for a send_batch to one destination: its RoutedBodies, whose entries are
+        packed later, by whichever thread sends them; None unless every body is str or bytes
+        and the send would go straight to the wire. A str that is not Unicode text is refused
+        here, at the call, as send_batch refuses it."""
+        for body in bodies:  # one pass, no call per body: the loop's whole share of the work
+            if isinstance(body, str):
+                if not body.isascii():
+                    C.check_text(body)
+            elif not isinstance(body, bytes):
+                return None
         route = self._direct_route(destination)
         if route is None:
             return None
-        headers, props = self._packed_blocks()
-        return [route + _routed_record(body, headers, props) for body in bodies], self._flags()
+        return RoutedBodies(route, *self._packed_blocks(), bodies, self._flags())
 
     def _direct_route(self, destination: Destination) -> bytes | None:
         """The where and how of a routed entry (codec.pack_routed without its record), or None
@@ -352,20 +354,16 @@ class JMSProducer(ProducerProperties):
             per_message_props = [
                 C.pack_properties({**self._props, DUPLICATE_ID_PROPERTY: (C.T_STRING, i)}) for i in ids
             ]
-        text, binary = C.KIND_TEXT, C.KIND_BYTES
-        pack = C.pack_record
-        records: list[bytes] = []
-        for body in bodies:
-            if per_message_props is not None:
-                props = per_message_props[len(records)]
-            if isinstance(body, str):
-                records.append(pack(text, body, headers, props))
-            elif isinstance(body, (bytes, bytearray, memoryview)):
-                records.append(pack(binary, body, headers, props))
-            else:
-                raise MessageFormatRuntimeException(
-                    f"send_batch takes str or bytes bodies; body #{len(records)} is {type(body).__name__}"
-                )
+        try:
+            if per_message_props is None:
+                records = C.pack_records(bodies, headers, props)
+            else:  # each with its own duplicate id
+                records = [
+                    C.pack_records((body,), headers, own)[0]
+                    for body, own in zip(bodies, per_message_props, strict=True)
+                ]
+        except TypeError:
+            raise _not_str_or_bytes(bodies) from None
         if not records:
             return 0
         policies = self._policies()
@@ -393,6 +391,40 @@ def _to_wire(send: OutgoingSend) -> SendResult:
         completion=send.completion,
     )
     return SendResult(count, headers)
+
+
+class RoutedBodies:
+    """A send_batch's routed entries (codec.pack_routed) to one destination, packed when
+    ``pack()`` is called: on the thread that sends them, so that an event loop that queued the
+    batch (pyjms.aio) is not held for the milliseconds that packing a thousand bodies takes.
+    ``len()`` is the number of messages."""
+
+    __slots__ = ("_route", "_headers", "_props", "_bodies", "flags")
+
+    def __init__(
+        self, route: bytes, headers: bytes, props: bytes, bodies: list[str | bytes], flags: int
+    ) -> None:
+        self._route = route
+        self._headers = headers
+        self._props = props
+        self._bodies = bodies
+        self.flags = flags
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+    def pack(self) -> list[bytes]:
+        return C.pack_records(self._bodies, self._headers, self._props, self._route)
+
+
+def _not_str_or_bytes(bodies: Sequence[Any]) -> MessageFormatRuntimeException:
+    """send_batch's error for its first body that is neither str nor bytes-like."""
+    index, body = next(
+        (i, b) for i, b in enumerate(bodies) if not isinstance(b, (str, bytes, bytearray, memoryview))
+    )
+    return MessageFormatRuntimeException(
+        f"send_batch takes str or bytes bodies; body #{index} is {type(body).__name__}"
+    )
 
 
 def _routed_record(body: str | bytes, headers: bytes, props: bytes) -> bytes:

@@ -16,7 +16,7 @@ length (-1 for None) then UTF-8; a property block is ``count:i32`` then (name, t
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 # the kinds, flags and value tags are the contract's (pyjms.bridge.contract); named here too
@@ -110,6 +110,16 @@ def pack_string(s: str | None) -> bytes:
     return _I32.pack(len(b)) + b
 
 
+def check_text(s: str) -> None:
+    """Raises what pack_string raises for a str that is not Unicode text, without packing it
+    (for a check made before the packing, on another thread)."""
+    if not s.isascii():
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise lone_surrogate(s, e.start) from None
+
+
 def lone_surrogate(s: str, index: int) -> InvalidArgumentRuntimeException:
     """The error for a str that is not Unicode text: a surrogate without its pair, which
     UTF-8 (and so every JMS provider) cannot carry; nothing is silently replaced."""
@@ -163,6 +173,30 @@ def pack_record(kind: int, body: Any, headers: bytes = b"", properties: bytes = 
     """One outgoing record; ``headers`` and ``properties`` are pre-packed blocks or empty."""
     flags = (FLAG_HEADERS if headers else 0) | (FLAG_PROPERTIES if properties else 0)
     return bytes((kind, flags)) + headers + properties + pack_body(kind, body)
+
+
+def pack_records(
+    bodies: Sequence[Any], headers: bytes = b"", properties: bytes = b"", prefix: bytes = b""
+) -> list[bytes]:
+    """pack_record of every str (TextMessage) or bytes-like (BytesMessage) body, with the same
+    header and property blocks, each after ``prefix`` (a routed entry's where and how,
+    pack_routed): the common part is packed once. A body of another type raises
+    TypeError naming its index and type."""
+    flags = (FLAG_HEADERS if headers else 0) | (FLAG_PROPERTIES if properties else 0)
+    text = prefix + bytes((KIND_TEXT, flags)) + headers + properties
+    binary = prefix + bytes((KIND_BYTES, flags)) + headers + properties
+    size = _I32.pack
+    records: list[bytes] = []
+    append = records.append
+    for body in bodies:
+        if isinstance(body, str):
+            append(text + pack_string(body))
+        elif isinstance(body, (bytes, bytearray, memoryview)):
+            data = bytes(body)
+            append(binary + size(len(data)) + data)
+        else:
+            raise TypeError(f"body #{len(records)} is {type(body).__name__}")
+    return records
 
 
 def pack_batch(records: Iterable[bytes], count: int) -> bytes:

@@ -198,6 +198,27 @@ def test_a_non_persistent_send_batch_crosses_with_the_sends_around_it(
     run(main)
 
 
+def test_a_send_batch_completed_at_its_call_refuses_a_body_that_is_not_unicode_text_at_the_call(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
+    """Its bodies are packed on the worker, but a str with a lone surrogate (no provider can
+    carry it) fails the send_batch itself, at its call, as the synchronous one does: nothing
+    of it is sent, and the sends around it go."""
+
+    async def main() -> None:
+        async with afactory.create_context() as ctx:
+            q, producer = _non_persistent(ctx, qname)
+            await producer.send(q, "a")
+            with pytest.raises(pyjms.InvalidArgumentRuntimeException, match="lone surrogate"):
+                await producer.send_batch(q, ["b", "c\ud800"])
+            assert await producer.send_batch(q, ["é", b"d"]) == 2
+            consumer = await ctx.create_consumer(q)
+            assert await _bodies(consumer, 3) == ["a", "é", b"d"]
+            assert await consumer.receive(200) is None
+
+    run(main)
+
+
 def test_the_outcomes_of_sends_queued_together_reach_the_loop_with_one_wake_up(
     afactory: aio.ConnectionFactory, qname: str
 ) -> None:

@@ -192,6 +192,22 @@ def test_entries_of_bodies_are_the_entries_of_each_body() -> None:
             assert with_ids[i] == one(body, {DUPLICATE_ID: (T_STRING, f"spark:w:0:{98 + i}")})
 
 
+def test_the_records_of_many_bodies_are_the_record_of_each_body() -> None:
+    """codec.pack_records (send_batch's packing, and pyjms.aio's on its worker) packs the common
+    part once: the same bytes as pack_record of each body, after a routed entry's route."""
+    bodies: list[Any] = ["hé", b"\x00", bytearray(b"ab"), memoryview(b"cd"), ""]
+    route = C.pack_routed("queue://Q", NON_PERSISTENT, 4, 0, 0, b"")
+    blocks = C.pack_headers("c", None, "queue://R"), C.pack_properties({"p": (T_STRING, "v")})
+    for headers, props in ((b"", b""), blocks):
+        each = [
+            C.pack_record(KIND_TEXT if isinstance(b, str) else KIND_BYTES, b, headers, props) for b in bodies
+        ]
+        assert C.pack_records(bodies, headers, props) == each
+        assert C.pack_records(bodies, headers, props, route) == [route + r for r in each]
+    with pytest.raises(TypeError, match="body #1 is int"):
+        C.pack_records(["a", 1], b"", b"")
+
+
 # ---------------------------------------------------------------------------- received messages
 
 
