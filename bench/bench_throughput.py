@@ -18,7 +18,8 @@ in interleaved rounds, N non-persistent 100-byte messages sent and received back
   * pyjms.aio (asyncio) on one context whose calls run on its worker thread, printed beside
     the synchronous rows they match: an `await` per send and per receive; sends started
     1,000 at a time and `gather`ed, then `async for`; `await send_batch`/`receive_batch`.
-Both sides first run --warmup untimed rounds of every case (same volume, same JVM options
+Each round runs every case once, starting one case further on than the round before (so no
+case is always measured right after the same one). Both sides first run --warmup untimed rounds of every case (same volume, same JVM options
 as a library user gets). Prints medians and ratios (pyjms sequential against raw Java
 sequential, pyjms pipelined against raw Java pipelined), then the cold start of a new
 process to its first message on the embedded broker. Numbers are messages per second for
@@ -278,7 +279,12 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
             }
             results = Results(cases, raw.url)
             for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
-                for i, case in enumerate(cases):
+                # each round starts one case further on: a case measured always right after the
+                # same one would pay that one's debts (garbage in both JVMs, the broker's
+                # cleanup) in every round
+                order = [(i, cases[i]) for i in range(len(cases))]
+                shift = r % len(cases)
+                for i, case in order[shift:] + order[:shift]:
                     java = defaults if case == CLIENT_DEFAULTS else raw
                     cpu = cpu_meter(java.proc.pid if case.startswith("raw Java") else os.getpid(), broker.pid)  # type: ignore[union-attr]
                     rate = run[case](f"BENCH.{p.name}.{r}.{i}")
