@@ -29,6 +29,7 @@ import org.pyjms.shim.BrowseCursor;
  * session is committed as ActiveMQ's browser commits it.
  */
 final class EndFirstBrowse implements BrowseCursor {
+    /** ActiveMQ's browser's fields this reads (null: this activemq-client has no such field). */
     private static final Field SESSION = field("session"), CONSUMER_ID = field("consumerId");
     /** How long one wait for the broker lasts before it looks again (ActiveMQ's: 2 s). */
     private static final long WAIT_MS = 2_000;
@@ -46,6 +47,13 @@ final class EndFirstBrowse implements BrowseCursor {
 
     EndFirstBrowse(QueueBrowser browser) throws JMSException {
         this.opened = (ActiveMQQueueBrowser) browser;
+        if (SESSION == null || CONSUMER_ID == null) {
+            browser.close();
+            throw new jakarta.jms.IllegalStateException("this activemq-client's ActiveMQQueueBrowser has no field "
+                    + (SESSION == null ? "session" : "consumerId") + ", which pyjms's ActiveMQ browse reads"
+                    + " (activemq-client 6.3.1, the version pyjms locks, has it): browse with that version");
+        }
+        boolean made = false;
         try {
             this.session = (ActiveMQSession) SESSION.get(opened);
             ConsumerId id = (ConsumerId) CONSUMER_ID.get(opened);
@@ -60,8 +68,11 @@ final class EndFirstBrowse implements BrowseCursor {
                     synchronized (arrivals) { arrivals.notifyAll(); }
                 }
             };
+            made = true;
         } catch (IllegalAccessException e) {
             throw new IllegalStateException("ActiveMQ's QueueBrowser changed: " + e, e);
+        } finally {
+            if (!made) browser.close(); // the browse fails as a whole: nothing of it stays open
         }
     }
 
@@ -115,13 +126,15 @@ final class EndFirstBrowse implements BrowseCursor {
         }
     }
 
+    /** A field of ActiveMQ's browser, or null: a failure here would fail the class's
+     *  initialisation, an error no browse could explain; the constructor says what is missing. */
     private static Field field(String name) {
         try {
             Field f = ActiveMQQueueBrowser.class.getDeclaredField(name);
             f.setAccessible(true);
             return f;
-        } catch (NoSuchFieldException e) {
-            throw new IllegalStateException("ActiveMQ's QueueBrowser has no field " + name, e);
+        } catch (NoSuchFieldException | RuntimeException e) {
+            return null;
         }
     }
 }
