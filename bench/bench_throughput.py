@@ -282,7 +282,7 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
                 # each round starts one case further on: a case measured always right after the
                 # same one would pay that one's debts (garbage in both JVMs, the broker's
                 # cleanup) in every round
-                order = [(i, cases[i]) for i in range(len(cases))]
+                order = list(enumerate(cases))
                 shift = r % len(cases)
                 for i, case in order[shift:] + order[:shift]:
                     java = defaults if case == CLIENT_DEFAULTS else raw
