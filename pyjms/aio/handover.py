@@ -20,6 +20,7 @@ message back to the provider, and the takes go on.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 import time
@@ -77,6 +78,7 @@ class HandOver:
         self._recover_owed = False
         self._waiting_since: float | None = None  # takes wait for a keeper since then
         self._nudged = False  # a job that settles what is owed is queued
+        self._nudge_soon = False  # a look at whether to queue one is due on the loop
         # the messages handed over since the last acknowledgement, by consumer, in order
         self._handed: list[tuple[SyncConsumer, Any]] = []
         worker.before_step = self.before_step
@@ -173,7 +175,15 @@ class HandOver:
         self._ack_owed = True
         if not self._settled.is_set():  # (a receive served from what is kept finds it set)
             self._settled.set()
-        if not self._keeps(None):
+        if not self._keeps(None) and not self._nudge_soon:
+            # once the caller's task has yielded: a call it queued by then (its next receive,
+            # most often) settles what is owed before its step, with no job of its own
+            self._nudge_soon = True
+            asyncio.get_running_loop().call_soon(self._nudge_unless_queued)
+
+    def _nudge_unless_queued(self) -> None:
+        self._nudge_soon = False
+        if not self._worker.backlog():
             self._nudge()
 
     def kept(self) -> None:

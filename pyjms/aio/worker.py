@@ -291,8 +291,15 @@ class Worker:
 
     def _execute(self, job: Job[Any]) -> bool:
         """Runs one step of a job; False if it failed."""
-        if job.cancelled:
-            return True  # never started: nothing happened
+        if job.cancelled:  # never started: nothing happened
+            if self.before_step is not None:
+                # but what a hand-over owes is settled, as before any job: the loop may have
+                # left it to this one (HandOver.handed_over)
+                try:
+                    self.before_step()
+                except Exception as e:
+                    _log.warning("acknowledging received messages failed: %r", e)
+            return True
         try:
             if self.before_step is not None:
                 self.before_step()

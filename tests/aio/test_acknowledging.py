@@ -1,0 +1,71 @@
+"""When an AUTO_ACKNOWLEDGE or DUPS_OK_ACKNOWLEDGE asyncio context acknowledges what it handed
+over (pyjms.aio.handover): before the next call the caller's task queued, or, if it queued none,
+in a job of its own. A process that dies after a receive, having made no other call of the
+context, has acknowledged the message all the same: the broker does not deliver it again."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import pyjms
+import pyjms.aio as aio
+from tests.aio.conftest import run
+from tests.conftest import ROOT, provider_of
+
+# the receiving process is separate, so the broker is too (ActiveMQ over TCP, Artemis's core protocol)
+pytestmark = [pytest.mark.providers("activemq", "artemis"), pytest.mark.activemq_tcp_only]
+
+#: receives one message, makes no other call of its context for a second, then dies unclosed
+RECEIVE_THEN_DIE = textwrap.dedent(
+    """
+    import asyncio, os, sys
+    import pyjms, pyjms.aio as aio
+
+    async def main():
+        ctx = await aio.ConnectionFactory(sys.argv[1]).create_context(int(sys.argv[3]))
+        consumer = await ctx.create_consumer(ctx.create_queue(sys.argv[2]))
+        message = await consumer.receive(20_000)
+        print(message.get_text(), flush=True)
+        await asyncio.sleep(1.0)  # the loop idles: no other call of the context follows
+        os._exit(0)  # no close, no clean-up: whatever was not acknowledged comes again
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE])
+def test_a_message_handed_over_is_acknowledged_though_no_other_call_of_its_context_follows(
+    url: str, qname: str, mode: int
+) -> None:
+    async def send() -> None:
+        async with aio.ConnectionFactory(url).create_context() as ctx:
+            await ctx.create_producer().send_batch(ctx.create_queue(qname), ["m1"])
+
+    run(send)
+    receiving, back_within_ms = url, 2000  # ActiveMQ hands a dead client's messages back at once
+    if provider_of(url) == "artemis":
+        # Artemis clears a dead client's session when its connection's TTL runs out (60 s by
+        # default; checked every 2 s): with 2 s an unacknowledged message is back within 6 s
+        receiving += ("&" if "?" in url else "?") + "connectionTTL=2000"
+        back_within_ms = 6000
+    died = subprocess.run(
+        [sys.executable, "-c", RECEIVE_THEN_DIE, receiving, qname, str(mode)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert died.returncode == 0 and died.stdout.split() == ["m1"], died.stdout + died.stderr[-3000:]
+
+    async def check() -> None:
+        async with aio.ConnectionFactory(url).create_context() as ctx:
+            consumer = await ctx.create_consumer(ctx.create_queue(qname))
+            again = await consumer.receive(back_within_ms)
+            assert again is None, f"{again.get_text()!r} came again: it was never acknowledged"
+
+    run(check)
