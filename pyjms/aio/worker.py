@@ -291,21 +291,19 @@ class Worker:
 
     def _execute(self, job: Job[Any]) -> bool:
         """Runs one step of a job; False if it failed."""
-        if job.cancelled:  # never started: nothing happened
-            if self.before_step is not None:
-                # but what a hand-over owes is settled, as before any job: the loop may have
-                # left it to this one (HandOver.handed_over)
-                try:
-                    self.before_step()
-                except Exception as e:
-                    _log.warning("acknowledging received messages failed: %r", e)
-            return True
+        cancelled = job.cancelled  # before it started (the loop may cancel it while it runs)
         try:
+            # what a hand-over owes is settled before any job, a cancelled one too: the loop
+            # may have left it to this one (HandOver.handed_over)
             if self.before_step is not None:
                 self.before_step()
+            if cancelled:
+                return True  # never started: nothing happened
             result = job.context.run(job.step)
         except BaseException as e:  # every failure goes to the awaiting coroutine
-            if job.detached is not None:
+            if cancelled:  # nobody awaits it: only the settling ran
+                _log.warning("acknowledging received messages failed: %r", e)
+            elif job.detached is not None:
                 _log.warning("%s failed: %r", job.detached, e)
             else:
                 self._settle(job, None, e)

@@ -14,7 +14,7 @@ import pytest
 import pyjms
 import pyjms.aio as aio
 from tests.aio.conftest import run
-from tests.conftest import ROOT, provider_of
+from tests.conftest import ROOT, provider_of, with_options
 
 # the receiving process is separate, so the broker is too (ActiveMQ over TCP, Artemis's core protocol)
 pytestmark = [pytest.mark.providers("activemq", "artemis"), pytest.mark.activemq_tcp_only]
@@ -51,7 +51,7 @@ def test_a_message_handed_over_is_acknowledged_though_no_other_call_of_its_conte
     if provider_of(url) == "artemis":
         # Artemis clears a dead client's session when its connection's TTL runs out (60 s by
         # default; checked every 2 s): with 2 s an unacknowledged message is back within 6 s
-        receiving += ("&" if "?" in url else "?") + "connectionTTL=2000"
+        receiving = with_options(url, "connectionTTL=2000")
         back_within_ms = 6000
     died = subprocess.run(
         [sys.executable, "-c", RECEIVE_THEN_DIE, receiving, qname, str(mode)],

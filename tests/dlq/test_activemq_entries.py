@@ -7,13 +7,10 @@ import time
 import pyjms
 from pyjms.dlq import DeadLetterHeader, DLQHandler
 from pyjms.dlq.header import ACTIVEMQ_CAUSE, MQFB_EXPIRATION, MQRC_BACKOUT_THRESHOLD_REACHED
+from tests.conftest import with_options
 from tests.dlq.conftest import browse
 
 ACTIVEMQ_DLQ = "ActiveMQ.DLQ"
-
-
-def with_options(url: str, options: str) -> str:
-    return url + ("&" if "?" in url else "?") + options
 
 
 def test_activemq_dead_letters_are_mapped_and_handled(factory: pyjms.ConnectionFactory, url: str, qname: str):
