@@ -21,6 +21,7 @@ talk to the other, so pyjms never guesses between them from the address alone:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from pyjms.errors import InvalidArgumentRuntimeException
 
@@ -77,6 +78,25 @@ def artemis_tls(url: str) -> str:
     """Artemis's client URL for ``ssl://host:port[?options]``: its tcp:// with sslEnabled=true."""
     rest = url.split("://", 1)[1]
     return f"tcp://{rest}{'&' if '?' in rest else '?'}sslEnabled=true"
+
+
+def with_options(url: str, options: Mapping[str, str], *, replace: bool = True) -> str:
+    """``url`` with these query options: set (an option of the same name, in any case, is
+    replaced) or, with ``replace=False``, added where the URL does not set them already. In a
+    URL that lists brokers in parentheses (``failover:(a,b)?o=1``, ``artemis+(a,b)?ha=true``)
+    the query is what follows the list, and the brokers' own options stay as they are."""
+    head, paren, tail = url.rpartition(")")
+    base, _, query = tail.partition("?")
+    given = [o for o in query.split("&") if o]
+    names = {o.partition("=")[0].lower() for o in given}
+    if replace:
+        wanted = {k.lower() for k in options}
+        given = [o for o in given if o.partition("=")[0].lower() not in wanted]
+        added = [f"{k}={v}" for k, v in options.items()]
+    else:
+        added = [f"{k}={v}" for k, v in options.items() if k.lower() not in names]
+    query = "&".join(given + added)
+    return head + paren + base + ("?" + query if query else "")
 
 
 #: URL options pyjms adds for its own components (e.g. the DLQ handler's redelivery limit):

@@ -167,6 +167,55 @@ def test_a_service_over_activemq_failover_does_not_reconnect(address: str, servi
     assert factory.provider.service_factory(factory).url == service_url
 
 
+@pytest.mark.parametrize(
+    ("address", "replace", "result"),
+    [
+        ("tcp://a:1", True, "tcp://a:1?o=1"),
+        ("tcp://a:1?x=2", True, "tcp://a:1?x=2&o=1"),
+        ("tcp://a:1?O=5&x=2", True, "tcp://a:1?x=2&o=1"),
+        ("tcp://a:1?O=5&x=2", False, "tcp://a:1?O=5&x=2"),
+        # a list of brokers: the query follows the list, the brokers' own options stay
+        ("failover:(tcp://a:1?x=1,tcp://b:2)", True, "failover:(tcp://a:1?x=1,tcp://b:2)?o=1"),
+        ("artemis+(tcp://a:1?o=7,tcp://b:2)?ha=true", False, "artemis+(tcp://a:1?o=7,tcp://b:2)?ha=true&o=1"),
+        ("artemis+(tcp://a:1,tcp://b:2)?o=7&ha=true", True, "artemis+(tcp://a:1,tcp://b:2)?ha=true&o=1"),
+    ],
+)
+def test_url_options_go_into_the_query_of_the_whole_url(address: str, replace: bool, result: str) -> None:
+    assert urls.with_options(address, {"o": "1"}, replace=replace) == result
+
+
+@pytest.mark.parametrize(
+    ("address", "service_url"),
+    [
+        (
+            "artemis+(tcp://a:1?sslEnabled=false,tcp://b:2)",
+            "artemis+(tcp://a:1?sslEnabled=false,tcp://b:2)"
+            "?connectionTTL=2500&clientFailureCheckPeriod=500&reconnectAttempts=0&failoverAttempts=0",
+        ),
+        (
+            "artemis+(tcp://a:1,tcp://b:2)?ha=true&reconnectAttempts=-1",
+            "artemis+(tcp://a:1,tcp://b:2)"
+            "?ha=true&connectionTTL=2500&clientFailureCheckPeriod=500&reconnectAttempts=0&failoverAttempts=0",
+        ),
+        (
+            "artemis+tcp://a:1?clientFailureCheckPeriod=200",
+            "artemis+tcp://a:1?clientFailureCheckPeriod=200&connectionTTL=2500",
+        ),
+        ("artemis+tcp://a:1?connectionTTL=9000", "artemis+tcp://a:1?connectionTTL=9000"),
+    ],
+)
+def test_a_service_over_artemis_notices_a_dead_peer_and_ends_with_its_broker(
+    address: str, service_url: str
+) -> None:
+    """A pyjms service's Artemis connection gets a short TTL unless the URL sets one, and over a
+    list of brokers it neither reconnects nor fails over, whatever the URL asks: the options go
+    after the list, not into its last broker's URL."""
+    import pyjms
+
+    factory = pyjms.ConnectionFactory(address)
+    assert factory.provider.service_factory(factory).url == service_url
+
+
 # ---------------------------------------------------------------------------- browse options
 
 

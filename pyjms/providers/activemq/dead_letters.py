@@ -44,7 +44,7 @@ from typing import cast
 from pyjms.api.context import JMSContext
 from pyjms.api.factory import ConnectionFactory
 from pyjms.api.message import Message
-from pyjms.bridge.urls import add_internal_option
+from pyjms.bridge.urls import add_internal_option, with_options
 from pyjms.dlq.header import (
     ACTIVEMQ_CAUSE,
     MQAT_QMGR,
@@ -105,12 +105,12 @@ def ending_with_its_broker(base: ConnectionFactory) -> ConnectionFactory:
 
 
 def _with_options(base: ConnectionFactory, wanted: tuple[str, ...]) -> ConnectionFactory:
+    """The factory as given, with those of ``wanted`` (``name=value``) its URL does not set."""
     url = base.url
-    options = [o for o in wanted if o.partition("=")[0] not in url]
-    if not is_activemq_url(url) or not options:
+    if not is_activemq_url(url):
         return base
-    separator = "&" if "?" in url.rpartition(")")[2] else "?"  # failover:(...)?options
-    return base.derive(url=url + separator + "&".join(options))
+    merged = with_options(url, dict(o.split("=", 1) for o in wanted), replace=False)
+    return base if merged == url else base.derive(url=merged)
 
 
 def dead_letter_details(ctx: JMSContext, dlq: str) -> dict[str, DeadLetterDetails]:

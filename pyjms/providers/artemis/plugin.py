@@ -20,7 +20,7 @@ from pyjms.api.destination import Topic
 from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.bridge.errors import translate
-from pyjms.bridge.urls import ARTEMIS, add_internal_option
+from pyjms.bridge.urls import ARTEMIS, add_internal_option, with_options
 from pyjms.errors import JMSRuntimeException, SetupError
 from pyjms.providers.activemq import subscriptions
 from pyjms.providers.activemq.plugin import ActiveMQPlugin
@@ -35,7 +35,7 @@ DUPLICATE_REJECTED = "Duplicate message detected"
 
 #: how a service's core connections notice a dead peer: the broker drops a connection silent for
 #: 2.5 s, and the client pings every half second (pyjms brokers look every half second)
-SERVICE_TTL_OPTIONS = "connectionTTL=2500&clientFailureCheckPeriod=500"
+SERVICE_TTL_OPTIONS = {"connectionTTL": "2500", "clientFailureCheckPeriod": "500"}
 #: a service's connection ends with its broker: it neither reconnects to it nor fails over to
 #: another broker of the URL's list (its first connect still tries each of them)
 SERVICE_NO_RECONNECT = {"reconnectAttempts": "0", "failoverAttempts": "0"}
@@ -73,12 +73,12 @@ class ArtemisPlugin(ActiveMQPlugin):
         # within it while it lives)
         url = factory.url
         if url.lower().startswith((f"{ARTEMIS}+tcp", f"{ARTEMIS}+(")) and "connectionttl=" not in url.lower():
-            url += ("&" if "?" in url else "?") + SERVICE_TTL_OPTIONS
+            url = with_options(url, SERVICE_TTL_OPTIONS, replace=False)
         # and over a list of brokers (a failover pair) its connection must end with its broker,
         # whatever the clients' URL asks: its leadership and open transactions went with it, so
         # it stands again on the broker that serves now (ActiveMQPlugin.service_factory)
         if url.lower().startswith(f"{ARTEMIS}+("):
-            url = _with_options(url, SERVICE_NO_RECONNECT)
+            url = with_options(url, SERVICE_NO_RECONNECT)
         if url != factory.url:
             factory = factory.derive(url=url)
         return super().service_factory(factory)
@@ -136,13 +136,6 @@ class ArtemisPlugin(ActiveMQPlugin):
 
     def dead_letter_details(self, ctx: JMSContext, queue: str) -> Mapping[str, Any]:
         return {}
-
-
-def _with_options(url: str, options: Mapping[str, str]) -> str:
-    """``url`` with these query options set (any it had under these names replaced)."""
-    base, _, query = url.partition("?")
-    kept = [o for o in query.split("&") if o and o.partition("=")[0] not in options]
-    return base + "?" + "&".join(kept + [f"{k}={v}" for k, v in options.items()])
 
 
 def _stored_filter(selector: str) -> str:
