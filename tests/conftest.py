@@ -283,11 +283,6 @@ def qname(request: pytest.FixtureRequest) -> str:
     return f"T.{base}.{next(_names)}.{uuid.uuid4().hex[:6]}"
 
 
-def with_options(url: str, options: str) -> str:
-    """``url`` with query ``options`` (``a=1&b=2``) added."""
-    return url + ("&" if "?" in url else "?") + options
-
-
 def drain(consumer, timeout_ms: int = 300, first_ms: int | None = None) -> list:
     """What comes, until nothing does for ``timeout_ms``; the first message is waited for up to
     ``first_ms`` (a delayed one), so the drain ends ``timeout_ms``, not ``first_ms``, after the last."""

@@ -76,8 +76,7 @@ def choose(url: str, provider: str | None = None) -> tuple[str, str]:
 
 def artemis_tls(url: str) -> str:
     """Artemis's client URL for ``ssl://host:port[?options]``: its tcp:// with sslEnabled=true."""
-    rest = url.split("://", 1)[1]
-    return f"tcp://{rest}{'&' if '?' in rest else '?'}sslEnabled=true"
+    return with_options("tcp://" + url.split("://", 1)[1], {"sslEnabled": "true"})
 
 
 def with_options(url: str, options: Mapping[str, str], *, replace: bool = True) -> str:
@@ -88,12 +87,12 @@ def with_options(url: str, options: Mapping[str, str], *, replace: bool = True) 
     head, paren, tail = url.rpartition(")")
     base, _, query = tail.partition("?")
     given = [o for o in query.split("&") if o]
-    names = {o.partition("=")[0].lower() for o in given}
     if replace:
         wanted = {k.lower() for k in options}
         given = [o for o in given if o.partition("=")[0].lower() not in wanted]
         added = [f"{k}={v}" for k, v in options.items()]
     else:
+        names = {o.partition("=")[0].lower() for o in given}
         added = [f"{k}={v}" for k, v in options.items() if k.lower() not in names]
     query = "&".join(given + added)
     return head + paren + base + ("?" + query if query else "")

@@ -13,8 +13,9 @@ import pytest
 
 import pyjms
 import pyjms.aio as aio
+from pyjms.bridge.urls import with_options
 from tests.aio.conftest import run
-from tests.conftest import ROOT, provider_of, with_options
+from tests.conftest import ROOT, provider_of
 
 # the receiving process is separate, so the broker is too (ActiveMQ over TCP, Artemis's core protocol)
 pytestmark = [pytest.mark.providers("activemq", "artemis"), pytest.mark.activemq_tcp_only]
@@ -51,7 +52,7 @@ def test_a_message_handed_over_is_acknowledged_though_no_other_call_of_its_conte
     if provider_of(url) == "artemis":
         # Artemis clears a dead client's session when its connection's TTL runs out (60 s by
         # default; checked every 2 s): with 2 s an unacknowledged message is back within 6 s
-        receiving = with_options(url, "connectionTTL=2000")
+        receiving = with_options(url, {"connectionTTL": "2000"})
         back_within_ms = 6000
     died = subprocess.run(
         [sys.executable, "-c", RECEIVE_THEN_DIE, receiving, qname, str(mode)],

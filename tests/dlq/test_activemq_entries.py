@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 
 import pyjms
+from pyjms.bridge.urls import with_options
 from pyjms.dlq import DeadLetterHeader, DLQHandler
 from pyjms.dlq.header import ACTIVEMQ_CAUSE, MQFB_EXPIRATION, MQRC_BACKOUT_THRESHOLD_REACHED
-from tests.conftest import with_options
 from tests.dlq.conftest import browse
 
 ACTIVEMQ_DLQ = "ActiveMQ.DLQ"
@@ -22,8 +22,11 @@ def test_activemq_dead_letters_are_mapped_and_handled(factory: pyjms.ConnectionF
     # a consumer that rolls back past the redelivery limit makes ActiveMQ dead-letter it
     impatient = with_options(
         url,
-        "jms.redeliveryPolicy.maximumRedeliveries=1"
-        "&jms.redeliveryPolicy.initialRedeliveryDelay=0&jms.redeliveryPolicy.redeliveryDelay=0",
+        {
+            "jms.redeliveryPolicy.maximumRedeliveries": "1",
+            "jms.redeliveryPolicy.initialRedeliveryDelay": "0",
+            "jms.redeliveryPolicy.redeliveryDelay": "0",
+        },
     )
     with pyjms.ConnectionFactory(impatient).create_context(pyjms.SESSION_TRANSACTED) as tx:
         queue = tx.create_queue(poisoned)
