@@ -15,6 +15,7 @@ import pyjms
 from pyjms.api.consumer import JMSConsumer
 from pyjms.bridge.contract import SUBSCRIBER
 from pyjms.delay.processor import DelayProcessor
+from pyjms.errors import InvalidDestinationRuntimeException
 from tests.conftest import drain, provider_of
 
 # on every pyjms broker: ActiveMQ Classic (addresses in selectors, virtual-topic queues for shared
@@ -103,16 +104,24 @@ def test_d16_a_subscriber_selector_still_applies(staged):
         assert [g.get_text() for g in drain(red, first_ms=5000)] == ["red"]
 
 
+def _dead_letter_count(ctx: pyjms.JMSContext) -> int:
+    """How many messages the dead-letter queue holds: none where it does not exist (Artemis
+    makes it with its first dead letter, and may remove it again once a test has emptied it)."""
+    try:
+        with ctx.create_browser(ctx.create_queue("SYSTEM.DEAD.LETTER.QUEUE")) as b:
+            return len(list(b))
+    except InvalidDestinationRuntimeException:
+        return 0
+
+
 def test_d21_a_subscriber_gone_before_delivery_gets_nothing_and_nobody_gets_its_copy(staged):
     factory, _ = staged
-    dlq_before = None
     with factory.create_context() as ctx:
         topic = ctx.create_topic(f"D21.{uuid.uuid4().hex[:8]}")
         stays = ctx.create_consumer(topic)
         leaves = ctx.create_consumer(topic)
         durable = ctx.create_durable_consumer(topic, "d21")
-        with ctx.create_browser(ctx.create_queue("SYSTEM.DEAD.LETTER.QUEUE")) as b:
-            dlq_before = len(list(b))
+        dlq_before = _dead_letter_count(ctx)
         ctx.create_producer().set_delivery_delay(1000).send(topic, "x")
         leaves.close()  # a non-durable subscriber that disconnected has gone
         durable.close()
@@ -123,8 +132,7 @@ def test_d21_a_subscriber_gone_before_delivery_gets_nothing_and_nobody_gets_its_
         assert [g.get_text() for g in drain(stays, first_ms=5000)] == ["x"]
         assert drain(newcomer, 500) == [] and drain(again, 300) == []
         # discarded silently: not dead-lettered
-        with ctx.create_browser(ctx.create_queue("SYSTEM.DEAD.LETTER.QUEUE")) as b:
-            assert len(list(b)) == dlq_before
+        assert _dead_letter_count(ctx) == dlq_before
         again.close()
         ctx.unsubscribe("d21")
 
