@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+from pyjms.bridge import signals
+
 #: the exit status of a command ended by Ctrl-C (128 + SIGINT), as shells report it
 EXIT_INTERRUPTED = 128 + signal.SIGINT
 
@@ -52,16 +54,10 @@ class Interrupts:
 
 
 def stop_on_signals(stop: threading.Event) -> list[int]:
-    """A service stops cleanly on SIGINT or SIGTERM; the list gets the signal that stopped it."""
-    stopped_by: list[int] = []
-
-    def on_signal(signum: int, frame: object) -> None:
-        stopped_by.append(signum)
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):  # after the JVM started (it runs with -Xrs: they stay ours)
-        signal.signal(sig, on_signal)
-    return stopped_by
+    """A service stops cleanly on SIGINT or SIGTERM; the list gets the signal that stopped it.
+    The event is set from a thread of its own (pyjms.bridge.signals: setting it in the handler
+    could deadlock the main thread that waits on it)."""
+    return signals.stop_on_signals(stop.set)
 
 
 def exit_status(stopped_by: list[int]) -> int:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pyjms.api.factory import ConnectionFactory
-from pyjms.bridge import jvm
+from pyjms.bridge import jvm, signals
 from pyjms.dlq.handler import DLQHandler, HandlerStats
 from pyjms.dlq.rules import RulesTable
 from pyjms.errors import InvalidArgumentRuntimeException, JMSRuntimeException
@@ -89,14 +89,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     handler = DLQHandler(factory, args.queue, table, args.queue_manager, progress=progress)
     jvm.start(factory.classpath)  # first, so that the signal handlers below stay ours
-    stopped_by: list[int] = []
-
-    def stop(signum: int, _frame: object) -> None:
-        stopped_by.append(signum)
-        handler.stop()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, stop)
+    stopped_by = signals.stop_on_signals(handler.stop)  # (not from the handler: a deadlock)
     wait = str(handler.wait) if not isinstance(handler.wait, bool) else "YES" if handler.wait else "NO"
     print(
         f"{_PROG}: processing queue://{handler.queue} (queue manager {handler.queue_manager!r}) with "
