@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Usage: java -cp PROVIDER_JARS bench/RawJms.java FACTORY_CLASS URL
  * Then one command per stdin line; each answers "ok N SECONDS" (N messages in SECONDS, timed
  * inside this JVM) or "error WHAT":
+ *   reconnect                     close the connection and open a new one (answers "ok 0 0")
  *   sequential Q N SIZE           send N non-persistent SIZE-character texts, then receive them
  *   pipelined Q N SIZE            the same, a consumer thread receiving while the producer sends
  *   acked Q N SIZE EVERY          sequential with a CLIENT_ACKNOWLEDGE session, acknowledging
@@ -50,22 +51,36 @@ public class RawJms {
         // ActiveMQ's, Artemis's and Qpid's factories all take the URL in a constructor
         ConnectionFactory factory = (ConnectionFactory) Class.forName(args[0])
                 .getConstructor(String.class).newInstance(args[1]);
-        try (Connection c = factory.createConnection()) {
-            c.start();
+        Connection c = connect(factory);
+        try {
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
             for (String line; (line = in.readLine()) != null && !line.isBlank(); ) {
                 String[] cmd = line.trim().split("\\s+");
                 String reply;
                 try {
-                    int n = Integer.parseInt(cmd[cmd[0].equals("move") ? 3 : 2]);
-                    reply = String.format("ok %d %.6f", n, run(factory, c, cmd, n));
+                    if (cmd[0].equals("reconnect")) {
+                        c.close();
+                        c = connect(factory);
+                        reply = "ok 0 0";
+                    } else {
+                        int n = Integer.parseInt(cmd[cmd[0].equals("move") ? 3 : 2]);
+                        reply = String.format("ok %d %.6f", n, run(factory, c, cmd, n));
+                    }
                 } catch (Exception e) {
                     reply = "error " + (e.getMessage() == null ? e.toString() : e.getMessage()).replace('\n', ' ');
                 }
                 System.out.println(reply);
                 System.out.flush();
             }
+        } finally {
+            c.close();
         }
+    }
+
+    static Connection connect(ConnectionFactory factory) throws Exception {
+        Connection c = factory.createConnection();
+        c.start();
+        return c;
     }
 
     static double run(ConnectionFactory factory, Connection c, String[] cmd, int n) throws Exception {

@@ -19,7 +19,14 @@ in interleaved rounds, N non-persistent 100-byte messages sent and received back
     the synchronous rows they match: an `await` per send and per receive; sends started
     1,000 at a time and `gather`ed, then `async for`; `await send_batch`/`receive_batch`.
 Each round runs every case once, starting one case further on than the round before (so no
-case is always measured right after the same one). Both sides first run --warmup untimed rounds of every case (same volume, same JVM options
+case is always measured right after the same one), on connections opened for that round: the
+pyjms contexts and raw Java's connection are new every round, and each exchanges 2,000
+messages, untimed, before it. On Artemis a connection keeps the speed it settles into for
+minutes, and which one runs fast changes from run to run: two identical AUTO_ACKNOWLEDGE
+contexts side by side, on one connection each for the whole run, differed by 25% for 40
+rounds (their client I/O threads spent 5.2 against 7.7 µs a message), and on connections
+renewed every round they were within 4%. One connection per case for the whole run measured
+that draw, not the client. Both sides first run --warmup untimed rounds of every case (same volume, same JVM options
 as a library user gets). Prints medians and ratios (pyjms sequential against raw Java
 sequential, pyjms pipelined against raw Java pipelined), then the cold start of a new
 process to its first message on the embedded broker. Numbers are messages per second for
@@ -36,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import statistics
 import subprocess
@@ -57,6 +63,8 @@ import pyjms.aio  # noqa: E402
 
 BODY = "x" * 100
 BATCH = 1000
+#: messages each round's new connections exchange, untimed, before the round
+FRESH_WARMUP = 2 * BATCH
 
 
 def pyjms_per_message(ctx: pyjms.JMSContext, queue: str, n: int) -> float:
@@ -242,6 +250,41 @@ class Results:
         self.broker_us = {case: [] for case in self.cases}
 
 
+class Contexts:
+    """The contexts the pyjms cases run on (the synchronous API's AUTO_ACKNOWLEDGE and
+    CLIENT_ACKNOWLEDGE ones, and an asyncio one, each on a connection of its own), opened anew
+    for every round and warmed with an untimed exchange before it (see the module's docstring)."""
+
+    def __init__(self, factory: pyjms.ConnectionFactory, loop: asyncio.Runner) -> None:
+        self._factory = factory
+        self._afactory = pyjms.aio.ConnectionFactory.of(factory)
+        self._loop = loop
+        self._open: list[Callable[[], None]] = []
+
+    def renew(self, warm_queue: str) -> None:
+        """Closes the round before's contexts, opens new ones and warms each on warm_queue."""
+        self.close()
+        self.auto = self._factory.create_context()
+        self._open.append(self.auto.close)
+        self.acknowledging = self._factory.create_context(pyjms.CLIENT_ACKNOWLEDGE)
+        self._open.append(self.acknowledging.close)
+        self.aio = self._loop.run(self._afactory.create_context().__aenter__())
+        self._open.append(lambda: self._loop.run(self.aio.close()))
+        pyjms_batched(self.auto, warm_queue, FRESH_WARMUP)
+        pyjms_batched(self.acknowledging, warm_queue, FRESH_WARMUP)
+        self._loop.run(aio_batched(self.aio, warm_queue, FRESH_WARMUP))
+
+    def close(self) -> None:
+        while self._open:
+            self._open.pop()()
+
+    def __enter__(self) -> Contexts:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
     broker, url = start_broker(p)
     raw = defaults = None
@@ -252,33 +295,29 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
             defaults = RawJava(p, url, as_pyjms=False)
             cases = (CASES[0], CLIENT_DEFAULTS, *CASES[1:])
         factory = pyjms.ConnectionFactory(url, **dict(p.pyjms_options))
-        afactory = pyjms.aio.ConnectionFactory.of(factory)
-        # the asyncio cases run on one loop and one context for the whole run, as the
-        # synchronous ones run on one context: a context opened per round counted its
-        # connection's first sends against asyncio (and its set-up in the CPU per message)
-        with (
-            factory.create_context() as ctx,
-            factory.create_context(pyjms.CLIENT_ACKNOWLEDGE) as acknowledging,
-            asyncio.Runner() as loop,
-            contextlib.ExitStack() as ending,
-        ):
-            actx = loop.run(afactory.create_context().__aenter__())
-            ending.callback(lambda: loop.run(actx.close()))
+        with asyncio.Runner() as loop, Contexts(factory, loop) as contexts:
             run: dict[str, Callable[[str], float]] = {
                 "raw Java, sequential": lambda q: raw.rate("sequential", q, n, len(BODY)),
                 "raw Java, pipelined": lambda q: raw.rate("pipelined", q, n, len(BODY)),
                 CLIENT_DEFAULTS: lambda q: defaults.rate("sequential", q, n, len(BODY)),  # type: ignore[union-attr]
-                "pyjms per message": lambda q: pyjms_per_message(ctx, q, n),
-                "pyjms send_batch/receive_batch": lambda q: pyjms_batched(ctx, q, n),
+                "pyjms per message": lambda q: pyjms_per_message(contexts.auto, q, n),
+                "pyjms send_batch/receive_batch": lambda q: pyjms_batched(contexts.auto, q, n),
                 "raw Java, CLIENT_ACK per 1,000": lambda q: raw.rate("acked", q, n, len(BODY), BATCH),
-                "pyjms batches, CLIENT_ACK each": lambda q: pyjms_batched(acknowledging, q, n),
+                "pyjms batches, CLIENT_ACK each": lambda q: pyjms_batched(contexts.acknowledging, q, n),
                 "pyjms per message, pipelined": lambda q: pyjms_pipelined(factory, q, n),
-                "pyjms.aio per message": lambda q: loop.run(aio_per_message(actx, q, n)),
-                "pyjms.aio gathered, async for": lambda q: loop.run(aio_gathered(actx, q, n)),
-                "pyjms.aio send_batch/receive_batch": lambda q: loop.run(aio_batched(actx, q, n)),
+                "pyjms.aio per message": lambda q: loop.run(aio_per_message(contexts.aio, q, n)),
+                "pyjms.aio gathered, async for": lambda q: loop.run(aio_gathered(contexts.aio, q, n)),
+                "pyjms.aio send_batch/receive_batch": lambda q: loop.run(aio_batched(contexts.aio, q, n)),
             }
             results = Results(cases, raw.url)
             for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
+                # new connections on both sides, warmed untimed (see the module's docstring)
+                warm = f"BENCH.{p.name}.{r}.warm"
+                contexts.renew(warm)
+                for java in (raw, defaults):
+                    if java is not None:
+                        java.run("reconnect")
+                        java.run("sequential", warm, FRESH_WARMUP, len(BODY))
                 # each round starts one case further on: a case measured always right after the
                 # same one would pay that one's debts (garbage in both JVMs, the broker's
                 # cleanup) in every round
