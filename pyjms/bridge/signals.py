@@ -20,6 +20,8 @@ from types import FrameType
 
 #: the signals a service stops on: Ctrl-C and a supervisor's stop
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: the exit status of a command ended by Ctrl-C (128 + SIGINT), as shells report it
+EXIT_INTERRUPTED = 128 + signal.SIGINT
 
 
 def stop_on_signals(stop: Callable[[], None], signals: Iterable[int] = STOP_SIGNALS) -> list[int]:
@@ -43,3 +45,8 @@ def stop_on_signals(stop: Callable[[], None], signals: Iterable[int] = STOP_SIGN
     for sig in signals:
         signal.signal(sig, on_signal)
     return stopped_by
+
+
+def exit_status(stopped_by: list[int]) -> int:
+    """130 after Ctrl-C, as for every command; 0 after SIGTERM, a supervisor's stop, or none."""
+    return EXIT_INTERRUPTED if stopped_by[:1] == [signal.SIGINT] else 0

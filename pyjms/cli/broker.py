@@ -10,8 +10,8 @@ import threading
 from typing import Any
 
 from pyjms.bridge import jvm
+from pyjms.bridge.signals import exit_status, stop_on_signals
 from pyjms.cli.common import CommandError, Subcommands, note, subcommand
-from pyjms.cli.interrupts import exit_status, stop_on_signals
 from pyjms.cli.startup import check_data_dir, interruptible
 from pyjms.providers.activemq import EmbeddedBroker
 from pyjms.providers.artemis import EmbeddedArtemisBroker
@@ -98,7 +98,7 @@ def run_broker(args: argparse.Namespace) -> int:
         return EmbeddedBroker(stomp_port=args.stomp_port, amqp_port=args.amqp_port, **options)
 
     broker = interruptible(start, "starting the broker")
-    stopped_by = stop_on_signals(stop)
+    stopped_by = stop_on_signals(stop.set)
     persistence = (
         f"persistent (data in {data_dir})"
         if data_dir is not None

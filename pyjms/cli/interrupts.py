@@ -1,20 +1,15 @@
 """Ctrl-C for the pyjms command: it ends a command at once, except inside a section that must
 finish whole (a send, a receive's write and acknowledge), where it is held until the section
 ends. A second Ctrl-C inside such a section ends it at once. A command that runs a service
-(a broker, a delay processor, a mark service) stops it cleanly on SIGINT or SIGTERM instead."""
+(a broker, a delay processor, a mark service) stops it cleanly on SIGINT or SIGTERM instead
+(pyjms.bridge.signals)."""
 
 from __future__ import annotations
 
 import signal
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
-
-from pyjms.bridge import signals
-
-#: the exit status of a command ended by Ctrl-C (128 + SIGINT), as shells report it
-EXIT_INTERRUPTED = 128 + signal.SIGINT
 
 
 class Interrupts:
@@ -51,15 +46,3 @@ class Interrupts:
             if not self._depth and self._pending:
                 self._pending = False
                 raise KeyboardInterrupt
-
-
-def stop_on_signals(stop: threading.Event) -> list[int]:
-    """A service stops cleanly on SIGINT or SIGTERM; the list gets the signal that stopped it.
-    The event is set from a thread of its own (pyjms.bridge.signals: setting it in the handler
-    could deadlock the main thread that waits on it)."""
-    return signals.stop_on_signals(stop.set)
-
-
-def exit_status(stopped_by: list[int]) -> int:
-    """130 after Ctrl-C, as for every command; 0 after SIGTERM, a supervisor's stop."""
-    return EXIT_INTERRUPTED if stopped_by and stopped_by[0] == signal.SIGINT else 0

@@ -13,9 +13,9 @@ import sys
 from collections.abc import Sequence
 
 from pyjms.bridge import jvm
+from pyjms.bridge.signals import EXIT_INTERRUPTED
 from pyjms.cli import admin, broker, conformance, messaging, providers, services
 from pyjms.cli.common import INTERRUPTS, CommandError, broker_url, note
-from pyjms.cli.interrupts import EXIT_INTERRUPTED
 from pyjms.dlq.cli import add_parser as add_dlq_handler
 from pyjms.dlq.cli import run_command as run_dlq_handler
 from pyjms.errors import JMSRuntimeException

@@ -12,10 +12,10 @@ from pyjms.api.access import admins
 from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
 from pyjms.bridge.contract import STAGING_QUEUE
+from pyjms.bridge.signals import exit_status, stop_on_signals
 from pyjms.broker.admin import BrokerWriteCheck
 from pyjms.browse import MarkService, mark_browse_interval, set_mark_browse_interval
 from pyjms.cli.common import Subcommands, add_url_options, broker_url, subcommand
-from pyjms.cli.interrupts import exit_status, stop_on_signals
 from pyjms.cli.startup import interruptible, reach
 from pyjms.delay.processor import DelayProcessor
 from pyjms.delay.processor_ping import processor_status
@@ -38,7 +38,7 @@ def run_delay_processor(args: argparse.Namespace) -> int:
         ).start(),
         "starting the delay processor",
     )
-    stopped_by = stop_on_signals(stop)
+    stopped_by = stop_on_signals(stop.set)
     print(
         f"pyjms delay processor on {factory.url} queue {processor.staging}: running, active once the broker "
         f"elects it (any number may run: the others stand by); a progress line every "
@@ -115,7 +115,7 @@ def run_mark_service(args: argparse.Namespace) -> int:
         ).start(),
         "starting the mark service",
     )
-    stopped_by = stop_on_signals(stop)
+    stopped_by = stop_on_signals(stop.set)
     print(
         f"pyjms mark service {service.instance} on {factory.url}: "
         f"{'active' if service.active else 'standing by (another mark service is active)'}; "

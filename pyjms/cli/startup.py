@@ -20,8 +20,8 @@ from typing import TypeVar
 
 from pyjms.api.factory import ConnectionFactory
 from pyjms.bridge import jvm
+from pyjms.bridge.signals import EXIT_INTERRUPTED
 from pyjms.cli.common import CommandError, note
-from pyjms.cli.interrupts import EXIT_INTERRUPTED
 
 T = TypeVar("T")
 

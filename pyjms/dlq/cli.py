@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -99,7 +98,7 @@ def run_command(args: argparse.Namespace) -> int:
     stats = handler.run()
     print(f"{_PROG}: {'stopped' if handler.stopping else 'done'}; totals: {stats.summary()}", flush=True)
     # 130 after Ctrl-C, as every pyjms command; 0 after SIGTERM (a supervisor's stop) or WAIT's end
-    return 128 + signal.SIGINT if stopped_by[:1] == [signal.SIGINT] else 0
+    return signals.exit_status(stopped_by)
 
 
 def _read_table(path: str) -> RulesTable:
