@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import subprocess
@@ -259,24 +260,21 @@ class Contexts:
         self._factory = factory
         self._afactory = pyjms.aio.ConnectionFactory.of(factory)
         self._loop = loop
-        self._open: list[Callable[[], None]] = []
+        self._open = contextlib.ExitStack()
 
     def renew(self, warm_queue: str) -> None:
         """Closes the round before's contexts, opens new ones and warms each on warm_queue."""
         self.close()
-        self.auto = self._factory.create_context()
-        self._open.append(self.auto.close)
-        self.acknowledging = self._factory.create_context(pyjms.CLIENT_ACKNOWLEDGE)
-        self._open.append(self.acknowledging.close)
+        self.auto = self._open.enter_context(self._factory.create_context())
+        self.acknowledging = self._open.enter_context(self._factory.create_context(pyjms.CLIENT_ACKNOWLEDGE))
         self.aio = self._loop.run(self._afactory.create_context().__aenter__())
-        self._open.append(lambda: self._loop.run(self.aio.close()))
+        self._open.callback(lambda: self._loop.run(self.aio.close()))
         pyjms_batched(self.auto, warm_queue, FRESH_WARMUP)
         pyjms_batched(self.acknowledging, warm_queue, FRESH_WARMUP)
         self._loop.run(aio_batched(self.aio, warm_queue, FRESH_WARMUP))
 
     def close(self) -> None:
-        while self._open:
-            self._open.pop()()
+        self._open.close()
 
     def __enter__(self) -> Contexts:
         return self
