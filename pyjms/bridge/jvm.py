@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
+import logging
 import os
 import threading
 import weakref
@@ -48,8 +50,9 @@ _LOG_CONFIG = Path(__file__).resolve().parent / "log4j2.properties"
 
 # For the long-running service commands (pyjms broker, pyjms delay-processor), which hold
 # delayed messages for seconds to days and must hand each on within milliseconds of its due
-# time. Measured with bench/bench_delay.py and -Xlog:gc: JPype answers Python's garbage
-# collections with System.gc(), a full collection that paused the broker 60-110 ms; and G1
+# time. Measured with bench/bench_delay.py and -Xlog:gc: JPype answered Python's garbage
+# collections with System.gc(), a full collection that paused the broker 60-110 ms (now also
+# undone for every program: unlink_garbage_collectors); and G1
 # copied the long-lived staged messages between survivor spaces at each young collection
 # (pauses up to 140 ms); promoting survivors at once avoids the copies. Staging p99 over five
 # runs: 82 ms without, 59 ms with (medians). A service holds its messages in memory, and G1
@@ -149,12 +152,47 @@ def start(
         ]
         jpype.startJVM(jvm_path, *options, classpath=cp, convertStrings=False)
         _started = True
+        unlink_garbage_collectors()
         _shim = _Shim()
         _javalog.install(_shim, _shim.Thread)  # Java's log output into Python's logging
         # atexit runs last-registered first: ours closes contexts and brokers before
         # JPype's own hook shuts the JVM down.
         atexit.register(_shutdown)
         return _shim
+
+
+def unlink_garbage_collectors() -> None:
+    """Undoes JPype's linking of Python's garbage collector with Java's, both ways:
+
+    * Java to Python: JPype keeps a phantom reference to an empty array as a sentinel; each
+      Java collection that clears it (every young collection: under message load about one a
+      second) makes JPype's reference-queue thread run a full Python collection, holding the
+      GIL, so every Python thread (an event loop, a listener) stops for it: 6-7 ms on an idle
+      2-core machine, up to 108 ms under load (22-30 of them in 200,000 asyncio messages:
+      docs/performance.md).
+      Pointing the queue's sentinel field at a reference that is never enqueued (a phantom
+      reference without a queue) makes it treat the old sentinel, once cleared, as an ordinary
+      reference without a cleanup (a no-op) and set no new one. (Not null: the queue compares
+      each empty poll, null, with it.)
+    * Python to Java: JPype's gc callback may answer a Python collection with System.gc(), a
+      full Java collection (60-110 ms in a pyjms broker).
+
+    What the linking is for, Java objects kept alive only by Python reference cycles, does not
+    arise here: pyjms hands no Java object to Python code (messages cross as bytes), and
+    Python's own collections still run. JPype's reference queue still releases the Python
+    objects Java held. A JPype without these internals is left as it is."""
+    import jpype
+
+    try:
+        collect = getattr(jpype._jpype, "_collect", None)
+        gc.callbacks[:] = [c for c in gc.callbacks if c is not collect]
+        queue = jpype.JClass("org.jpype.ref.JPypeReferenceQueue")
+        sentinel = queue.class_.getDeclaredField("sentinel")
+        sentinel.setAccessible(True)
+        instance = queue.getInstance()
+        sentinel.set(instance, jpype.JClass("java.lang.ref.PhantomReference")(instance, None))
+    except Exception as e:  # another JPype: its linking stays, which costs pauses, not messages
+        logging.getLogger("pyjms").debug("JPype's garbage collection linking left in place: %r", e)
 
 
 def planned_classpath(
