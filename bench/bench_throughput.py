@@ -19,14 +19,15 @@ in interleaved rounds, N non-persistent 100-byte messages sent and received back
     the synchronous rows they match: an `await` per send and per receive; sends started
     1,000 at a time and `gather`ed, then `async for`; `await send_batch`/`receive_batch`.
 Each round runs every case once, starting one case further on than the round before (so no
-case is always measured right after the same one), on connections opened for that round: the
-pyjms contexts and raw Java's connection are new every round, and each exchanges 2,000
-messages, untimed, before it. On Artemis a connection keeps the speed it settles into for
-minutes, and which one runs fast changes from run to run: two identical AUTO_ACKNOWLEDGE
-contexts side by side, on one connection each for the whole run, differed by 25% for 40
-rounds (their client I/O threads spent 5.2 against 7.7 µs a message), and on connections
-renewed every round they were within 4%. One connection per case for the whole run measured
-that draw, not the client. Both sides first run --warmup untimed rounds of every case (same volume, same JVM options
+case is always measured right after the same one), each case on a connection opened for it
+(a pyjms context, or raw Java's connection anew) and warmed, untimed, by the case itself with
+2,000 messages. On Artemis what a connection did before changes what it does next: two
+identical AUTO_ACKNOWLEDGE contexts doing the same batches, one of which had received 2,000
+messages one at a time just before, ran at 72,147 against 54,007 msg/s (medians of 8 rounds;
+the client's I/O threads 4.9 against 7.5 µs a message), and a connection keeps such a speed
+for minutes. Cases that shared a connection inherited each other's speed (the synchronous
+batches ran on the context of the per-message case, the CLIENT_ACKNOWLEDGE ones on one of
+their own), so the ratios measured which case followed which on a connection. Both sides first run --warmup untimed rounds of every case (same volume, same JVM options
 as a library user gets). Prints medians and ratios (pyjms sequential against raw Java
 sequential, pyjms pipelined against raw Java pipelined), then the cold start of a new
 process to its first message on the embedded broker. Numbers are messages per second for
@@ -53,6 +54,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -64,7 +66,7 @@ import pyjms.aio  # noqa: E402
 
 BODY = "x" * 100
 BATCH = 1000
-#: messages each round's new connections exchange, untimed, before the round
+#: messages each case's new connection exchanges, untimed, before the case: the case itself
 FRESH_WARMUP = 2 * BATCH
 
 
@@ -251,32 +253,43 @@ class Results:
         self.broker_us = {case: [] for case in self.cases}
 
 
-class Contexts:
-    """The contexts the pyjms cases run on (the synchronous API's AUTO_ACKNOWLEDGE and
-    CLIENT_ACKNOWLEDGE ones, and an asyncio one, each on a connection of its own), opened anew
-    for every round and warmed with an untimed exchange before it (see the module's docstring)."""
+#: the kind of context each pyjms case runs on, a new one for every case and round (see the
+#: module's docstring); the pipelined case opens its own two
+CONTEXT_OF = {
+    "pyjms per message": pyjms.AUTO_ACKNOWLEDGE,
+    "pyjms send_batch/receive_batch": pyjms.AUTO_ACKNOWLEDGE,
+    "pyjms batches, CLIENT_ACK each": pyjms.CLIENT_ACKNOWLEDGE,
+    "pyjms.aio per message": "asyncio",
+    "pyjms.aio gathered, async for": "asyncio",
+    "pyjms.aio send_batch/receive_batch": "asyncio",
+}
+
+
+class CaseContext:
+    """The context the pyjms case being measured runs on: opened for it, and closed when the
+    next one is opened."""
 
     def __init__(self, factory: pyjms.ConnectionFactory, loop: asyncio.Runner) -> None:
         self._factory = factory
         self._afactory = pyjms.aio.ConnectionFactory.of(factory)
         self._loop = loop
         self._open = contextlib.ExitStack()
+        self.context: Any = None
 
-    def renew(self, warm_queue: str) -> None:
-        """Closes the round before's contexts, opens new ones and warms each on warm_queue."""
+    def open(self, kind: int | str) -> None:
         self.close()
-        self.auto = self._open.enter_context(self._factory.create_context())
-        self.acknowledging = self._open.enter_context(self._factory.create_context(pyjms.CLIENT_ACKNOWLEDGE))
-        self.aio = self._loop.run(self._afactory.create_context().__aenter__())
-        self._open.callback(lambda: self._loop.run(self.aio.close()))
-        pyjms_batched(self.auto, warm_queue, FRESH_WARMUP)
-        pyjms_batched(self.acknowledging, warm_queue, FRESH_WARMUP)
-        self._loop.run(aio_batched(self.aio, warm_queue, FRESH_WARMUP))
+        if kind == "asyncio":
+            aio = self._loop.run(self._afactory.create_context().__aenter__())
+            self._open.callback(lambda: self._loop.run(aio.close()))
+            self.context = aio
+        else:
+            self.context = self._open.enter_context(self._factory.create_context(kind))
 
     def close(self) -> None:
         self._open.close()
+        self.context = None
 
-    def __enter__(self) -> Contexts:
+    def __enter__(self) -> CaseContext:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -293,29 +306,23 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
             defaults = RawJava(p, url, as_pyjms=False)
             cases = (CASES[0], CLIENT_DEFAULTS, *CASES[1:])
         factory = pyjms.ConnectionFactory(url, **dict(p.pyjms_options))
-        with asyncio.Runner() as loop, Contexts(factory, loop) as contexts:
-            run: dict[str, Callable[[str], float]] = {
-                "raw Java, sequential": lambda q: raw.rate("sequential", q, n, len(BODY)),
-                "raw Java, pipelined": lambda q: raw.rate("pipelined", q, n, len(BODY)),
-                CLIENT_DEFAULTS: lambda q: defaults.rate("sequential", q, n, len(BODY)),  # type: ignore[union-attr]
-                "pyjms per message": lambda q: pyjms_per_message(contexts.auto, q, n),
-                "pyjms send_batch/receive_batch": lambda q: pyjms_batched(contexts.auto, q, n),
-                "raw Java, CLIENT_ACK per 1,000": lambda q: raw.rate("acked", q, n, len(BODY), BATCH),
-                "pyjms batches, CLIENT_ACK each": lambda q: pyjms_batched(contexts.acknowledging, q, n),
-                "pyjms per message, pipelined": lambda q: pyjms_pipelined(factory, q, n),
-                "pyjms.aio per message": lambda q: loop.run(aio_per_message(contexts.aio, q, n)),
-                "pyjms.aio gathered, async for": lambda q: loop.run(aio_gathered(contexts.aio, q, n)),
-                "pyjms.aio send_batch/receive_batch": lambda q: loop.run(aio_batched(contexts.aio, q, n)),
+        with asyncio.Runner() as loop, CaseContext(factory, loop) as on:
+            # each case as a function of the queue and the number of messages
+            run: dict[str, Callable[[str, int], float]] = {
+                "raw Java, sequential": lambda q, m: raw.rate("sequential", q, m, len(BODY)),
+                "raw Java, pipelined": lambda q, m: raw.rate("pipelined", q, m, len(BODY)),
+                CLIENT_DEFAULTS: lambda q, m: defaults.rate("sequential", q, m, len(BODY)),  # type: ignore[union-attr]
+                "pyjms per message": lambda q, m: pyjms_per_message(on.context, q, m),
+                "pyjms send_batch/receive_batch": lambda q, m: pyjms_batched(on.context, q, m),
+                "raw Java, CLIENT_ACK per 1,000": lambda q, m: raw.rate("acked", q, m, len(BODY), BATCH),
+                "pyjms batches, CLIENT_ACK each": lambda q, m: pyjms_batched(on.context, q, m),
+                "pyjms per message, pipelined": lambda q, m: pyjms_pipelined(factory, q, m),
+                "pyjms.aio per message": lambda q, m: loop.run(aio_per_message(on.context, q, m)),
+                "pyjms.aio gathered, async for": lambda q, m: loop.run(aio_gathered(on.context, q, m)),
+                "pyjms.aio send_batch/receive_batch": lambda q, m: loop.run(aio_batched(on.context, q, m)),
             }
             results = Results(cases, raw.url)
             for r in range(-warmup, rounds):  # negative rounds warm both JVMs, untimed
-                # new connections on both sides, warmed untimed (see the module's docstring)
-                warm = f"BENCH.{p.name}.{r}.warm"
-                contexts.renew(warm)
-                for java in (raw, defaults):
-                    if java is not None:
-                        java.run("reconnect")
-                        java.run("sequential", warm, FRESH_WARMUP, len(BODY))
                 # each round starts one case further on: a case measured always right after the
                 # same one would pay that one's debts (garbage in both JVMs, the broker's
                 # cleanup) in every round
@@ -323,8 +330,15 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
                 shift = r % len(cases)
                 for i, case in order[shift:] + order[:shift]:
                     java = defaults if case == CLIENT_DEFAULTS else raw
+                    # a new connection for the case, warmed untimed by the case itself (see the
+                    # module's docstring)
+                    if case in CONTEXT_OF:
+                        on.open(CONTEXT_OF[case])
+                    elif case.startswith("raw Java"):
+                        java.run("reconnect")  # type: ignore[union-attr]
+                    run[case](f"BENCH.{p.name}.{r}.{i}.warm", FRESH_WARMUP)
                     cpu = cpu_meter(java.proc.pid if case.startswith("raw Java") else os.getpid(), broker.pid)  # type: ignore[union-attr]
-                    rate = run[case](f"BENCH.{p.name}.{r}.{i}")
+                    rate = run[case](f"BENCH.{p.name}.{r}.{i}", n)
                     if r >= 0:
                         client_us, broker_us = cpu(n)
                         results.rates[case].append(rate)
