@@ -27,8 +27,9 @@ messages one at a time just before, ran at 72,147 against 54,007 msg/s (medians 
 the client's I/O threads 4.9 against 7.5 µs a message), and a connection keeps such a speed
 for minutes. Cases that shared a connection inherited each other's speed (the synchronous
 batches ran on the context of the per-message case, the CLIENT_ACKNOWLEDGE ones on one of
-their own), so the ratios measured which case followed which on a connection. Both sides first run --warmup untimed rounds of every case (same volume, same JVM options
-as a library user gets). Prints medians and ratios (pyjms sequential against raw Java
+their own), so the ratios measured which case followed which on a connection. Both sides
+first run --warmup untimed rounds of every case (same volume, same JVM options as a library
+user gets). Prints medians and ratios (pyjms sequential against raw Java
 sequential, pyjms pipelined against raw Java pipelined), then the cold start of a new
 process to its first message on the embedded broker. Numbers are messages per second for
 send plus receive. A second table gives the CPU each case used per message (medians), in the
