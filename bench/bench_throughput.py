@@ -331,14 +331,15 @@ def bench_provider(p: Provider, n: int, rounds: int, warmup: int) -> Results:
                 shift = r % len(cases)
                 for i, case in order[shift:] + order[:shift]:
                     java = defaults if case == CLIENT_DEFAULTS else raw
+                    raw_case = case.startswith("raw Java")
                     # a new connection for the case, warmed untimed by the case itself (see the
                     # module's docstring)
                     if case in CONTEXT_OF:
                         on.open(CONTEXT_OF[case])
-                    elif case.startswith("raw Java"):
+                    elif raw_case:
                         java.run("reconnect")  # type: ignore[union-attr]
                     run[case](f"BENCH.{p.name}.{r}.{i}.warm", FRESH_WARMUP)
-                    cpu = cpu_meter(java.proc.pid if case.startswith("raw Java") else os.getpid(), broker.pid)  # type: ignore[union-attr]
+                    cpu = cpu_meter(java.proc.pid if raw_case else os.getpid(), broker.pid)  # type: ignore[union-attr]
                     rate = run[case](f"BENCH.{p.name}.{r}.{i}", n)
                     if r >= 0:
                         client_us, broker_us = cpu(n)
