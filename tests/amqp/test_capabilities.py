@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 
@@ -20,6 +19,7 @@ from pyjms import MQRC
 from tests.amqp.conftest import AmqpPeer
 from tests.conftest import ROOT, BrokerProcess
 from tests.integration.test_cli_and_brokers import _listening_addresses
+from tests.ports import free_port
 
 
 @pytest.mark.parametrize("durable", [False, True], ids=["shared", "shared-durable"])
@@ -104,8 +104,6 @@ def test_qpid_options_apply_and_an_unknown_one_is_one_clear_error(amqp_peer: Amq
 
 
 def test_unreachable_amqp_peer_is_a_pyjms_error() -> None:
-    with socket.socket() as s:  # a port nothing listens on once this socket is closed
-        s.bind(("127.0.0.1", 0))
-        url = f"amqp://127.0.0.1:{s.getsockname()[1]}"
+    url = f"amqp://127.0.0.1:{free_port()}"  # a port nothing listens on
     with pytest.raises(pyjms.JMSRuntimeException, match=re.escape(url)):
         pyjms.ConnectionFactory(url).create_context()

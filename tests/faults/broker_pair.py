@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.faults.processes import PyjmsProcess
-from tests.faults.restartable import free_port
+from tests.ports import free_port
 
 #: reconnects a client on the pair's URL tries after the live broker went away: quick, so that
 #: it finds the one that took over at once

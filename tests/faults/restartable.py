@@ -8,20 +8,14 @@ The broker's output goes to a log file (a pipe nobody reads would fill up and bl
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from tests.ports import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on now (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RestartableBroker:

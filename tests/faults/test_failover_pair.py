@@ -28,7 +28,7 @@ from tests.cli.conftest import run_cli
 from tests.faults.broker_pair import BrokerPair, PairedBroker, is_standing_by
 from tests.faults.mark_services import MARK_LEASE_MS, Dispatch, dispatch
 from tests.faults.processes import ProcessorProcess
-from tests.faults.restartable import free_port
+from tests.ports import free_port
 
 pytestmark = pytest.mark.slow
 

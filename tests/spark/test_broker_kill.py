@@ -12,7 +12,6 @@ Classic keeps them and the receiver drops them.
 from __future__ import annotations
 
 import signal
-import socket
 import threading
 import uuid
 
@@ -24,19 +23,14 @@ needs_spark()
 
 import pyjms  # noqa: E402
 from tests.conftest import BrokerProcess, drain  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 
 ROWS = 2000
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize("provider", ["activemq", "artemis"])
 def test_a_broker_killed_under_a_spark_write_leaves_each_row_once(spark, tmp_path, provider):
-    port = _free_port()
+    port = free_port()
     args = ("--data", str(tmp_path / "data"), "--port", str(port))
     brokers = [BrokerProcess(*args, provider=provider)]
     url = brokers[0].tcp_url
