@@ -137,8 +137,11 @@ class JMSConsumer:
                 values = self._held.take(kept, n)
                 if values:
                     return Taken(ctx.epoch, values if isinstance(empty, list) else values[0])
-            if hand_over is not None and not hand_over.may_take(kept):
-                return AGAIN  # another take is not settled yet, or another consumer keeps one
+            if hand_over is not None:
+                if not hand_over.may_take(kept):
+                    return AGAIN  # another take is not settled yet, or another consumer keeps one
+                if kept:  # the take that settled meanwhile left its messages here: older, first
+                    return AGAIN
             slice_ms = SHORT_SLICE_MS if worker.backlog() else SLICE_MS
             if deadline is not None:
                 slice_ms = max(1, min(slice_ms, int((deadline - time.monotonic()) * 1000)))
@@ -167,7 +170,7 @@ class JMSConsumer:
         if value is not None and value != []:
             messages = value if isinstance(value, list) else [value] if isinstance(value, Message) else []
             if ctx.hand_over is not None:
-                ctx.hand_over.handed_over(self.sync, messages)
+                ctx.hand_over.handed_over(self.sync, messages, batch=isinstance(value, list))
             elif ctx.individual:
                 ctx.handed(epoch, messages)
         return value
