@@ -81,6 +81,9 @@ class HandOver:
         self._nudge_soon = False  # a look at whether to queue one is due on the loop
         # the messages handed over since the last acknowledgement, by consumer, in order
         self._handed: list[tuple[SyncConsumer, Any]] = []
+        #: acknowledge a batch at once, on the worker, not before the next take (the broker
+        #: sends more only as what it sent is acknowledged: ProviderPlugin)
+        self.prompt = sync.provider.dispatches_on_acknowledgement
         worker.before_step = self.before_step
 
     # ------------------------------------------------------------------ on the worker
@@ -166,15 +169,21 @@ class HandOver:
 
     # ------------------------------------------------------------------ on the loop
 
-    def handed_over(self, consumer: SyncConsumer | None = None, messages: list[Any] | None = None) -> None:
+    def handed_over(
+        self, consumer: SyncConsumer | None = None, messages: list[Any] | None = None, batch: bool = False
+    ) -> None:
         """A caller has the message(s) of the last take, or kept ones (``messages``, from
-        ``consumer``). Their acknowledgement waits while a consumer keeps messages (taken
-        with them), so the worker is nudged only when none does."""
+        ``consumer``; ``batch``: a receive_batch's). Their acknowledgement waits while a
+        consumer keeps messages (taken with them), so the worker is nudged only when none
+        does."""
         if consumer is not None and messages:
             self._handed.extend(zip(itertools.repeat(consumer), messages))  # no Python frame per message
         self._ack_owed = True
         if not self._settled.is_set():  # (a receive served from what is kept finds it set)
             self._settled.set()
+        if self.prompt and batch and not self._keeps(None):
+            self._nudge()  # a batch: its caller handles it while the worker acknowledges it
+            return
         if not self._keeps(None) and not self._nudge_soon:
             # once the caller's task has yielded: a call it queued by then (its next receive,
             # most often) settles what is owed before its step, with no job of its own

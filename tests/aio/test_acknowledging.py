@@ -70,3 +70,68 @@ def test_a_message_handed_over_is_acknowledged_though_no_other_call_of_its_conte
             assert again is None, f"{again.get_text()!r} came again: it was never acknowledged"
 
     run(check)
+
+
+#: receives a batch, handles it for a second without yielding to the loop, then dies unclosed
+RECEIVE_BATCH_THEN_DIE = textwrap.dedent(
+    """
+    import asyncio, os, sys, time
+    import pyjms, pyjms.aio as aio
+
+    async def main():
+        ctx = await aio.ConnectionFactory(sys.argv[1]).create_context()
+        consumer = await ctx.create_consumer(ctx.create_queue(sys.argv[2]))
+        batch = []
+        while len(batch) < 5:
+            batch += await consumer.receive_batch(5 - len(batch), 20_000)
+        print(*(m.get_text() for m in batch), flush=True)
+        time.sleep(1.0)  # handling the batch on the loop's thread: the task never yields
+        os._exit(0)
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_batch_is_acknowledged_while_its_caller_handles_it_where_the_broker_waits_for_acknowledgements(
+    url: str, qname: str
+) -> None:
+    """ActiveMQ Classic sends a consumer more only as it acknowledges what it was sent, so an
+    AUTO_ACKNOWLEDGE context acknowledges a batch as soon as it reaches its caller, on the worker
+    (ProviderPlugin.dispatches_on_acknowledgement): a process that dies while it handles the
+    batch, never having yielded to its loop, has acknowledged it. Artemis's client is sent more
+    as it consumes, so there the acknowledgement waits for the caller's next call or yield (one
+    wake-up of the worker less per batch), and such a batch comes again."""
+    bodies = [f"m{i}" for i in range(5)]
+
+    async def send() -> None:
+        async with aio.ConnectionFactory(url).create_context() as ctx:
+            await ctx.create_producer().send_batch(ctx.create_queue(qname), bodies)
+
+    run(send)
+    receiving, back_within_ms = url, 2000
+    if provider_of(url) == "artemis":  # as above: a dead client's session is cleared at its TTL
+        receiving = with_options(url, {"connectionTTL": "2000"})
+        back_within_ms = 6000
+    died = subprocess.run(
+        [sys.executable, "-c", RECEIVE_BATCH_THEN_DIE, receiving, qname],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert died.returncode == 0 and died.stdout.split() == bodies, died.stdout + died.stderr[-3000:]
+
+    async def again() -> list[str]:
+        async with aio.ConnectionFactory(url).create_context() as ctx:
+            consumer = await ctx.create_consumer(ctx.create_queue(qname))
+            came: list[str] = []
+            while (message := await consumer.receive(back_within_ms if not came else 500)) is not None:
+                came.append(message.get_text())
+            return came
+
+    came = run(again)
+    if provider_of(url) == "artemis":
+        assert came == bodies, "the batch was acknowledged before its caller's task yielded"
+    else:
+        assert came == [], f"{came} came again: the batch was not acknowledged while it was handled"

@@ -37,6 +37,9 @@ class AmqpPlugin(ActiveMQPlugin):
     provider_name = "amqp"
     dead_letter_queue = None
     connection_failures = failures.CONNECTION_FAILURES
+    # Qpid JMS grants the link credit again as its consumer takes messages, not as it
+    # acknowledges them
+    dispatches_on_acknowledgement = False
 
     def serves(self, url: str | None, factory_class: str | None) -> bool:
         if factory_class is not None:

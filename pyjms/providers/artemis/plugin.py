@@ -54,6 +54,8 @@ class ArtemisPlugin(ActiveMQPlugin):
     # staging p99 was 84-221 ms against 60-76 ms with 20 ms ones (bench/bench_delay.py,
     # staging@artemis, alternate runs)
     delay_slot_ms = 20
+    # the client is sent more as it consumes (its consumer window), whatever it acknowledged
+    dispatches_on_acknowledgement = False
 
     def serves(self, url: str | None, factory_class: str | None) -> bool:
         if factory_class is not None:
