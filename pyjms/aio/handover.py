@@ -82,7 +82,7 @@ class HandOver:
         # the messages handed over since the last acknowledgement, by consumer, in order
         self._handed: list[tuple[SyncConsumer, Any]] = []
         #: acknowledge a batch at once, on the worker, not before the next take (the broker
-        #: sends more only as what it sent is acknowledged: ProviderPlugin)
+        #: counts what is unacknowledged against what it sends: ProviderPlugin)
         self.prompt = sync.provider.dispatches_on_acknowledgement
         worker.before_step = self.before_step
 

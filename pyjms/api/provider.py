@@ -85,10 +85,11 @@ class ProviderPlugin:
     #: registering the plug-in hands them to the error translation (pyjms.bridge.errors), which
     #: knows only the JDK's own
     connection_failures = ConnectionFailures()
-    #: whether the broker sends a consumer more only as the consumer acknowledges what it was
-    #: sent (ActiveMQ Classic: its prefetch counts what is unacknowledged). pyjms.aio then
-    #: acknowledges a batch as soon as it reaches its caller, with a wake-up of the context's
-    #: worker, not before the next take (pyjms.aio.handover)
+    #: whether the broker counts what a consumer has not acknowledged against what it may send
+    #: it (ActiveMQ Classic's prefetch, which its client only widens by half a prefetch at a
+    #: time as it consumes). pyjms.aio then acknowledges a batch as soon as it reaches its
+    #: caller, with a wake-up of the context's worker, not before the next take
+    #: (pyjms.aio.handover)
     dispatches_on_acknowledgement = False
     #: what default_url gives when it is a broker inside this process that keeps nothing
     #: (e.g. "an in-process, non-persistent ActiveMQ broker"), or None: a factory that chose

@@ -96,7 +96,7 @@ RECEIVE_BATCH_THEN_DIE = textwrap.dedent(
 def test_a_batch_is_acknowledged_while_its_caller_handles_it_where_the_broker_waits_for_acknowledgements(
     url: str, qname: str
 ) -> None:
-    """ActiveMQ Classic sends a consumer more only as it acknowledges what it was sent, so an
+    """ActiveMQ Classic counts what a consumer has not acknowledged against its prefetch, so an
     AUTO_ACKNOWLEDGE context acknowledges a batch as soon as it reaches its caller, on the worker
     (ProviderPlugin.dispatches_on_acknowledgement): a process that dies while it handles the
     batch, never having yielded to its loop, has acknowledged it. Artemis's client is sent more

@@ -45,6 +45,7 @@ class ActiveMQPlugin(ProviderPlugin):
     browse_limit: int | None = dead_letters.BROWSE_LIMIT
     connection_failures = failures.CONNECTION_FAILURES
     in_process_default = "an in-process, non-persistent ActiveMQ broker"
+    # its prefetch counts what the consumer has not acknowledged
     dispatches_on_acknowledgement = True
 
     def __init__(self) -> None:
