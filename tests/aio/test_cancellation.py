@@ -87,6 +87,36 @@ def test_a_message_taken_after_the_cancel_goes_to_the_next_receive(
     run(main)
 
 
+@pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE])
+def test_a_receive_waiting_for_a_cancelled_take_to_settle_gets_the_older_message_first(
+    afactory: aio.ConnectionFactory, qname: str, mode: int
+) -> None:
+    """Two receives on one consumer: the first takes m1 while the loop is held and is cancelled
+    before the loop hears of it; the second, queued behind it, waits on the worker, slice after
+    slice, for that take to settle (AUTO/DUPS_OK: one take in flight per context). Settling it
+    puts m1 in the consumer's keeping while the second waits: the second gets m1, not m2 from
+    the provider, and the next receive gets m2."""
+
+    async def main() -> None:
+        async with afactory.create_context(mode) as ctx, afactory.create_context() as other:
+            q = ctx.create_queue(qname)
+            await other.create_producer().send_batch(q, ["m1", "m2"])
+            consumer = await ctx.create_consumer(q)
+            first = asyncio.create_task(consumer.receive_batch(1, 5000))
+            second = asyncio.create_task(consumer.receive_batch(1, 5000))
+            await asyncio.sleep(0)  # both are queued, the second behind the first
+            time.sleep(1.0)  # the loop is held: the first takes m1, the second waits for it to settle
+            first.cancel()  # before the loop hears that the first took m1
+            with pytest.raises(asyncio.CancelledError):
+                await first
+            got = [m.get_text() for m in await second]
+            got += [m.get_text() for m in await consumer.receive_batch(1, 5000)]
+            assert got == ["m1", "m2"]
+            assert await consumer.receive(300) is None
+
+    run(main)
+
+
 @pytest.mark.parametrize(
     "mode",
     [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE, pyjms.CLIENT_ACKNOWLEDGE, pyjms.SESSION_TRANSACTED],
