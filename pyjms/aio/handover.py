@@ -81,9 +81,9 @@ class HandOver:
         self._nudge_soon = False  # a look at whether to queue one is due on the loop
         # the messages handed over since the last acknowledgement, by consumer, in order
         self._handed: list[tuple[SyncConsumer, Any]] = []
-        #: acknowledge a batch at once, on the worker, not before the next take (the broker
-        #: counts what is unacknowledged against what it sends: ProviderPlugin)
-        self.prompt = sync.provider.dispatches_on_acknowledgement
+        # acknowledge a batch at once, on the worker, not before the next take (the broker
+        # counts what is unacknowledged against what it sends: ProviderPlugin)
+        self._prompt = sync.provider.dispatches_on_acknowledgement
         worker.before_step = self.before_step
 
     # ------------------------------------------------------------------ on the worker
@@ -181,10 +181,11 @@ class HandOver:
         self._ack_owed = True
         if not self._settled.is_set():  # (a receive served from what is kept finds it set)
             self._settled.set()
-        if self.prompt and batch and not self._keeps(None):
-            self._nudge()  # a batch: its caller handles it while the worker acknowledges it
+        if self._keeps(None):
             return
-        if not self._keeps(None) and not self._nudge_soon:
+        if self._prompt and batch:
+            self._nudge()  # a batch: its caller handles it while the worker acknowledges it
+        elif not self._nudge_soon:
             # once the caller's task has yielded: a call it queued by then (its next receive,
             # most often) settles what is owed before its step, with no job of its own
             self._nudge_soon = True
