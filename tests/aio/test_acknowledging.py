@@ -39,29 +39,39 @@ RECEIVE_THEN_DIE = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE])
-def test_a_message_handed_over_is_acknowledged_though_no_other_call_of_its_context_follows(
-    url: str, qname: str, mode: int
-) -> None:
+def _received_by_a_dying_process(url: str, qname: str, bodies: list[str], script: str, *args: str) -> int:
+    """Sends ``bodies`` to qname, runs ``script`` (url, qname, *args), which receives them and
+    dies unclosed, and checks that it printed them. Returns how long to wait for the broker to
+    hand back what the dead client left unacknowledged: ActiveMQ does at once; Artemis clears a
+    dead client's session when its connection's TTL runs out (60 s by default; checked every
+    2 s), so the script connects with a TTL of 2 s and an unacknowledged message is back within
+    6 s."""
+
     async def send() -> None:
         async with aio.ConnectionFactory(url).create_context() as ctx:
-            await ctx.create_producer().send_batch(ctx.create_queue(qname), ["m1"])
+            await ctx.create_producer().send_batch(ctx.create_queue(qname), bodies)
 
     run(send)
-    receiving, back_within_ms = url, 2000  # ActiveMQ hands a dead client's messages back at once
+    receiving, back_within_ms = url, 2000
     if provider_of(url) == "artemis":
-        # Artemis clears a dead client's session when its connection's TTL runs out (60 s by
-        # default; checked every 2 s): with 2 s an unacknowledged message is back within 6 s
         receiving = with_options(url, {"connectionTTL": "2000"})
         back_within_ms = 6000
     died = subprocess.run(
-        [sys.executable, "-c", RECEIVE_THEN_DIE, receiving, qname, str(mode)],
+        [sys.executable, "-c", script, receiving, qname, *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert died.returncode == 0 and died.stdout.split() == ["m1"], died.stdout + died.stderr[-3000:]
+    assert died.returncode == 0 and died.stdout.split() == bodies, died.stdout + died.stderr[-3000:]
+    return back_within_ms
+
+
+@pytest.mark.parametrize("mode", [pyjms.AUTO_ACKNOWLEDGE, pyjms.DUPS_OK_ACKNOWLEDGE])
+def test_a_message_handed_over_is_acknowledged_though_no_other_call_of_its_context_follows(
+    url: str, qname: str, mode: int
+) -> None:
+    back_within_ms = _received_by_a_dying_process(url, qname, ["m1"], RECEIVE_THEN_DIE, str(mode))
 
     async def check() -> None:
         async with aio.ConnectionFactory(url).create_context() as ctx:
@@ -103,24 +113,7 @@ def test_a_batch_is_acknowledged_while_its_caller_handles_it_where_the_broker_wa
     as it consumes, so there the acknowledgement waits for the caller's next call or yield (one
     wake-up of the worker less per batch), and such a batch comes again."""
     bodies = [f"m{i}" for i in range(5)]
-
-    async def send() -> None:
-        async with aio.ConnectionFactory(url).create_context() as ctx:
-            await ctx.create_producer().send_batch(ctx.create_queue(qname), bodies)
-
-    run(send)
-    receiving, back_within_ms = url, 2000
-    if provider_of(url) == "artemis":  # as above: a dead client's session is cleared at its TTL
-        receiving = with_options(url, {"connectionTTL": "2000"})
-        back_within_ms = 6000
-    died = subprocess.run(
-        [sys.executable, "-c", RECEIVE_BATCH_THEN_DIE, receiving, qname],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert died.returncode == 0 and died.stdout.split() == bodies, died.stdout + died.stderr[-3000:]
+    back_within_ms = _received_by_a_dying_process(url, qname, bodies, RECEIVE_BATCH_THEN_DIE)
 
     async def again() -> list[str]:
         async with aio.ConnectionFactory(url).create_context() as ctx:
