@@ -147,11 +147,18 @@ def client_url(p: Provider, url: str) -> str:
     """The URL pyjms's own client is made with, so that the baseline runs the client as pyjms
     does. The shim adds options where it departs from a client's defaults: Qpid JMS on fewer
     than 4 CPUs waits on its I/O thread by spinning briefly before it parks
-    (org.pyjms.shim.amqp.AmqpProvider.waitingOnFewCpus)."""
-    if not p.factory_class.startswith("org.apache.qpid.jms."):
-        return plain_url(url)
-    made = pyjms.ConnectionFactory(url)._java()[1]  # the shim's Qpid JmsConnectionFactory
-    return str(made.getRemoteURI())
+    (org.pyjms.shim.amqp.AmqpProvider.waitingOnFewCpus); Artemis's producers ask for credits
+    1 MiB at a time, not 64 KiB (org.pyjms.shim.artemis.ArtemisProvider). (pyjms's send
+    confirmation window on Artemis is not a throughput option: pyjms's own protocol makes a
+    send cost what it costs without one, docs/providers.md.)"""
+    if p.factory_class.startswith("org.apache.qpid.jms."):
+        made = pyjms.ConnectionFactory(url)._java()[1]  # the shim's Qpid JmsConnectionFactory
+        return str(made.getRemoteURI())
+    plain = plain_url(url)
+    if p.factory_class.startswith("org.apache.activemq.artemis."):
+        made = pyjms.ConnectionFactory(url)._java()[1]  # the shim's Artemis ActiveMQConnectionFactory
+        return f"{plain}{'&' if '?' in plain else '?'}producerWindowSize={int(made.getProducerWindowSize())}"
+    return plain
 
 
 class RawJava:

@@ -25,6 +25,7 @@ import org.pyjms.shim.Providers;
  */
 public final class ArtemisProvider implements Provider {
     private static final String CONFIRMATION_WINDOW = "confirmationWindowSize";
+    private static final String PRODUCER_WINDOW = "producerWindowSize";
 
     @Override
     public String name() {
@@ -95,6 +96,13 @@ public final class ArtemisProvider implements Provider {
         // CompletionListener; without a window the client completes it once written (-1)
         if ((url == null || !url.contains(CONFIRMATION_WINDOW)) && !properties.containsKey(CONFIRMATION_WINDOW)) {
             f.setConfirmationWindowSize(1024 * 1024);
+        }
+        // a producer asks the broker for credits a window at a time; with the client's 64 KiB
+        // (a few hundred small messages) a fast producer waited for credits: send_batch/
+        // receive_batch of 100-byte messages ran 9-35% faster with 1 MiB, the broker's CPU a
+        // message lower (docs/providers.md). The broker still holds producers back when full.
+        if ((url == null || !url.contains(PRODUCER_WINDOW)) && !properties.containsKey(PRODUCER_WINDOW)) {
+            f.setProducerWindowSize(1024 * 1024);
         }
         for (Map.Entry<String, String> e : properties.entrySet()) Providers.setProperty(f, e.getKey(), e.getValue());
         // ... yet the broker answers only the sends someone waits for, and a failover waits 2 s at
