@@ -7,7 +7,8 @@ in interleaved rounds, N non-persistent 100-byte messages sent and received back
     by about 1.75x), sequential (send all, then receive all) and pipelined (a consumer
     thread receives while the producer sends), with the client options pyjms's own client is
     made with (raw_java.client_url); where those differ from the client's defaults (Qpid JMS
-    on fewer than 4 CPUs), also sequential with the client's defaults, to show what they give;
+    on fewer than 4 CPUs, Artemis's producer window), also sequential with the client's
+    defaults, to show what they give;
   * pyjms with a send()/receive() per message, sequential;
   * pyjms with send_batch()/receive_batch(), sequential;
   * the bulk-consumer recipe: send_batch, then receive_batch in a CLIENT_ACKNOWLEDGE context
