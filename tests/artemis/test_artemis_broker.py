@@ -317,6 +317,21 @@ def test_async_send_is_the_clients_own_and_its_failure_reaches_the_listener(arte
         assert not any(n.startswith("pyjms-async-") for n in started)  # pyjms sent nothing itself
 
 
+@pytest.mark.parametrize(
+    ("given", "properties", "window"),
+    [
+        ("artemis+tcp://127.0.0.1:1", None, 1024 * 1024),  # pyjms's: the client's 64 KiB made sends wait
+        ("artemis+tcp://127.0.0.1:1?producerWindowSize=65536", None, 65536),
+        ("artemis+tcp://127.0.0.1:1", {"producerWindowSize": "32768"}, 32768),
+    ],
+)
+def test_producers_ask_for_credits_a_mib_at_a_time_unless_the_url_or_properties_say(
+    given, properties, window
+):
+    made = pyjms.ConnectionFactory(given, properties=properties)._java()[1]  # Artemis's own factory
+    assert made.getProducerWindowSize() == window
+
+
 def test_shared_subscriptions_are_the_clients_own(artemis_broker, qname):
     with (
         pyjms.ConnectionFactory(artemis_broker.vm_url).create_context() as a,
