@@ -92,6 +92,15 @@ public final class Providers {
         };
     }
 
+    /**
+     * Whether neither the URL ({@code urlOption}, as the client's URL spells it) nor the
+     * properties ({@code property}) choose an option: then a provider may give its factory
+     * pyjms's own default for it.
+     */
+    public static boolean unset(String url, Map<String, String> properties, String urlOption, String property) {
+        return (url == null || !url.contains(urlOption)) && !properties.containsKey(property);
+    }
+
     /** Sets a bean property of a provider's factory from its string value. */
     public static void setProperty(Object bean, String name, String value) throws Exception {
         String setter = "set" + Character.toUpperCase(name.charAt(0)) + name.substring(1);

@@ -12,6 +12,7 @@ import org.apache.qpid.jms.JmsConnectionMetaData;
 import org.apache.qpid.jms.JmsMessageConsumer;
 import org.apache.qpid.jms.policy.JmsDefaultDeserializationPolicy;
 import org.pyjms.shim.Provider;
+import org.pyjms.shim.Providers;
 
 /**
  * Any AMQP 1.0 broker through Qpid JMS (amqp://, amqps://, amqpws://, amqpwss://). Delivery
@@ -40,7 +41,7 @@ public final class AmqpProvider implements Provider {
         // Qpid JMS waits for ever by default for a broker's answer to an attach or a commit: a
         // broker that never answers must give an error, not a hung program (a URL's
         // jms.requestTimeout or a requestTimeout property still chooses otherwise)
-        if ((url == null || !url.contains("jms.requestTimeout")) && !properties.containsKey("requestTimeout")) f.setRequestTimeout(REQUEST_TIMEOUT_MS);
+        if (Providers.unset(url, properties, "jms.requestTimeout", "requestTimeout")) f.setRequestTimeout(REQUEST_TIMEOUT_MS);
         if (!properties.isEmpty()) {
             String remote = properties.get("remoteURI");
             if (remote != null) {

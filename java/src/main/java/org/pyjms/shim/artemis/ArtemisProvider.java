@@ -94,14 +94,14 @@ public final class ArtemisProvider implements Provider {
         f.setDeserializationDenyList("*");
         // an async send completes when the broker confirms it, so a refused put reaches the
         // CompletionListener; without a window the client completes it once written (-1)
-        if ((url == null || !url.contains(CONFIRMATION_WINDOW)) && !properties.containsKey(CONFIRMATION_WINDOW)) {
+        if (Providers.unset(url, properties, CONFIRMATION_WINDOW, CONFIRMATION_WINDOW)) {
             f.setConfirmationWindowSize(1024 * 1024);
         }
         // a producer asks the broker for credits a window at a time; with the client's 64 KiB
         // (a few hundred small messages) a fast producer waits for credits: with 1 MiB the
         // bench's batches and per-message sends of 100-byte messages ran 10-35% faster
         // (docs/providers.md). A full broker still holds producers back: it grants no credits.
-        if ((url == null || !url.contains(PRODUCER_WINDOW)) && !properties.containsKey(PRODUCER_WINDOW)) {
+        if (Providers.unset(url, properties, PRODUCER_WINDOW, PRODUCER_WINDOW)) {
             f.setProducerWindowSize(1024 * 1024);
         }
         for (Map.Entry<String, String> e : properties.entrySet()) Providers.setProperty(f, e.getKey(), e.getValue());
