@@ -251,6 +251,15 @@ class Worker:
         batch = self._batch
         return len(self._jobs) + (batch is not None and not batch.queued)
 
+    def linger(self, seconds: float) -> bool:
+        """On the thread, in a step: waits up to ``seconds`` while no other job is queued (the
+        loop's next call ends the wait at once). Returns whether the whole time passed idle."""
+        with self._ready:
+            if self.backlog():
+                return False
+            self._ready.wait(seconds)  # _enqueue, _hand_batch and stop notify
+            return not self.backlog()
+
     def stop(self) -> None:
         """The worker ends after the jobs queued so far."""
         with self._ready:
