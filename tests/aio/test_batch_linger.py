@@ -26,22 +26,48 @@ TWO_HELD = pytest.mark.activemq_tcp_only
 GUARD_S = 20
 
 
+#: how many times a test sets up a take of two held messages before it gives up: on a loaded
+#: machine ActiveMQ's broker sometimes dispatches the second seconds after the first (measured:
+#: 2 of 15 takes a second after the consumer opened found one, none of 15 after three seconds)
+ATTEMPTS = 5
+
+
 async def lingering_take(
     afactory: aio.ConnectionFactory,
     qname: str,
-    meanwhile: Callable[[aio.JMSContext, aio.JMSContext], Awaitable[Any]],
+    meanwhile: Callable[[aio.JMSContext, aio.JMSContext, str], Awaitable[Any]],
 ) -> list[str]:
     """The texts a receive_batch(10) returns when its take finds two messages, "a" and "b"
     (sent before the consumer was made: the broker dispatches them together as it opens), and
-    ``meanwhile(ctx, sender)`` runs while it lingers. ``ctx`` is the consumer's context."""
+    ``meanwhile(ctx, sender, queue)`` runs while it lingers. ``ctx`` is the consumer's context, and
+    ``queue`` the name of its queue. A take
+    that found "a" alone did not linger, which is not what the test is about: it is set up
+    again on a new queue."""
+    for attempt in range(ATTEMPTS):
+        got = await take_of_two_held(afactory, f"{qname}.{attempt}", meanwhile)
+        if got is not None:
+            return got
+    pytest.fail(f"none of {ATTEMPTS} takes found both messages held by the client")
+
+
+async def take_of_two_held(
+    afactory: aio.ConnectionFactory,
+    qname: str,
+    meanwhile: Callable[[aio.JMSContext, aio.JMSContext, str], Awaitable[Any]],
+) -> list[str] | None:
+    """One attempt of lingering_take: None where the take found "a" alone."""
     async with afactory.create_context() as ctx, afactory.create_context() as sender:
         await sender.create_producer().send_batch(sender.create_queue(qname), ["a", "b"])
         consumer = await ctx.create_consumer(ctx.create_queue(qname))
         await asyncio.sleep(1)  # the broker's dispatch of both to the client
         batch = asyncio.create_task(consumer.receive_batch(10, ARRIVES_MS))
         await asyncio.sleep(0.5)  # the take has "a" and "b", and lingers
-        await meanwhile(ctx, sender)
+        await meanwhile(ctx, sender, qname)
         got = [m.get_text() for m in await asyncio.wait_for(batch, GUARD_S)]
+        if got == ["a"]:
+            while await consumer.receive_batch(10, 500):  # "b", and what meanwhile sent
+                pass
+            return None
         assert await consumer.receive_batch(10, 100) == []  # nothing left behind
         return got
 
@@ -56,7 +82,7 @@ def test_a_take_of_part_of_a_batch_adds_what_arrives_while_it_lingers(
         lambda: lingering_take(
             afactory,
             qname,
-            lambda _, sender: sender.create_producer().send_batch(sender.create_queue(qname), more),
+            lambda _, sender, queue: sender.create_producer().send_batch(sender.create_queue(queue), more),
         )
     )
     assert got == ["a", "b", *more]
@@ -70,8 +96,8 @@ def test_a_call_queued_on_the_context_ends_the_linger(
     (to another queue) can end it in time."""
     monkeypatch.setattr(aio_consumer, "BATCH_LINGER_S", 120.0)
 
-    def send_elsewhere(ctx: aio.JMSContext, _: aio.JMSContext) -> Awaitable[Any]:
-        return asyncio.wait_for(ctx.create_producer().send(ctx.create_queue(f"{qname}.other"), "x"), GUARD_S)
+    def send_elsewhere(ctx: aio.JMSContext, _: aio.JMSContext, queue: str) -> Awaitable[Any]:
+        return asyncio.wait_for(ctx.create_producer().send(ctx.create_queue(f"{queue}.other"), "x"), GUARD_S)
 
     assert run(lambda: lingering_take(afactory, qname, send_elsewhere)) == ["a", "b"]
 
