@@ -25,7 +25,6 @@ TWO_HELD = pytest.mark.activemq_tcp_only
 #: how long a test waits for a receive that must not wait out a long linger
 GUARD_S = 20
 
-
 #: how many times a test sets up a take of two held messages before it gives up: on a loaded
 #: machine ActiveMQ's broker sometimes dispatches the second seconds after the first (measured:
 #: 2 of 15 takes a second after the consumer opened found one, none of 15 after three seconds)
@@ -39,10 +38,9 @@ async def lingering_take(
 ) -> list[str]:
     """The texts a receive_batch(10) returns when its take finds two messages, "a" and "b"
     (sent before the consumer was made: the broker dispatches them together as it opens), and
-    ``meanwhile(ctx, sender, queue)`` runs while it lingers. ``ctx`` is the consumer's context, and
-    ``queue`` the name of its queue. A take
-    that found "a" alone did not linger, which is not what the test is about: it is set up
-    again on a new queue."""
+    ``meanwhile(ctx, sender, queue)`` runs while it lingers. ``ctx`` is the consumer's context,
+    and ``queue`` the name of its queue. A take that found "a" alone did not linger, which is
+    not what the test is about: it is set up again on a new queue."""
     for attempt in range(ATTEMPTS):
         got = await take_of_two_held(afactory, f"{qname}.{attempt}", meanwhile)
         if got is not None:
