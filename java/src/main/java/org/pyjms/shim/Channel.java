@@ -288,8 +288,13 @@ public final class Channel implements AutoCloseable {
         Destination d = destinations.resolve(destination);
         ByteBuffer in = ByteBuffer.wrap(batch);
         int n = in.getInt();
-        for (int i = 0; i < n; i++) {
-            sendOne(d, Codec.decode(in, session, destinations), deliveryMode, priority, ttl, delayMs, flags);
+        Runnable released = provider.holdWrites(session);
+        try {
+            for (int i = 0; i < n; i++) {
+                sendOne(d, Codec.decode(in, session, destinations), deliveryMode, priority, ttl, delayMs, flags);
+            }
+        } finally {
+            released.run();
         }
         return n;
     }
@@ -303,11 +308,16 @@ public final class Channel implements AutoCloseable {
         configure(flags);
         ByteBuffer in = ByteBuffer.wrap(batch);
         int n = in.getInt();
-        for (int i = 0; i < n; i++) {
-            Destination d = destinations.resolve(Codec.readString(in));
-            int mode = in.getInt(), priority = in.getInt();
-            long ttl = in.getLong(), delayMs = in.getLong();
-            sendOne(d, Codec.decode(in, session, destinations), mode, priority, ttl, delayMs, flags);
+        Runnable released = provider.holdWrites(session);
+        try {
+            for (int i = 0; i < n; i++) {
+                Destination d = destinations.resolve(Codec.readString(in));
+                int mode = in.getInt(), priority = in.getInt();
+                long ttl = in.getLong(), delayMs = in.getLong();
+                sendOne(d, Codec.decode(in, session, destinations), mode, priority, ttl, delayMs, flags);
+            }
+        } finally {
+            released.run();
         }
         return n;
     }

@@ -27,6 +27,16 @@ public interface Provider {
     default boolean takes(Destination d) { return true; }
 
     /**
+     * Starts one of the shim's batch calls on {@code session}: what it sends until the returned
+     * Runnable runs may be written to the wire together, and is on its way once that has run
+     * (the shim runs it in a finally). The default writes as the client does.
+     */
+    default Runnable holdWrites(jakarta.jms.Session session) { return NOTHING_HELD; }
+
+    /** {@link #holdWrites}'s default. */
+    Runnable NOTHING_HELD = () -> {};
+
+    /**
      * Waits, briefly, until this session's connection knows of another connection's temporary
      * destination (a reply-to it was just handed), where its client learns of them
      * asynchronously and refuses sends to one it has not heard of yet.

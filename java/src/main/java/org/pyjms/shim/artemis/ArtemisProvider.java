@@ -112,6 +112,12 @@ public final class ArtemisProvider implements Provider {
         return f;
     }
 
+    /** A batch call's non-blocking sends are written to the socket together (BatchWrites). */
+    @Override
+    public Runnable holdWrites(jakarta.jms.Session session) {
+        return BatchWrites.start();
+    }
+
     @Override
     public Destination temporary(String key) {
         if (key.startsWith("temp-queue://")) return ActiveMQDestination.createTemporaryQueue(key.substring(13));

@@ -18,7 +18,7 @@ import org.apache.activemq.artemis.spi.core.remoting.ClientProtocolManager;
 import org.apache.activemq.artemis.spi.core.remoting.SessionContext;
 
 /**
- * Artemis's core protocol as pyjms's client speaks it: the client's own, with two changes.
+ * Artemis's core protocol as pyjms's client speaks it: the client's own, with three changes.
  *
  * <p><b>The broker answers only the sends someone waits for.</b> pyjms gives the client a
  * send-confirmation window so that an async send's CompletionListener hears the broker's answer
@@ -29,6 +29,9 @@ import org.apache.activemq.artemis.spi.core.remoting.SessionContext;
  * carries a handler (an async send, whose listener the answer completes), as it does without a
  * window. The window's confirmations, which the broker sends once per window of bytes, still
  * clear the client's resend cache.
+ *
+ * <p><b>A batch call's non-blocking sends are flushed together</b> ({@link BatchWrites}): a flush
+ * every 64 sends and one at the call's end, where the client flushes each.
  *
  * <p><b>A failover's check of the broker it reached waits {@link #FAILOVER_CHECK_MS} at most.</b>
  * A client with {@code ha=true} whose broker failed reconnects, and first asks the broker it
@@ -95,7 +98,7 @@ final class CoreProtocol extends ActiveMQClientProtocolManagerFactory {
             if (sendBlocking) {
                 channel.sendBlocking(packet, PacketImpl.NULL_RESPONSE);
             } else {
-                channel.sendBatched(packet);
+                BatchWrites.send(channel, packet);
             }
         }
     }
