@@ -21,7 +21,6 @@ message back to the provider, and the takes go on.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -79,8 +78,9 @@ class HandOver:
         self._waiting_since: float | None = None  # takes wait for a keeper since then
         self._nudged = False  # a job that settles what is owed is queued
         self._nudge_soon = False  # a look at whether to queue one is due on the loop
-        # the messages handed over since the last acknowledgement, by consumer, in order
-        self._handed: list[tuple[SyncConsumer, Any]] = []
+        # the messages handed over since the last acknowledgement, in order: each hand-over's
+        # consumer and messages (one entry a hand-over, not a message: a batch costs no more)
+        self._handed: list[tuple[SyncConsumer, tuple[Any, ...]]] = []
         # acknowledge a batch at once, on the worker, not before the next take (the broker
         # counts what is unacknowledged against what it sends: ProviderPlugin)
         self._prompt = sync.provider.dispatches_on_acknowledgement
@@ -148,7 +148,7 @@ class HandOver:
         handed, self._handed = self._handed, []
         self._sync.recover()
         self._recovered()
-        for consumer, message in handed:
+        for consumer, message in ((c, m) for c, messages in handed for m in messages):
             try:
                 again = consumer.receive(RETAKE_MS)
             except JMSRuntimeException:  # that consumer closed meanwhile: its messages went back
@@ -177,7 +177,7 @@ class HandOver:
         consumer keeps messages (taken with them), so the worker is nudged only when none
         does."""
         if consumer is not None and messages:
-            self._handed.extend(zip(itertools.repeat(consumer), messages))  # no Python frame per message
+            self._handed.append((consumer, tuple(messages)))
         self._ack_owed = True
         if not self._settled.is_set():  # (a receive served from what is kept finds it set)
             self._settled.set()
