@@ -7,10 +7,14 @@ with no other call of the context between them, join one job on the context's wo
 There the sends go out in call order:
 
 * a str or bytes send that no send policy takes part in goes as a routed entry
-  (JMSProducer.routed_entry; a NON_PERSISTENT send_batch's bodies, JMSProducer.routed_bodies,
-  are packed here, on the worker, not on the loop): consecutive NON_PERSISTENT ones cross to
-  the JVM together, in one SendPath.send_routed call; a PERSISTENT one crosses alone, so that
-  an error the broker reports for it (a refused write, a full queue) fails that send only;
+  (JMSProducer.routed_entry): consecutive NON_PERSISTENT ones cross to the JVM together, in
+  one SendPath.send_routed call; a PERSISTENT one crosses alone, so that an error the broker
+  reports for it (a refused write, a full queue) fails that send only;
+* a NON_PERSISTENT send_batch's bodies (JMSProducer.routed_bodies) are packed here, on the
+  worker, not on the loop: as routed entries joining the routed sends before them in their
+  crossing, else as a batch (SendPath.send_batch), with the send_batch calls after it to the same
+  destination with the same options (a routed entry's destination and options in every
+  record cost the crossing about 0.3 µs a message on Artemis: docs/asyncio-measurements.md);
 * any other send (a Message or dict body, send_batch, send_reply, send_async) is a call of the
   synchronous producer, in its turn.
 
@@ -41,6 +45,7 @@ from pyjms.aio.worker import BatchJob, Worker
 from pyjms.api.context import JMSContext as SyncContext
 from pyjms.api.destination import Destination
 from pyjms.api.producer import RoutedBodies
+from pyjms.api.sending import SendOptions
 
 _log = logging.getLogger("pyjms")
 
@@ -183,22 +188,28 @@ class Outbox:
         sends = self._sync.sends
         passed = self.passed
         done: list[Outcome] = []
-        entries: list[bytes] = []
-        crossing: list[Outgoing] = []
-        flags = 0
+        records: list[bytes] = []  # what the next crossing carries
+        crossing: list[Outgoing] = []  # ... and whose sends they are
+        # how it crosses: routed entries with their flags, or a batch to one destination key
+        # with one set of options (send_batch's bodies: RoutedBodies)
+        how: tuple[int] | tuple[Any, SendOptions] = (0,)
 
         def cross() -> None:
-            if not entries:
+            if not records:
                 return
             try:
-                sends.send_routed(entries, flags)
+                if len(how) == 1:
+                    sends.send_routed(records, how[0])
+                else:
+                    what = f"send_batch of {len(records)} messages to {crossing[0].destination}"
+                    sends.send_batch(how[0], records, how[1], what)
             except Exception as e:  # every send of the crossing fails with it
                 done.extend((item, None, e) for item in crossing)
                 if any(item.future is None for item in crossing):
                     self.failed_after_completion(e)  # now: a commit queued next sees it
             else:
                 done.extend((item, None, None) for item in crossing)
-            entries.clear()
+            records.clear()
             crossing.clear()
 
         self.early_crossed += sum(_count(item.entry) for item in items if item.future is None)
@@ -215,31 +226,36 @@ class Outbox:
                     done.append((item, None, e))
                 continue
             try:
-                sends.key(item.destination)  # the session and the destination pass first
+                key = sends.key(item.destination)  # the session and the destination pass first
             except Exception as e:
                 done.append((item, None, e))
                 if item.future is None:
                     self.failed_after_completion(e)
                 continue
             entry: bytes | list[bytes]
+            item_how: tuple[int] | tuple[Any, SendOptions]
             if isinstance(item.entry, RoutedBodies):
+                # a batch, unless it can join routed sends already on their way to the crossing
+                joins = bool(records) and how == (item.flags,)
                 try:
-                    entry = item.entry.pack()
+                    entry = item.entry.routed() if joins else item.entry.records()
                 except Exception as e:  # (checked at the call: nothing should fail here)
                     done.append((item, None, e))
                     if item.future is None:
                         self.failed_after_completion(e)
                     continue
+                item_how = how if joins else (key, item.entry.options)
             else:
                 entry = item.entry
+                item_how = (item.flags,)
             passed.add(item.destination.key)
-            if not item.together or item.flags != flags:
+            if not item.together or item_how != how:
                 cross()
-                flags = item.flags
+                how = item_how
             if isinstance(entry, list):
-                entries.extend(entry)
+                records.extend(entry)
             else:
-                entries.append(entry)
+                records.append(entry)
             crossing.append(item)
             if not item.together:
                 cross()

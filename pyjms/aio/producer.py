@@ -276,7 +276,8 @@ class JMSProducer:
         batch = list(bodies)
         current = self._current
         if batch and current.get_delivery_mode() != PERSISTENT:
-            # NON_PERSISTENT: routed entries, which may complete at the call (pyjms.aio.outbox)
+            # NON_PERSISTENT: a batch packed on the worker, which may complete at the call
+            # (pyjms.aio.outbox)
             routed = current.routed_bodies(destination, batch)
             if routed is not None:  # packed on the worker (RoutedBodies)
                 return _sent(len(batch), *ctx.outbox.queue(destination, (routed, routed.flags), False))

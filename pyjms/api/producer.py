@@ -220,7 +220,7 @@ class JMSProducer(ProducerProperties):
         return route + _routed_record(body, *self._packed_blocks()), self._flags()
 
     def routed_bodies(self, destination: Destination, bodies: list[Any]) -> RoutedBodies | None:
-        """routed_entry for a send_batch to one destination: its RoutedBodies, whose entries are
+        """routed_entry for a send_batch to one destination: its RoutedBodies, whose records are
         packed later, by whichever thread sends them; None unless every body is str or bytes
         and the send would go straight to the wire. A str that is not Unicode text is refused
         here, at the call, as send_batch refuses it."""
@@ -233,7 +233,7 @@ class JMSProducer(ProducerProperties):
         route = self._direct_route(destination)
         if route is None:
             return None
-        return RoutedBodies(route, *self._packed_blocks(), bodies, self._flags())
+        return RoutedBodies(route, *self._packed_blocks(), bodies, self._wire_options())
 
     def _direct_route(self, destination: Destination) -> bytes | None:
         """The where and how of a routed entry (codec.pack_routed without its record), or None
@@ -394,26 +394,35 @@ def _to_wire(send: OutgoingSend) -> SendResult:
 
 
 class RoutedBodies:
-    """A send_batch's routed entries (codec.pack_routed) to one destination, packed when
-    ``pack()`` is called: on the thread that sends them, so that an event loop that queued the
-    batch (pyjms.aio) is not held for the milliseconds that packing a thousand bodies takes.
-    ``len()`` is the number of messages."""
+    """A NON_PERSISTENT send_batch's bodies to one destination, with its call's options, packed
+    when they cross: on the thread that sends them, so that an event loop that queued the batch
+    (pyjms.aio) is not held for the milliseconds that packing a thousand bodies takes. They pack
+    as a batch's records (``records()``, for SendPath.send_batch), or as routed entries
+    (``routed()``, codec.pack_routed) to cross with other routed sends. ``len()`` is the
+    number of messages."""
 
-    __slots__ = ("_route", "_headers", "_props", "_bodies", "flags")
+    __slots__ = ("_route", "_headers", "_props", "_bodies", "options")
 
     def __init__(
-        self, route: bytes, headers: bytes, props: bytes, bodies: list[str | bytes], flags: int
+        self, route: bytes, headers: bytes, props: bytes, bodies: list[str | bytes], options: SendOptions
     ) -> None:
         self._route = route
         self._headers = headers
         self._props = props
         self._bodies = bodies
-        self.flags = flags
+        self.options = options
+
+    @property
+    def flags(self) -> int:
+        return self.options[4]
 
     def __len__(self) -> int:
         return len(self._bodies)
 
-    def pack(self) -> list[bytes]:
+    def records(self) -> list[bytes]:
+        return C.pack_records(self._bodies, self._headers, self._props)
+
+    def routed(self) -> list[bytes]:
         return C.pack_records(self._bodies, self._headers, self._props, self._route)
 
 

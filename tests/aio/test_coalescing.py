@@ -176,6 +176,41 @@ def test_a_send_completed_at_the_call_that_fails_fails_the_next_send(
     run(main)
 
 
+def test_send_batch_calls_in_a_row_cross_as_one_batch_then_the_sends_after_them(
+    afactory: aio.ConnectionFactory, qname: str
+) -> None:
+    """Non-persistent send_batch calls queued one after another to one destination with the
+    same options cross together as a batch (SendPath.send_batch: no destination and options in
+    every record); a send after them crosses after them, in call order."""
+
+    async def main() -> None:
+        async with afactory.create_context() as ctx:
+            q, producer = _non_persistent(ctx, qname)
+            await producer.send(q, "first")  # the destination passes: later sends complete at the call
+            batches: list[int] = []
+            sends = ctx.sync.sends
+            original = sends.send_batch
+
+            def counted(key: Any, records: Any, options: Any, what: str) -> int:
+                batches.append(len(records))
+                return original(key, records, options, what)
+
+            sends.send_batch = counted  # type: ignore[method-assign]
+            routed = _count_crossings(ctx)
+            await asyncio.gather(
+                producer.send_batch(q, ["a", "b"]),
+                producer.send_batch(q, ["c"]),
+                producer.send_batch(q, [b"d", "e"]),
+                producer.send(q, "f"),
+            )
+            await ctx.worker.submit(lambda: None)  # every crossing has been made
+            assert (batches, routed) == ([5], [1])
+            consumer = await ctx.create_consumer(q)
+            assert await _bodies(consumer, 7) == ["first", "a", "b", "c", b"d", "e", "f"]
+
+    run(main)
+
+
 def test_a_non_persistent_send_batch_crosses_with_the_sends_around_it(
     afactory: aio.ConnectionFactory, qname: str
 ) -> None:
